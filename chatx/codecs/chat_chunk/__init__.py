@@ -1,0 +1,46 @@
+"""``chat-chunk``: OpenAI Chat Completions ``chat.completion.chunk`` streams.
+
+As OpenAI, Azure, vLLM, Ollama, llama.cpp, Groq, OpenRouter, DeepSeek, Mistral and
+Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
+"""
+
+from __future__ import annotations
+
+from chatx.codecs.base import Codec
+from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
+from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
+from chatx.record import Record
+
+
+def probe(records: list[Record]) -> int:
+    """Chunk objects, error frames or ``[DONE]``: sure on the object name, likely on shape."""
+    score = 0
+    for record in records:
+        data = record.data
+        if record.done:
+            score = max(score, 30)
+        if not isinstance(data, dict):
+            continue
+        obj = data.get("object")
+        if isinstance(obj, str) and obj.startswith("chat.completion"):
+            return 100
+        if isinstance(data.get("choices"), list):
+            score = max(score, 80)
+        elif "error" in data and len(data) == 1:
+            score = max(score, 40)
+        elif "prompt_filter_results" in data:
+            score = max(score, 60)  # Azure's empty first chunk
+    return score
+
+
+CODEC = Codec(
+    name="chat-chunk",
+    description="OpenAI Chat Completions chat.completion.chunk stream (data: … data: [DONE])",
+    decoder=ChatChunkDecoder,
+    encoder=ChatChunkEncoder,
+    probe=probe,
+    container="sse",
+    sse_event_names=False,
+    single_lane=False,
+    aliases=("chat", "chat-completions"),
+)

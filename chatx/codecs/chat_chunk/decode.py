@@ -1,0 +1,362 @@
+"""Decode ``chat.completion.chunk`` streams into IR events.
+
+Chat chunks have no explicit items: a choice's delta switches between reasoning,
+content/refusal and tool calls, and this decoder opens and closes IR items where the
+kind of content changes. Everything the IR has no name for, including empty values
+such as ``"content": ""`` or ``"logprobs": null``, goes to ``Meta`` residue so the chat
+encoder can put it back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.errors import InputError
+from chatx.notes import Notes
+from chatx.record import Record
+from chatx.residue import set_or_drop as _set_or_drop
+
+_CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
+_CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
+_DELTA_KEYS = frozenset(("role", "content", "refusal", "reasoning_content", "reasoning",
+                         "tool_calls"))
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+_USAGE_KEYS = frozenset(("prompt_tokens", "completion_tokens", "total_tokens"))
+
+
+class _Lane:
+    __slots__ = ("open", "open_call", "calls", "started", "finished")
+
+    def __init__(self) -> None:
+        self.open: str | None = None  # "message" | "reasoning" | "tool_call"
+        self.open_call: int | None = None
+        self.calls: set[int] = set()
+        self.started = False
+        self.finished = False
+
+
+class ChatChunkDecoder:
+    """Incremental decoder: ``feed(record)`` returns the IR events of one chunk."""
+
+    def __init__(self, notes: Notes) -> None:
+        self.notes = notes
+        self.started = False
+        self.ended = False
+        self.id = ""
+        self.model: Any = None
+        self.created: Any = None
+        self.lanes: dict[int, _Lane] = {}
+
+    def feed(self, record: Record) -> list[ir.Event]:
+        """Decode one record (a chunk, an error frame or ``[DONE]``)."""
+        if record.done:
+            return self._end()
+        data = record.data
+        if not isinstance(data, dict):
+            raise InputError(f"a chat chunk must be a JSON object, not {_kind(data)}",
+                             line=record.line, expected='{"object": "chat.completion.chunk", …}')
+        if self.ended and data:
+            self.notes.warning("record after [DONE]: decoded as part of the stream")
+            self.ended = False
+        choices = data.get("choices")
+        error = data.get("error")
+        if choices is None and isinstance(error, dict):
+            return [_error(error)]
+        out: list[ir.Event] = []
+        if not self.started:
+            # Azure sends a first chunk with an empty id, no choices and only
+            # prompt_filter_results: it is not the stream's start, keep it as residue.
+            if not data.get("id") and not choices:
+                return [ir.Meta(None, dict(data))]
+            self._start(data, out)
+        extra = self._chunk_residue(data)
+        if extra:
+            out.append(ir.Meta(None, extra))
+        if choices:
+            for position, choice in enumerate(choices):
+                self._choice(choice, position, out)
+        usage = data.get("usage")
+        if isinstance(usage, dict) and usage:
+            out.append(decode_usage(usage))
+        if isinstance(error, dict):
+            out.append(_error(error))
+        return out
+
+    def finish(self) -> list[ir.Event]:
+        """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
+        if not self.started or self.ended:
+            return []
+        return self._end()
+
+    def _end(self) -> list[ir.Event]:
+        out: list[ir.Event] = []
+        for number, lane in self.lanes.items():
+            self._close(number, lane, out)
+        if self.started and not self.ended:
+            out.append(ir.StreamEnd())
+        self.ended = True
+        return out
+
+    def _start(self, data: dict[str, Any], out: list[ir.Event]) -> None:
+        self.started = True
+        self.id = data.get("id") or ""
+        self.model = data.get("model")
+        self.created = data.get("created")
+        out.append(ir.StreamStart(self.id, self.model, self.created))
+
+    def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:
+        extra = {k: v for k, v in data.items() if k not in _CHUNK_KEYS}
+        # A field that differs from the stream's own value is residue too (Groq's
+        # compound final chunk has id "stub"; Perplexity ends with chat.completion.done).
+        if data.get("id") != self.id and "id" in data:
+            extra["id"] = data["id"]
+        if data.get("object") != "chat.completion.chunk":
+            extra["object"] = data.get("object")
+        if data.get("created") != self.created and "created" in data:
+            extra["created"] = data["created"]
+        if data.get("model") != self.model and "model" in data:
+            extra["model"] = data["model"]
+        choices = data.get("choices", _MISSING)
+        if choices is not _MISSING and not choices:
+            extra["choices"] = choices
+        usage = data.get("usage", _MISSING)
+        if usage is not _MISSING and not usage:
+            extra["usage"] = usage
+        error = data.get("error", _MISSING)
+        if error is not _MISSING and not isinstance(error, dict):
+            extra["error"] = error
+        return extra
+
+    def _choice(self, choice: Any, position: int, out: list[ir.Event]) -> None:
+        if not isinstance(choice, dict):
+            self.notes.warning(f"choice {position} is not an object: left out")
+            return
+        number = choice.get("index")
+        if not isinstance(number, int):
+            self.notes.repaired(f"choice without an integer index: numbered {position}")
+            number = position
+        lane = self.lanes.get(number)
+        if lane is None:
+            lane = self.lanes[number] = _Lane()
+        delta = choice.get("delta")
+        extra = {k: v for k, v in choice.items() if k not in _CHOICE_KEYS}
+        delta_extra: dict[str, Any] = {}
+        logprobs = choice.get("logprobs", _MISSING)
+        lps = _split_logprobs(logprobs, extra)
+        if isinstance(delta, dict):
+            if lane.finished and any(not _empty(v) for v in delta.values()):
+                self.notes.warning(f"choice {number} has content after its finish_reason")
+            lps = self._delta(number, lane, delta, lps, out, delta_extra)
+        elif "delta" in choice:
+            extra["delta"] = delta
+        else:
+            self.notes.repaired(f"choice {number} without a delta: empty delta added")
+        if lps[0] or lps[1]:
+            # Logprobs without the text they belong to: keep them as they came.
+            extra["logprobs"] = logprobs
+        if not lane.started:
+            lane.started = True
+            self.notes.repaired(f"choice {number}: first delta had no role; role assistant added")
+            out.append(ir.LaneStart(number))
+        reason = choice.get("finish_reason")
+        if reason:
+            if lane.finished:
+                self.notes.warning(f"choice {number} has a second finish_reason {reason!r}")
+            self._close(number, lane, out)
+            lane.finished = True
+            out.append(ir.Finish(number, reason))
+        elif "finish_reason" in choice:
+            extra["finish_reason"] = reason
+        if extra or delta_extra:
+            out.append(ir.Meta(number, extra, delta_extra or None))
+
+    def _delta(self, number: int, lane: _Lane, delta: dict[str, Any], lps: tuple[Any, Any],
+               out: list[ir.Event], delta_extra: dict[str, Any]) -> tuple[Any, Any]:
+        """Decode one delta; return the logprobs no text or refusal took."""
+        for key, value in delta.items():
+            if key not in _DELTA_KEYS:
+                delta_extra[key] = value
+        role = delta.get("role")
+        if role and not lane.started:
+            lane.started = True
+            out.append(ir.LaneStart(number, role))
+        elif "role" in delta:
+            delta_extra["role"] = role
+        text_lp, refusal_lp = lps
+        for name in _REASONING_FIELDS:
+            if name in delta:
+                value = delta[name]
+                if isinstance(value, str) and value:
+                    self._switch(number, lane, "reasoning", None, out)
+                    out.append(ir.ReasoningDelta(number, value, "text", 0, {}, name))
+                else:
+                    delta_extra[name] = value
+        if "content" in delta and self._content(number, lane, delta["content"], text_lp, out,
+                                                delta_extra):
+            text_lp = None
+        if "refusal" in delta:
+            value = delta["refusal"]
+            if isinstance(value, str) and value:
+                self._switch(number, lane, "message", None, out)
+                out.append(ir.RefusalDelta(number, value, refusal_lp))
+                refusal_lp = None
+            else:
+                delta_extra["refusal"] = value
+        if "tool_calls" in delta:
+            calls = delta["tool_calls"]
+            if isinstance(calls, list) and calls:
+                for entry in calls:
+                    self._tool_call(number, lane, entry, out)
+            else:
+                delta_extra["tool_calls"] = calls
+        return text_lp, refusal_lp
+
+    def _content(self, number: int, lane: _Lane, value: Any, logprobs: Any,
+                 out: list[ir.Event], delta_extra: dict[str, Any]) -> bool:
+        """Decode ``delta.content``; true when the text took the logprobs."""
+        if isinstance(value, str) and value:
+            self._switch(number, lane, "message", None, out)
+            out.append(ir.TextDelta(number, value, logprobs))
+            return True
+        if isinstance(value, list) and value:
+            # Mistral magistral sends content as typed parts: thinking and text.
+            self.notes.repaired("content sent as a list of parts: written as strings")
+            for part in value:
+                self._content_part(number, lane, part, out)
+        else:
+            delta_extra["content"] = value
+        return False
+
+    def _content_part(self, number: int, lane: _Lane, part: Any, out: list[ir.Event]) -> None:
+        if not isinstance(part, dict):
+            return
+        if part.get("type") == "text" and part.get("text"):
+            self._switch(number, lane, "message", None, out)
+            out.append(ir.TextDelta(number, part["text"]))
+        elif part.get("type") == "thinking":
+            for piece in part.get("thinking") or ():
+                if isinstance(piece, dict) and piece.get("text"):
+                    self._switch(number, lane, "reasoning", None, out)
+                    out.append(ir.ReasoningDelta(number, piece["text"]))
+
+    def _tool_call(self, number: int, lane: _Lane, entry: Any, out: list[ir.Event]) -> None:
+        if not isinstance(entry, dict):
+            self.notes.warning("tool_calls entry is not an object: left out")
+            return
+        call = entry.get("index")
+        if not isinstance(call, int):
+            # Mistral sends a whole call without an index: a call with an id is new.
+            call = len(lane.calls) if entry.get("id") or lane.open_call is None else lane.open_call
+            self.notes.repaired(f"tool call without an index: numbered {call}")
+        function = entry.get("function")
+        if not isinstance(function, dict):
+            function = {}
+        fragment = function.get("arguments")
+        extra = {k: v for k, v in entry.items() if k not in ("index", "id", "type", "function")}
+        fextra = {k: v for k, v in function.items() if k not in ("name", "arguments")}
+        if not isinstance(fragment, str) or not fragment:
+            if "arguments" in function:
+                fextra["arguments"] = fragment
+            fragment = ""
+        if call not in lane.calls:
+            lane.calls.add(call)
+            self._switch(number, lane, "tool_call", call, out)
+            if entry.get("type") != "function" and "type" in entry:
+                extra["type"] = entry.get("type")
+            if fextra:
+                extra["function"] = fextra
+            name = function.get("name")
+            out.append(ir.ItemStart(number, "tool_call", call=call, call_id=entry.get("id"),
+                                    name=name if isinstance(name, str) else None, extra=extra))
+            if fragment:
+                out.append(ir.ToolArgsDelta(number, call, fragment))
+            return
+        if call != lane.open_call:
+            self.notes.warning(f"tool call {call} continues after another call started")
+        for key in ("id", "type"):
+            if key in entry:
+                extra[key] = entry[key]
+        if "name" in function:
+            fextra["name"] = function["name"]
+        if fextra:
+            extra["function"] = fextra
+        if fragment or extra:
+            out.append(ir.ToolArgsDelta(number, call, fragment, extra))
+
+    def _switch(self, number: int, lane: _Lane, kind: str, call: int | None,
+                out: list[ir.Event]) -> None:
+        if lane.open == kind and lane.open_call == call:
+            return
+        self._close(number, lane, out)
+        lane.open = kind
+        lane.open_call = call
+        if kind != "tool_call":
+            out.append(ir.ItemStart(number, kind))  # type: ignore[arg-type]
+
+    def _close(self, number: int, lane: _Lane, out: list[ir.Event]) -> None:
+        if lane.open is not None:
+            out.append(ir.ItemEnd(number, lane.open, lane.open_call))  # type: ignore[arg-type]
+            lane.open = None
+            lane.open_call = None
+
+
+_MISSING = object()
+
+
+def decode_usage(usage: dict[str, Any]) -> ir.Usage:
+    """Chat ``usage`` → IR Usage; the cached and reasoning counts come from the details."""
+    extra = {k: v for k, v in usage.items() if k not in _USAGE_KEYS}
+    cached = reasoning = None
+    details = extra.get("prompt_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
+        cached = details["cached_tokens"]
+        rest = {k: v for k, v in details.items() if k != "cached_tokens"}
+        _set_or_drop(extra, "prompt_tokens_details", rest)
+    details = extra.get("completion_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
+        reasoning = details["reasoning_tokens"]
+        rest = {k: v for k, v in details.items() if k != "reasoning_tokens"}
+        _set_or_drop(extra, "completion_tokens_details", rest)
+    return ir.Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"),
+                    usage.get("total_tokens"), cached, reasoning, extra)
+
+
+def _split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:
+    """Chat ``logprobs`` → (content entries, refusal entries); the rest is residue."""
+    if logprobs is _MISSING:
+        return None, None
+    if not isinstance(logprobs, dict):
+        extra["logprobs"] = logprobs
+        return None, None
+    content = logprobs.get("content")
+    refusal = logprobs.get("refusal")
+    rest = {k: v for k, v in logprobs.items()
+            if not (k in ("content", "refusal") and isinstance(v, list) and v)}
+    if rest:
+        extra["logprobs"] = rest
+    return (content if isinstance(content, list) and content else None,
+            refusal if isinstance(refusal, list) and refusal else None)
+
+
+def _error(error: dict[str, Any]) -> ir.Error:
+    extra = {k: v for k, v in error.items() if k not in ("message", "code", "type", "param")}
+    for key in ("message", "type", "param"):
+        value = error.get(key, _MISSING)
+        if value is not _MISSING and not isinstance(value, str):
+            extra[key] = value
+    if "code" in error and error["code"] is None:
+        extra["code"] = None
+    message = error.get("message")
+    return ir.Error(message if isinstance(message, str) else None, error.get("code"),
+                    error.get("type") if isinstance(error.get("type"), str) else None,
+                    error.get("param") if isinstance(error.get("param"), str) else None, extra)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _kind(value: Any) -> str:
+    return {list: "an array", str: "a string", int: "a number", float: "a number",
+            bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)

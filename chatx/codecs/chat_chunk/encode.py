@@ -1,0 +1,263 @@
+"""Encode IR events as ``chat.completion.chunk`` payloads.
+
+One batch (the events of one source record) becomes at most one chunk, so delta
+boundaries survive. Residue from a chat source is merged back; residue from another
+format is reported as lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.base import EncodeOptions
+from chatx.notes import Notes
+from chatx.record import DONE
+from chatx.residue import merge, report
+
+NAME = "chat-chunk"
+
+
+def chat_id(source_id: str) -> str:
+    """``resp_X`` → ``chatcmpl-X``; chat ids are kept as they are."""
+    if source_id.startswith("resp_"):
+        return "chatcmpl-" + source_id[5:]
+    if source_id.startswith(("chatcmpl-", "chat-")) or not source_id:
+        return source_id
+    return "chatcmpl-" + source_id
+
+
+class ChatChunkEncoder:
+    """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error frame)."""
+
+    def __init__(self, notes: Notes, options: EncodeOptions) -> None:
+        self.notes = notes
+        self.options = options
+        self.own = options.source_format == NAME
+        self.id = ""
+        self.model: Any = ""
+        self.created: Any = 0
+        self.open = False  # a stream started and [DONE] not yet written
+        self.roles: set[int] = set()
+
+    def feed(self, events: list[ir.Event]) -> list[Any]:
+        """Encode one batch; a batch that says nothing writes nothing."""
+        out: list[Any] = []
+        choices: dict[int, dict[str, Any]] = {}
+        chunk: dict[str, Any] | None = None
+        extras: list[ir.Meta] = []
+        error: ir.Error | None = None
+        for event in events:
+            kind = type(event)
+            if kind is ir.TextDelta:
+                self._delta(choices, event.lane)["content"] = event.text
+                if event.logprobs:
+                    self._logprobs(choices, event.lane)["content"] = event.logprobs
+                if event.extra:
+                    self._extra(event.extra, "delta.")
+            elif kind is ir.Meta:
+                if self.own:
+                    extras.append(event)
+                else:
+                    self._extra(event.extra, "")
+                    if event.delta:
+                        self._extra(event.delta, "delta.")
+            elif kind is ir.ReasoningDelta:
+                field = self.options.reasoning_field or event.source_field or "reasoning_content"
+                self._delta(choices, event.lane)[field] = event.text
+                if event.extra:
+                    self._extra(event.extra, "reasoning.")
+            elif kind is ir.ToolArgsDelta:
+                self._args(choices, event)
+            elif kind is ir.ItemStart:
+                if event.kind == "tool_call":
+                    self._call_start(choices, event)
+            elif kind is ir.RefusalDelta:
+                self._delta(choices, event.lane)["refusal"] = event.text
+                if event.logprobs:
+                    self._logprobs(choices, event.lane)["refusal"] = event.logprobs
+            elif kind is ir.LaneStart:
+                self.roles.add(event.lane)
+                self._delta(choices, event.lane)["role"] = event.role
+            elif kind is ir.Finish:
+                self._choice(choices, event.lane)["finish_reason"] = _finish(event.reason)
+                if event.extra:
+                    self._extra(event.extra, "finish.")
+            elif kind is ir.Usage:
+                chunk = chunk or {}
+                chunk["usage"] = self._usage(event)
+            elif kind is ir.StreamStart:
+                out.extend(self._start(event))
+            elif kind is ir.Error:
+                error = event
+            elif kind is ir.Passthrough:
+                self._passthrough(event, out)
+            elif kind is ir.ItemEnd and event.extra:
+                self._extra(event.extra, "item.")
+            elif kind is ir.StreamEnd and event.extra:
+                self._extra(event.extra, "")
+        if choices or chunk is not None or extras:
+            out.append(self._chunk(choices, chunk or {}, extras, error))
+        elif error is not None:
+            out.append({"error": _error(error, self.own)})
+        return out
+
+    def finish(self) -> list[Any]:
+        """End of input: ``data: [DONE]`` closes the stream (the JSONL writer skips it)."""
+        if self.open:
+            self.open = False
+            return [DONE]
+        return []
+
+    def _start(self, event: ir.StreamStart) -> list[Any]:
+        out: list[Any] = [DONE] if self.open else []
+        self.open = True
+        self.roles.clear()
+        self.id = event.id if self.own else chat_id(event.id)
+        self.model = event.model if event.model is not None else ""
+        self.created = event.created if event.created is not None else 0
+        if event.extra and not self.own:
+            self._extra(event.extra, "response.")
+        return out
+
+    def _chunk(self, choices: dict[int, dict[str, Any]], top: dict[str, Any],
+               extras: list[ir.Meta], error: ir.Error | None) -> dict[str, Any]:
+        record_extra: list[dict[str, Any]] = []
+        for meta in extras:
+            if meta.lane is None:
+                record_extra.append(meta.extra)
+            else:
+                choice = self._choice(choices, meta.lane)
+                merge(choice, meta.extra)
+                if meta.delta:
+                    merge(choice["delta"], meta.delta)
+        chunk: dict[str, Any] = {"id": self.id, "object": "chat.completion.chunk",
+                                 "created": self.created, "model": self.model,
+                                 "choices": list(choices.values())}
+        if top:
+            chunk.update(top)
+        if error is not None:
+            chunk["error"] = _error(error, self.own)
+        for extra in record_extra:
+            merge(chunk, extra)
+        return chunk
+
+    def _choice(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
+        choice = choices.get(lane)
+        if choice is None:
+            choice = choices[lane] = {"index": lane, "delta": {}}
+            if lane not in self.roles:
+                # Every choice's first delta names the speaker (chat rule 2).
+                self.roles.add(lane)
+                choice["delta"]["role"] = "assistant"
+                if self.own:
+                    self.notes.repaired(f"choice {lane}: role added to its first delta")
+        return choice
+
+    def _delta(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
+        choice = choices.get(lane)
+        if choice is None:
+            choice = self._choice(choices, lane)
+        return choice["delta"]
+
+    def _logprobs(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
+        choice = self._choice(choices, lane)
+        logprobs = choice.get("logprobs")
+        if not isinstance(logprobs, dict):
+            logprobs = choice["logprobs"] = {}
+        return logprobs
+
+    def _call_start(self, choices: dict[int, dict[str, Any]], event: ir.ItemStart) -> None:
+        entry: dict[str, Any] = {"index": event.call}
+        if event.call_id is not None:
+            entry["id"] = event.call_id
+        entry["type"] = "function"
+        entry["function"] = {"name": event.name or ""}
+        if self.own:
+            merge(entry, event.extra)
+        else:
+            entry["function"]["arguments"] = ""
+            if event.extra:
+                self._extra(event.extra, "tool_call.")
+        self._delta(choices, event.lane).setdefault("tool_calls", []).append(entry)
+
+    def _args(self, choices: dict[int, dict[str, Any]], event: ir.ToolArgsDelta) -> None:
+        calls = self._delta(choices, event.lane).setdefault("tool_calls", [])
+        for entry in calls:
+            # Join the call's opening entry; a second fragment of one call in one chunk
+            # stays a separate entry, as the source sent it (Bedrock does).
+            function = entry.get("function")
+            if entry.get("index") == event.call and not (function or {}).get("arguments"):
+                function = entry.setdefault("function", {})
+                function["arguments"] = event.fragment
+                break
+        else:
+            entry = {"index": event.call}
+            if event.fragment or not self.own:
+                entry["function"] = {"arguments": event.fragment}
+            calls.append(entry)
+        if event.extra:
+            if self.own:
+                merge(entry, event.extra)
+            else:
+                self._extra(event.extra, "tool_call.")
+
+    def _usage(self, event: ir.Usage) -> dict[str, Any]:
+        usage: dict[str, Any] = {}
+        if event.output is not None:
+            usage["completion_tokens"] = event.output
+        if event.input is not None:
+            usage["prompt_tokens"] = event.input
+        total = event.total
+        if total is None and event.input is not None and event.output is not None:
+            total = event.input + event.output
+        if total is not None:
+            usage["total_tokens"] = total
+        if event.reasoning is not None:
+            usage["completion_tokens_details"] = {"reasoning_tokens": event.reasoning}
+        if event.cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": event.cached}
+        if event.extra:
+            if self.own:
+                merge(usage, event.extra)
+            else:
+                self._extra(event.extra, "usage.")
+        return usage
+
+    def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
+        if event.format == NAME:
+            out.append(event.data)
+            return
+        data = event.data
+        what = data.get("type") if isinstance(data, dict) else None
+        item = data.get("item") if isinstance(data, dict) else None
+        if isinstance(item, dict) and what == "response.output_item.added":
+            self.notes.lost(f"{item.get('type')} item has no place in chat chunks")
+        elif what is None or what.endswith(".added") or what.endswith(".done"):
+            return
+        else:
+            self.notes.lost_field(f"event {what}")
+
+    def _extra(self, extra: dict[str, Any], prefix: str) -> None:
+        if not self.own:
+            report(extra, self.notes, prefix)
+
+
+def _finish(reason: str) -> str:
+    # "error" has no chat finish reason; the error frame says it, and "stop" ends the choice.
+    return "stop" if reason == "error" else reason
+
+
+def _error(event: ir.Error, own: bool) -> dict[str, Any]:
+    error: dict[str, Any] = {}
+    if event.message is not None:
+        error["message"] = event.message
+    if event.type is not None:
+        error["type"] = event.type
+    if event.param is not None:
+        error["param"] = event.param
+    if event.code is not None:
+        error["code"] = event.code
+    if event.extra:
+        merge(error, event.extra)  # error details are worth keeping from any format
+    return error

@@ -1,0 +1,39 @@
+"""``responses-event``: OpenAI Responses API stream events, as Open Responses specifies.
+
+SSE blocks ``event: response.output_text.delta`` / ``data: {"type": …, "sequence_number": N}``.
+"""
+
+from __future__ import annotations
+
+from chatx.codecs.base import Codec
+from chatx.codecs.responses_event.decode import ResponsesDecoder
+from chatx.codecs.responses_event.encode import ResponsesEncoder
+from chatx.record import Record
+
+
+def probe(records: list[Record]) -> int:
+    """Events typed ``response.*`` (or a bare ``error`` event with a sequence number)."""
+    score = 0
+    for record in records:
+        data = record.data
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type") or record.event
+        if isinstance(kind, str) and kind.startswith("response."):
+            return 100
+        if kind == "error" and "sequence_number" in data:
+            score = 70
+    return score
+
+
+CODEC = Codec(
+    name="responses-event",
+    description="OpenAI Responses API stream events (event: response.* / data: {type, sequence_number})",
+    decoder=ResponsesDecoder,
+    encoder=ResponsesEncoder,
+    probe=probe,
+    container="sse",
+    sse_event_names=True,
+    single_lane=True,
+    aliases=("responses",),
+)

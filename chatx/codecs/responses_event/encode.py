@@ -1,0 +1,396 @@
+"""Encode IR events as Responses API stream events.
+
+``response.created`` and ``response.in_progress`` open the stream; each item is opened
+with ``output_item.added``, its parts with ``content_part.added`` (or
+``reasoning_summary_part.added``), then deltas, ``*.done``, the part's done and
+``output_item.done``; one item at a time. Sequence numbers are given here, at the
+output stage, contiguous from 0 in each stream. The terminal event's ``output`` is the
+list of items closed, and carries the usage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.base import EncodeOptions
+from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.decode import PATCH
+from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
+from chatx.notes import Notes
+from chatx.residue import merge, report
+
+NAME = "responses-event"
+_PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
+
+
+class _Item:
+    """An open output item and the text it has streamed so far (joined once, at done)."""
+
+    __slots__ = ("kind", "id", "index", "call", "call_id", "name", "extra", "parts", "part",
+                 "args", "summary_mode")
+
+    def __init__(self, kind: str, iid: str, index: int) -> None:
+        self.kind = kind
+        self.id = iid
+        self.index = index
+        self.call: int | None = None
+        self.call_id: str | None = None
+        self.name: str | None = None
+        self.extra: dict[str, Any] = {}
+        # message: [type, [texts], [logprobs], extra]; reasoning: [kind, [texts], part no]
+        self.parts: list[list[Any]] = []
+        self.part: list[Any] | None = None
+        self.args: list[str] = []
+        self.summary_mode = True
+
+
+class ResponsesEncoder:
+    """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
+
+    def __init__(self, notes: Notes, options: EncodeOptions) -> None:
+        self.notes = notes
+        self.options = options
+        self.own = options.source_format == NAME
+        self.active = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self.seq = 0
+        self.response: dict[str, Any] = {}
+        self.output: list[Any] = []
+        self.item: _Item | None = None
+        self.next_index = 0
+        self.usage: ir.Usage | None = None
+        self.reason: str | None = None
+        self.error: dict[str, Any] | None = None
+        self.calls: set[int] = set()
+        self.patches: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    def feed(self, events: list[ir.Event]) -> list[dict[str, Any]]:
+        """Encode one batch of IR events."""
+        out: list[dict[str, Any]] = []
+        for event in events:
+            kind = type(event)
+            if kind is ir.TextDelta:
+                self._text(event, out)
+            elif kind is ir.ReasoningDelta:
+                self._reasoning(event, out)
+            elif kind is ir.ToolArgsDelta:
+                self._args(event, out)
+            elif kind is ir.ItemStart:
+                self._item_start(event, out)
+            elif kind is ir.ItemEnd:
+                self._item_end(event, out)
+            elif kind is ir.RefusalDelta:
+                self._refusal(event, out)
+            elif kind is ir.Meta:
+                if not self.own:
+                    self._lost(event.extra, "")
+                    if event.delta:
+                        self._lost(event.delta, "delta.")
+                elif PATCH in event.extra:
+                    self.patches.update(event.extra[PATCH])
+            elif kind is ir.StreamStart:
+                self._start(event, out)
+            elif kind is ir.Finish:
+                self._finish(event, out)
+            elif kind is ir.Usage:
+                self.usage = event
+            elif kind is ir.Error:
+                self._error(event, out)
+            elif kind is ir.Passthrough:
+                self._passthrough(event, out)
+            elif kind is ir.StreamEnd:
+                self._end(event, out)
+        return out
+
+    def finish(self) -> list[dict[str, Any]]:
+        """End of input. A stream without its terminal event is left open unless
+        ``--finish`` asks for an ending: chatx does not invent one."""
+        out: list[dict[str, Any]] = []
+        if self.active:
+            if self.options.finish:
+                self.notes.repaired("input ended without a terminal event: ending written")
+                self._end(ir.StreamEnd(), out)
+            else:
+                self.notes.warning("input ended without a terminal event (--finish writes one)")
+        return out
+
+    # -- emit -----------------------------------------------------------------------
+
+    def _emit(self, out: list[dict[str, Any]], payload: dict[str, Any],
+              extra: dict[str, Any] | None = None) -> None:
+        if extra:
+            if self.own:
+                merge(payload, extra)
+            else:
+                self._lost(extra, "")
+        if self.patches and payload["type"] in shapes.DERIVED:
+            patch = self.patches.pop(shapes.derived_key(payload), None)
+            if patch:
+                merge(payload, patch)
+        payload["sequence_number"] = self.seq
+        self.seq += 1
+        out.append(payload)
+
+    def _lost(self, extra: dict[str, Any], prefix: str) -> None:
+        report(extra, self.notes, prefix)
+
+    # -- stream ---------------------------------------------------------------------
+
+    def _start(self, event: ir.StreamStart, out: list[dict[str, Any]]) -> None:
+        if self.active:
+            self._end(ir.StreamEnd(), out)
+        self._reset()
+        self.active = True
+        if self.own and event.extra.get("response"):
+            response = dict(event.extra["response"])
+        else:
+            rid = responses_id(event.id)
+            response = envelope(rid, event.created, event.model, self.options.request)
+            if event.extra:
+                self._lost(event.extra, "response.")
+        self.response = response
+        if self.own:
+            # Lifecycle events after the first (in_progress, queued) come through as
+            # passthrough records, so the source's own sequence is kept.
+            first = event.extra.get("type", "response.created")
+            self._emit(out, {"type": first, "response": dict(response)},
+                       event.extra.get("event"))
+            return
+        self._emit(out, {"type": "response.created", "response": dict(response)})
+        progress = dict(response)
+        self._emit(out, {"type": "response.in_progress", "response": progress})
+
+    def _end(self, event: ir.StreamEnd, out: list[dict[str, Any]]) -> None:
+        if not self.active:
+            return
+        self._close(out)
+        status, details = shapes.terminal_status(self.reason, self.error is not None)
+        usage = usage_object(self.usage, self.own) if self.usage is not None else None
+        response = shapes.terminal_response(self.response, status, details, self.output,
+                                            self.error, usage)
+        if event.extra:
+            if self.own:
+                merge(response, event.extra)
+            else:
+                self._lost(event.extra, "response.")
+        self._emit(out, {"type": shapes.TERMINAL_EVENT[status], "response": response})
+        self.active = False
+
+    def _finish(self, event: ir.Finish, out: list[dict[str, Any]]) -> None:
+        if event.lane != 0:
+            self.notes.lost(f"choice {event.lane}: a Responses stream holds one choice")
+            return
+        self._close(out)
+        self.reason = event.reason
+        if event.extra and not self.own:
+            self._lost(event.extra, "finish.")
+
+    def _error(self, event: ir.Error, out: list[dict[str, Any]]) -> None:
+        extra = event.extra
+        if self.own:
+            payload = shapes.error_event(event.code, event.message, event.param, event.type, None)
+            self._emit(out, payload, extra.get("event"))
+        else:
+            payload = shapes.error_event(event.code, event.message, event.param, event.type,
+                                         extra)
+            self._emit(out, payload)
+        self.error = {"code": payload["code"] or "server_error", "message": payload["message"]}
+
+    def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
+        if event.format != NAME:
+            self.notes.lost(f"{event.format} record with no Responses equivalent")
+            return
+        data = dict(event.data)
+        data.pop("sequence_number", None)
+        kind = data.get("type")
+        if kind == "response.output_item.added":
+            self._close(out)
+            data["output_index"] = self.next_index
+            self.next_index += 1
+        elif kind == "response.output_item.done" and isinstance(data.get("item"), dict):
+            self.output.append(data["item"])
+        self._emit(out, data)
+
+    # -- items ----------------------------------------------------------------------
+
+    def _open(self, kind: str, lane: int, out: list[dict[str, Any]],
+              start: ir.ItemStart | None = None) -> _Item:
+        if lane != 0:
+            self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
+        self._close(out)
+        index = self.next_index
+        self.next_index += 1
+        rid = self.response.get("id", "resp_0")
+        iid = start.id if start is not None and start.id and self.own else None
+        item = _Item(kind, iid or item_id(rid, _PREFIX[kind], index), index)
+        if kind == "message":
+            added = shapes.message_item(item.id, "in_progress", [])
+        elif kind == "reasoning":
+            added = shapes.reasoning_item(item.id, [], None)
+        else:
+            item.call = start.call if start is not None else None
+            item.call_id = start.call_id if start is not None else None
+            item.name = start.name if start is not None else None
+            if item.call is not None:
+                self.calls.add(item.call)
+            added = shapes.function_item(item.id, "in_progress", "", item.call_id, item.name)
+        if start is not None and start.extra:
+            if self.own:
+                merge(added, start.extra.get("added", {}))
+                item.extra = start.extra
+            else:
+                self._lost(start.extra, "item.")
+        self.item = item
+        self._emit(out, {"type": "response.output_item.added", "item": added,
+                         "output_index": index}, item.extra.get("event") if self.own else None)
+        return item
+
+    def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
+        self._open(event.kind, event.lane, out, event)
+
+    def _item_end(self, event: ir.ItemEnd, out: list[dict[str, Any]]) -> None:
+        item = self.item
+        if item is None or item.kind != event.kind:
+            return
+        if event.extra and not self.own:
+            self._lost(event.extra, "item.")
+        self._close(out, event.extra if self.own else None)
+
+    def _close(self, out: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
+        item = self.item
+        if item is None:
+            return
+        self.item = None
+        self._close_part(item, out)
+        base = {"type": "response.output_item.done", "output_index": item.index}
+        if item.kind == "message":
+            done = shapes.message_item(item.id, "completed",
+                                       [_message_part(p) for p in item.parts])
+        elif item.kind == "reasoning":
+            summary = [shapes.summary_part("".join(p[1]))
+                       for p in item.parts if p[0] == "summary_text"]
+            content = [shapes.reasoning_text_part("".join(p[1]))
+                       for p in item.parts if p[0] == "reasoning_text"]
+            done = shapes.reasoning_item(item.id, summary, content)
+        else:
+            arguments = "".join(item.args)
+            self._emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))
+            done = shapes.function_item(item.id, "completed", arguments, item.call_id, item.name)
+        if extra and extra.get("item"):
+            merge(done, extra["item"])
+        base["item"] = done
+        self._emit(out, base, (extra or {}).get("event"))
+        self.output.append(done)
+
+    # -- parts ----------------------------------------------------------------------
+
+    def _part(self, item: _Item, ptype: str, out: list[dict[str, Any]], number: int = 0) -> list[Any]:
+        """The open part of ``ptype`` (summary parts also by number), opened if need be."""
+        part = item.part
+        if part is not None and part[0] == ptype and (ptype != "summary_text" or part[2] == number):
+            return part
+        self._close_part(item, out)
+        part = [ptype, [], number if ptype == "summary_text" else len(item.parts), []]
+        item.parts.append(part)
+        item.part = part
+        self._emit(out, shapes.part_added(item.id, item.index, part[2], ptype))
+        return part
+
+    def _close_part(self, item: _Item, out: list[dict[str, Any]]) -> None:
+        part = item.part
+        if part is None:
+            return
+        item.part = None
+        for payload in shapes.part_done(item.id, item.index, part[2], part[0], "".join(part[1]),
+                                        part[3]):
+            self._emit(out, payload)
+
+    def _text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
+        item = self.item
+        if item is None or item.kind != "message":
+            item = self._open("message", event.lane, out)
+        part = item.part
+        if part is None or part[0] != "output_text":
+            part = self._part(item, "output_text", out)
+        part[1].append(event.text)
+        if event.logprobs:
+            logprobs = event.logprobs if self.own else _logprobs(event.logprobs)
+        else:
+            logprobs = []
+        if logprobs:
+            part[3].extend(logprobs)
+        self._emit(out, {"type": "response.output_text.delta", "item_id": item.id,
+                         "output_index": item.index, "content_index": part[2],
+                         "delta": event.text, "logprobs": logprobs}, event.extra)
+
+    def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
+        item = self.item
+        if item is None or item.kind != "message":
+            item = self._open("message", event.lane, out)
+        part = self._part(item, "refusal", out)
+        part[1].append(event.text)
+        if event.logprobs and not self.own:
+            self.notes.lost_field("refusal logprobs")
+        self._emit(out, {"type": "response.refusal.delta", "item_id": item.id,
+                         "output_index": item.index, "content_index": part[2],
+                         "delta": event.text}, event.extra)
+
+    def _reasoning(self, event: ir.ReasoningDelta, out: list[dict[str, Any]]) -> None:
+        item = self.item
+        if item is None or item.kind != "reasoning":
+            item = self._open("reasoning", event.lane, out)
+        mode = event.kind if self.own else self.options.reasoning
+        if mode == "summary":
+            part = self._part(item, "summary_text", out, event.part)
+            part[1].append(event.text)
+            self._emit(out, {"type": "response.reasoning_summary_text.delta", "item_id": item.id,
+                             "output_index": item.index, "summary_index": part[2],
+                             "delta": event.text}, event.extra)
+        else:
+            part = self._part(item, "reasoning_text", out)
+            part[1].append(event.text)
+            self._emit(out, {"type": "response.reasoning_text.delta", "item_id": item.id,
+                             "output_index": item.index, "content_index": part[2],
+                             "delta": event.text}, event.extra)
+
+    def _args(self, event: ir.ToolArgsDelta, out: list[dict[str, Any]]) -> None:
+        item = self.item
+        if item is None or item.kind != "tool_call" or item.call != event.call:
+            if event.call in self.calls:
+                self.notes.warning(f"arguments for tool call {event.call} arrived after the "
+                                   "call was closed: left out of the Responses stream")
+                return
+            item = self._open("tool_call", event.lane, out,
+                              ir.ItemStart(event.lane, "tool_call", call=event.call))
+        if not event.fragment and not event.extra:
+            return
+        item.args.append(event.fragment)
+        self._emit(out, {"type": "response.function_call_arguments.delta", "item_id": item.id,
+                         "output_index": item.index, "delta": event.fragment}, event.extra)
+
+
+def _message_part(part: list[Any]) -> dict[str, Any]:
+    text = "".join(part[1])
+    if part[0] == "refusal":
+        return shapes.refusal_part(text)
+    return shapes.text_part(text, part[3])
+
+
+def _logprobs(entries: list[Any]) -> list[Any]:
+    """Chat logprob entries → Responses ones: the same fields, ``top_logprobs`` kept."""
+    out = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        converted = {"token": entry.get("token", ""), "logprob": entry.get("logprob", 0.0)}
+        if entry.get("bytes") is not None:
+            converted["bytes"] = entry["bytes"]
+        tops = entry.get("top_logprobs")
+        converted["top_logprobs"] = [
+            {k: v for k, v in top.items() if k in ("token", "logprob", "bytes")}
+            for top in tops if isinstance(top, dict)] if isinstance(tops, list) else []
+        out.append(converted)
+    return out

@@ -1,0 +1,82 @@
+"""Containers: framing only. Bytes become records and records become bytes.
+
+Nothing here knows what a payload means; that is the codecs' job (``chatx.codecs``),
+and the two meet only at :class:`chatx.record.Record`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chatx.containers import jsonarray, jsonl, sse
+from chatx.containers.jsonarray import JSONArrayReader, JSONArrayWriter
+from chatx.containers.jsonl import JSONLReader, JSONLWriter
+from chatx.containers.sse import BOM, SSEReader, SSEWriter
+from chatx.errors import InputError, UsageError
+
+__all__ = [
+    "CONTAINERS",
+    "Container",
+    "JSONArrayReader",
+    "JSONArrayWriter",
+    "JSONLReader",
+    "JSONLWriter",
+    "SSEReader",
+    "SSEWriter",
+    "detect",
+    "get",
+]
+
+EXPECTED = "SSE (data: lines), JSON lines or a JSON array"
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """One framing: its name, how to recognise it, and how to read and write it."""
+
+    name: str
+    description: str
+    reader: Callable[[], Any]  # () -> reader with feed(bytes)/finish() -> list[Record]
+    writer: Callable[..., Any]  # (event_names=bool) -> writer with write(list)/finish() -> bytes
+    # 0..100: how sure we are that a stream whose first bytes are these is ours.
+    probe: Callable[[bytes], int]
+
+
+CONTAINERS: dict[str, Container] = {
+    c.name: c
+    for c in (
+        Container("sse", "server-sent events (data: lines)", SSEReader, SSEWriter, sse.probe),
+        Container("jsonl", "JSON lines, one payload per line", JSONLReader, JSONLWriter,
+                  jsonl.probe),
+        Container("json", "one JSON array of payloads", JSONArrayReader, JSONArrayWriter,
+                  jsonarray.probe),
+    )
+}  # fmt: skip
+
+
+def get(name: str) -> Container:
+    """The container called ``name``; a UsageError listing the known ones otherwise."""
+    try:
+        return CONTAINERS[name]
+    except KeyError:
+        known = ", ".join(CONTAINERS)
+        raise UsageError(f"unknown container {name!r} (known: {known})") from None
+
+
+def detect(head: bytes) -> str:
+    """Name the container of a stream from its first bytes (about 4 KiB, or all of it)."""
+    text = head.removeprefix(BOM).lstrip()
+    if not text:
+        raise InputError("empty input", expected=EXPECTED)
+    scores = {name: c.probe(head) for name, c in CONTAINERS.items()}
+    best = max(scores, key=scores.__getitem__)  # ties go to the first registered
+    if scores[best] <= 0:
+        raise InputError(f"not a stream: starts with {_first_line(text)!r}", expected=EXPECTED)
+    return best
+
+
+def _first_line(text: bytes, limit: int = 40) -> str:
+    line = text.split(b"\n", 1)[0].split(b"\r", 1)[0].decode("utf-8", "replace")
+    return line if len(line) <= limit else line[: limit - 1] + "…"

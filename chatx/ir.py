@@ -1,0 +1,200 @@
+"""The intermediate representation: the small vocabulary all three formats can say.
+
+A decoder turns one source record into a *batch* (a list) of these events; an encoder
+takes one batch at a time, so it can keep the source's record boundaries (one chat
+chunk in, one Responses delta event out, and back).
+
+Lanes: a *lane* is a chat choice index. Responses and Llama Stack streams have one lane, 0.
+
+Items: within a lane, content arrives in items, one open at a time: a ``message``
+(text and refusal), a ``reasoning`` block, or a ``tool_call``. Decoders of formats without
+explicit items (chat chunks) open and close them where the kind of content changes.
+
+Nothing is dropped on the way through: every event has ``extra``, the fields of the
+source record that the IR has no name for. Encoders of the same format merge ``extra``
+back (see :func:`chatx.residue.merge`), which is how ``A -> A`` reproduces a stream's JSON
+values; encoders of another format report non-empty ``extra`` as not representable.
+Empty values (``None``, ``""``, ``[]``, ``{}``) never become events: they carry no
+content, so they travel in ``extra`` and are never reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ItemKind = Literal["message", "reasoning", "tool_call"]
+ReasoningKind = Literal["summary", "text"]
+
+# Finish reasons use the chat vocabulary; encoders map them to their format's words.
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call", "error")
+
+
+@dataclass(slots=True)
+class StreamStart:
+    """A stream begins. ``created`` is a Unix time from the input, never from the clock.
+
+    ``extra`` holds the envelope fields of the source format (Responses: the ``response``
+    object's settings such as ``instructions`` or ``tools``; chat: nothing).
+    """
+
+    id: str
+    model: str | None = None
+    created: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Meta:
+    """Fields of one source record that the IR has no name for.
+
+    ``lane`` is ``None`` for record-level fields (a chat chunk's ``system_fingerprint`` or
+    ``obfuscation``), a lane number for choice-level ones (``logprobs: null``,
+    ``content_filter_results``); ``delta`` holds that choice's delta-level leftovers.
+    """
+
+    lane: int | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    delta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class LaneStart:
+    """A lane (chat choice) begins; ``role`` is the speaker, normally ``assistant``."""
+
+    lane: int
+    role: str = "assistant"
+
+
+@dataclass(slots=True)
+class ItemStart:
+    """An item opens in ``lane``.
+
+    ``id`` is the source's item id when it has one (Responses ``msg_…``, ``fc_…``);
+    ``call`` numbers tool calls within the lane from 0 (the chat ``tool_calls[].index``),
+    ``call_id`` and ``name`` identify a tool call.
+    """
+
+    lane: int
+    kind: ItemKind
+    id: str | None = None
+    call: int | None = None
+    call_id: str | None = None
+    name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TextDelta:
+    """A piece of message text; ``logprobs`` is a list of per-token entries or ``None``."""
+
+    lane: int
+    text: str
+    logprobs: list[Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RefusalDelta:
+    """A piece of a refusal (the model declining, as structured outputs report it)."""
+
+    lane: int
+    text: str
+    logprobs: list[Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    """A piece of reasoning. ``kind`` is ``summary`` (Responses reasoning summaries) or
+    ``text`` (raw reasoning: chat ``reasoning_content``/``reasoning``, Responses
+    ``reasoning_text``); ``part`` numbers the summary parts / content parts from 0."""
+
+    lane: int
+    text: str
+    kind: ReasoningKind = "text"
+    part: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+    # The source's own field name (chat: "reasoning_content" or "reasoning"), so a chat
+    # encoder can keep it.
+    source_field: str | None = None
+
+
+@dataclass(slots=True)
+class ToolArgsDelta:
+    """A fragment of tool call ``call``'s JSON arguments, as the source split them."""
+
+    lane: int
+    call: int
+    fragment: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ItemEnd:
+    """The open item of ``kind`` in ``lane`` is complete. ``extra`` holds the source's
+    fields of the finished item that the encoder cannot derive (e.g. ``encrypted_content``)."""
+
+    lane: int
+    kind: ItemKind
+    call: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts. ``cached`` are cached input tokens, ``reasoning`` the output tokens
+    spent reasoning; ``extra`` keeps the source's other usage fields (cost, audio tokens…)."""
+
+    input: int | None = None
+    output: int | None = None
+    total: int | None = None
+    cached: int | None = None
+    reasoning: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Finish:
+    """Lane ``lane`` is finished for ``reason`` (chat vocabulary, see ``FINISH_REASONS``).
+    ``raw`` is the source's own word when it differs (``max_output_tokens``, ``out_of_tokens``)."""
+
+    lane: int
+    reason: str
+    raw: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Error:
+    """An error reported inside the stream (a chat ``{"error": …}`` frame, a Responses
+    ``error`` event). ``code`` may be a string or a number, as providers send both."""
+
+    message: str | None = None
+    code: Any = None
+    type: str | None = None
+    param: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Passthrough:
+    """A source record the IR has no meaning for (a Responses web search item, an
+    ``mcp_call``…). The encoder of ``format`` writes it back; any other reports it."""
+
+    format: str
+    data: Any
+    event: str | None = None
+    line: int = 0
+
+
+@dataclass(slots=True)
+class StreamEnd:
+    """The stream is over. ``extra`` holds the source's closing fields the encoder cannot
+    derive (Responses: terminal ``response`` fields that differ from the start)."""
+
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Event = (StreamStart | Meta | LaneStart | ItemStart | TextDelta | RefusalDelta | ReasoningDelta
+         | ToolArgsDelta | ItemEnd | Usage | Finish | Error | Passthrough | StreamEnd)

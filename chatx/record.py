@@ -1,0 +1,55 @@
+"""The packet that crosses between containers and codecs.
+
+A container reader frames bytes into records; a codec decoder gives them meaning.
+Neither side knows the other: this module is all they share.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Record:
+    """One framed payload from a stream.
+
+    ``data`` is the parsed JSON value (any JSON type, ``None`` for ``[DONE]`` or when
+    ``error`` is set), ``event`` the SSE event name if the block had one, ``line`` the
+    1-based line where the record starts, ``done`` is true for the ``[DONE]`` sentinel,
+    and ``error`` says why the payload could not be parsed (lenient readers yield such
+    records instead of raising, so the caller decides whether to skip or stop).
+    """
+
+    __slots__ = ("data", "event", "line", "done", "error")
+
+    def __init__(self, data: Any = None, event: str | None = None, line: int = 0,
+                 done: bool = False, error: str | None = None) -> None:
+        self.data = data
+        self.event = event
+        self.line = line
+        self.done = done
+        self.error = error
+
+    def __repr__(self) -> str:
+        if self.done:
+            return f"Record(DONE, line={self.line})"
+        if self.error:
+            return f"Record(error={self.error!r}, line={self.line})"
+        return f"Record({self.data!r}, event={self.event!r}, line={self.line})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Record):
+            return NotImplemented
+        return (self.data, self.event, self.line, self.done, self.error) == (
+            other.data, other.event, other.line, other.done, other.error)
+
+
+class _Done:
+    """The ``[DONE]`` sentinel as an encoder output; writers decide how to frame it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE = _Done()

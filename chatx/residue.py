@@ -1,0 +1,88 @@
+"""Residue: the fields of a source record the IR has no name for.
+
+Decoders put them in ``extra``; an encoder of the same format merges them back into what
+it builds (so A -> A reproduces the source's JSON values); an encoder of another format
+calls :func:`report` so nothing is dropped without a word.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx.notes import Notes
+
+
+class _Absent:
+    """Marks a key the source did not have but the canonical form does."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+
+
+def is_empty(value: Any) -> bool:
+    """Empty values carry no content: ``None``, ``""``, ``[]``, ``{}``."""
+    return value is None or value is ABSENT or value == "" or value == [] or value == {}
+
+
+def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``extra`` into ``base`` in place, recursing where both hold objects."""
+    for key, value in extra.items():
+        old = base.get(key)
+        if value is ABSENT:
+            base.pop(key, None)
+        elif isinstance(value, dict) and isinstance(old, dict) and value:
+            merge(old, value)
+        else:
+            base[key] = value
+    return base
+
+
+def diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
+    """The patch that :func:`merge` applies to ``canonical`` to give back ``source``."""
+    patch: dict[str, Any] = {}
+    for key, value in source.items():
+        if key not in canonical:
+            patch[key] = value
+            continue
+        old = canonical[key]
+        if value == old:
+            continue
+        if isinstance(value, dict) and isinstance(old, dict) and value and old:
+            patch[key] = diff(value, old)
+        else:
+            patch[key] = value
+    for key in canonical:
+        if key not in source:
+            patch[key] = ABSENT
+    return patch
+
+
+def report(extra: dict[str, Any], notes: Notes, prefix: str = "") -> None:
+    """Count every non-empty leaf of ``extra`` as a field the target cannot hold."""
+    for key, value in extra.items():
+        # Keys starting with "~" are a codec's private bookkeeping, not source fields.
+        if is_empty(value) or key[:1] == "~":
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            report(value, notes, path + ".")
+        else:
+            notes.lost_field(path)
+
+
+def split(source: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    """The part of ``source`` whose keys are not in ``known``."""
+    return {k: v for k, v in source.items() if k not in known}
+
+
+def set_or_drop(extra: dict[str, Any], key: str, rest: dict[str, Any]) -> None:
+    """Keep what is left of a nested object as residue, or nothing when nothing is left."""
+    if rest:
+        extra[key] = rest
+    else:
+        extra.pop(key, None)

@@ -1,0 +1,62 @@
+"""``chatx validate``: check a stream against its format's rules (DESIGN.md §5).
+
+Library entry point::
+
+    findings = validate_records(records, "responses-event", container="sse")
+
+Each format has a streaming checker (``feed(record)`` / ``finish()``) that keeps only the
+state later rules need; the rules themselves, with their ids and documentation, are in
+:mod:`chatx.validate.rules`. Format detection is not done here: callers pass the codec
+name (``chatx.codecs.detect`` finds it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from chatx.errors import UsageError
+from chatx.record import Record
+from chatx.validate.base import Checker, Finding
+from chatx.validate.chat import ChatChecker
+from chatx.validate.llama_stack import LlamaStackChecker
+from chatx.validate.responses import ResponsesChecker
+from chatx.validate.rules import RULES, Rule, get_rule, rules_for
+
+__all__ = ["CHECKERS", "Checker", "Finding", "RULES", "Rule", "get_rule", "make_checker",
+           "rules_for", "validate_records"]
+
+CHECKERS: dict[str, Callable[..., Checker]] = {
+    "responses-event": ResponsesChecker,
+    "chat-chunk": ChatChecker,
+    "llama-stack-event": LlamaStackChecker,
+}
+
+
+def make_checker(fmt: str, *, file: str = "<input>", container: str | None = None,
+                 schema: bool = False) -> Checker:
+    """A fresh checker for ``fmt``; with ``schema`` it also validates the SDK types."""
+    try:
+        factory = CHECKERS[fmt]
+    except KeyError:
+        raise UsageError(f"cannot validate format {fmt!r} (expected one of "
+                         f"{', '.join(CHECKERS)})") from None
+    checker = factory(file, container)
+    if schema:
+        # Imported only here: the schema module pulls in the openai SDK (about 1 s).
+        from chatx.validate.schema import with_schema
+
+        checker = with_schema(checker)
+    return checker
+
+
+def validate_records(records: Iterable[Record], fmt: str, *, schema: bool = False,
+                     container: str | None = None, file: str = "<input>") -> list[Finding]:
+    """Check every record of one stream and return all findings, in stream order.
+
+    ``container`` is the framing the records came from (``sse``, ``jsonl``, ``json``);
+    rules about SSE framing (``data: [DONE]``) apply only when it is ``sse``.
+    """
+    checker = make_checker(fmt, file=file, container=container, schema=schema)
+    for record in records:
+        checker.feed(record)
+    return sorted(checker.finish(), key=lambda finding: finding.index)

@@ -1,0 +1,219 @@
+"""Streaming checker for OpenAI chat.completion.chunk streams (rules ``CHK…``).
+
+Per choice it keeps the finish state and, per tool call, the argument fragments (joined
+once, at the end, to check they parse as JSON). Both reasoning field names
+(``reasoning_content``, ``reasoning``) are valid and need no rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from chatx.record import Record
+from chatx.validate.base import Checker, is_int
+
+# Delta fields that carry content; anything else (role, channel, nulls, "") does not.
+CONTENT_FIELDS = ("content", "refusal", "reasoning", "reasoning_content", "tool_calls",
+                  "function_call", "reasoning_details")
+
+
+@dataclass(slots=True)
+class ToolCall:
+    line: int
+    index: int
+    fragments: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Choice:
+    finish: str | None = None
+    finish_line: int = 0
+    calls: dict[int, ToolCall] = field(default_factory=dict)
+    last_line: int = 0
+    last_index: int = 0
+
+
+class ChatChecker(Checker):
+    """Checks a ``chat-chunk`` stream one record at a time."""
+
+    format = "chat-chunk"
+
+    def __init__(self, file: str = "<input>", container: str | None = None) -> None:
+        super().__init__(file, container)
+        self.first: dict[str, Any] | None = None  # id/created/line of the first chunk
+        self.choices: dict[int, Choice] = {}
+        self.done_line: int | None = None
+        self.error_line: int | None = None
+        self.usage_line: int | None = None
+        self.usage_warned = False
+        self.last_line, self.last_index = 0, -1
+
+    def check(self, record: Record) -> None:
+        if self.done_line is not None:
+            self.report("CHK016", f"record after data: [DONE] (line {self.done_line})")
+        if record.done:
+            self.done_line = self.done_line or record.line
+            return
+        self.last_line, self.last_index = self.line, self.index
+        chunk = record.data
+        if not isinstance(chunk, dict):
+            self.report("CHK019", "chunk is not a JSON object")
+            return
+        if self.error_line is not None:
+            self.report("CHK018", f"chunk after the error frame at line {self.error_line}")
+        if "error" in chunk:
+            self._error_frame(chunk)
+            if "choices" not in chunk:
+                return
+        if _is_azure_preamble(chunk):
+            return
+        self._check_envelope(chunk)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            self.report("CHK019", "chunk has no choices list")
+            return
+        self._check_usage(chunk, choices)
+        for choice in choices:
+            self._check_choice(choice)
+
+    def _error_frame(self, chunk: dict[str, Any]) -> None:
+        error = chunk["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        self.report("CHK017", f"error frame: {message}")
+        self.error_line = self.error_line or self.line
+
+    def _check_envelope(self, chunk: dict[str, Any]) -> None:
+        obj = chunk.get("object")
+        if obj != "chat.completion.chunk":
+            self.report("CHK001", f"object is {obj!r}")
+        if self.first is None:
+            self.first = {"id": chunk.get("id"), "created": chunk.get("created"),
+                          "line": self.line}
+            return
+        for key, rule in (("id", "CHK002"), ("created", "CHK003")):
+            if chunk.get(key) != self.first[key]:
+                self.report(rule, f"{key} is {chunk.get(key)!r}; the first chunk (line "
+                                  f"{self.first['line']}) has {self.first[key]!r}")
+
+    def _check_usage(self, chunk: dict[str, Any], choices: list[Any]) -> None:
+        if chunk.get("usage") is None:
+            return
+        if choices:
+            if not self.usage_warned:
+                self.usage_warned = True
+                self.report("CHK014", "usage on a chunk with choices (reported once)")
+            return
+        if self.usage_line is not None:
+            self.report("CHK013", f"second usage chunk (the first is at line "
+                                  f"{self.usage_line})")
+        self.usage_line = self.usage_line or self.line
+        open_choices = [i for i, c in sorted(self.choices.items()) if c.finish is None]
+        if open_choices:
+            self.report("CHK013", f"usage chunk before choice {open_choices[0]} finished")
+
+    def _check_choice(self, choice: Any) -> None:
+        if not isinstance(choice, dict) or not is_int(choice.get("index")):
+            self.report("CHK019", "choice is not an object with an integer index")
+            return
+        delta = choice.get("delta")
+        if delta is None:
+            delta = {}
+        if not isinstance(delta, dict):
+            self.report("CHK019", "choice delta is not an object")
+            return
+        index = choice["index"]
+        state = self.choices.get(index)
+        if state is None:
+            state = self.choices[index] = Choice()
+            if delta.get("role") is None:
+                self.report("CHK004", f"first delta of choice {index} has no role")
+        state.last_line, state.last_index = self.line, self.index
+        if state.finish is not None and any(_filled(delta.get(k)) for k in CONTENT_FIELDS):
+            self.report("CHK011", f"delta for choice {index} after its finish_reason "
+                                  f"(line {state.finish_line})")
+        self._check_tool_calls(state, delta.get("tool_calls"))
+        self._check_finish(index, state, choice.get("finish_reason"))
+
+    def _check_finish(self, index: int, state: Choice, reason: Any) -> None:
+        if reason is None:
+            return
+        if state.finish is not None:
+            self.report("CHK010", f"second finish_reason {reason!r} for choice {index} "
+                                  f"(first {state.finish!r} at line {state.finish_line})")
+            return
+        state.finish, state.finish_line = reason, self.line
+
+    def _check_tool_calls(self, state: Choice, entries: Any) -> None:
+        if not entries:
+            return
+        if not isinstance(entries, list):
+            self.report("CHK019", "delta.tool_calls is not a list")
+            return
+        for entry in entries:
+            if not isinstance(entry, dict) or not is_int(entry.get("index")):
+                self.report("CHK005", "tool_calls entry without an integer index")
+                continue
+            function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+            call = state.calls.get(entry["index"])
+            if call is None:
+                call = state.calls[entry["index"]] = ToolCall(self.line, entry["index"])
+                self._check_first_entry(entry, function)
+            elif entry.get("id") or function.get("name"):
+                what = "id" if entry.get("id") else "function.name"
+                self.report("CHK007", f"tool call {entry['index']} repeats its {what} "
+                                      f"(first entry at line {call.line})")
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                call.fragments.append(arguments)
+
+    def _check_first_entry(self, entry: dict[str, Any], function: dict[str, Any]) -> None:
+        missing = [name for name, ok in (("id", bool(entry.get("id"))),
+                                         ("type", entry.get("type") == "function"),
+                                         ("function.name", bool(function.get("name"))))
+                   if not ok]
+        if missing:
+            self.report("CHK006", f"first entry of tool call {entry['index']} lacks "
+                                  f"{', '.join(missing)}")
+
+    def finish(self) -> list:
+        for index, state in sorted(self.choices.items()):
+            self._finish_choice(index, state)
+        ended_by_error = self.error_line is not None
+        if self.container == "sse" and self.done_line is None and not ended_by_error \
+                and self.index >= 0:
+            self.report("CHK015", "stream ends without data: [DONE]", line=self.last_line,
+                        index=self.last_index)
+        return self.findings
+
+    def _finish_choice(self, index: int, state: Choice) -> None:
+        where = {"line": state.last_line, "index": state.last_index}
+        if state.finish is None and self.error_line is None:
+            self.report("CHK009", f"choice {index} never gets a finish_reason", **where)
+        for call in state.calls.values():
+            try:
+                orjson.loads("".join(call.fragments))
+            except orjson.JSONDecodeError:
+                self.report("CHK008", f"arguments of tool call {call.index} (choice {index}) "
+                                      "do not parse as JSON", line=call.line)
+        made_calls = bool(state.calls)
+        if state.finish == "tool_calls" and not made_calls:
+            self.report("CHK012", f"choice {index} finishes with tool_calls but made none",
+                        line=state.finish_line)
+        elif made_calls and state.finish in ("stop", "end_turn"):
+            self.report("CHK012", f"choice {index} made tool calls but finishes with "
+                                  f"{state.finish!r}", line=state.finish_line)
+
+
+def _filled(value: Any) -> bool:
+    """True for a value that carries content (not None, "", [] or {})."""
+    return value is not None and value != "" and value != [] and value != {}
+
+
+def _is_azure_preamble(chunk: dict[str, Any]) -> bool:
+    # Azure OpenAI sends a first chunk with id "", object "", created 0, choices [] and
+    # prompt_filter_results; it belongs to no completion and is not checked.
+    return chunk.get("id") == "" and chunk.get("choices") == [] and \
+        "prompt_filter_results" in chunk

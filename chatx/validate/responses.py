@@ -1,0 +1,237 @@
+"""Streaming checker for OpenAI Responses API events (rules ``RSP…``).
+
+Lifecycle and sequence numbers are checked here; items, parts and the agreement of
+``.done`` events with their deltas in :mod:`chatx.validate.responses_items`.
+
+A file may hold several streams one after the other (vercel/ai fixtures concatenate the
+turns of a conversation): a ``response.created`` after a terminal event starts a new
+stream with fresh state, and is not an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx.record import Record
+from chatx.validate.base import Checker, is_int
+from chatx.validate.responses_items import FAMILIES, ItemTracker
+
+TERMINAL = {"response.completed": "completed", "response.incomplete": "incomplete",
+            "response.failed": "failed"}
+STARTS = ("response.created", "response.queued")
+LIFECYCLE = {"response.created": ("in_progress", "queued"), "response.queued": ("queued",),
+             "response.in_progress": ("in_progress",)}
+
+# Every event type of the openai SDK's ResponseStreamEvent union, plus the Open Responses
+# names for raw reasoning. Anything else is an extension (RSP029).
+KNOWN_TYPES = frozenset({
+    "error", "response.created", "response.queued", "response.in_progress",
+    "response.completed", "response.incomplete", "response.failed",
+    "response.output_item.added", "response.output_item.done",
+    "response.content_part.added", "response.content_part.done",
+    "response.output_text.delta", "response.output_text.done",
+    "response.output_text.annotation.added",
+    "response.refusal.delta", "response.refusal.done",
+    "response.reasoning_text.delta", "response.reasoning_text.done",
+    "response.reasoning.delta", "response.reasoning.done",
+    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+    "response.function_call_arguments.delta", "response.function_call_arguments.done",
+    "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done",
+    "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
+    "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed",
+    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed",
+    "response.mcp_list_tools.failed",
+    "response.code_interpreter_call_code.delta", "response.code_interpreter_call_code.done",
+    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
+    "response.code_interpreter_call.completed",
+    "response.file_search_call.in_progress", "response.file_search_call.searching",
+    "response.file_search_call.completed",
+    "response.web_search_call.in_progress", "response.web_search_call.searching",
+    "response.web_search_call.completed",
+    "response.image_generation_call.in_progress", "response.image_generation_call.generating",
+    "response.image_generation_call.partial_image", "response.image_generation_call.completed",
+    "response.shell_call_command.added", "response.shell_call_command.delta",
+    "response.shell_call_command.done", "response.shell_call_output_content.delta",
+    "response.shell_call_output_content.done", "response.compaction.compacting",
+    "response.audio.delta", "response.audio.done", "response.audio.transcript.delta",
+    "response.audio.transcript.done",
+})
+
+
+class ResponsesChecker(Checker):
+    """Checks a ``responses-event`` stream one record at a time."""
+
+    format = "responses-event"
+
+    def __init__(self, file: str = "<input>", container: str | None = None) -> None:
+        super().__init__(file, container)
+        self.done_at: int | None = None  # line of a [DONE] sentinel
+        self.unknown_types: set[str] = set()
+        self._new_stream()
+
+    def _new_stream(self) -> None:
+        self.started = False
+        self.response_id: Any = None
+        self.last_seq: int | None = None
+        self.seq_missing = False
+        self.in_progress_seen = False
+        self.in_progress_warned = False
+        self.terminal: str | None = None
+        self.error_at: tuple[int, int] | None = None  # (line, index) of a pending error
+        self.items = ItemTracker(self)
+        self.last_line, self.last_index = 0, -1
+
+    # -- per record --------------------------------------------------------------------
+
+    def check(self, record: Record) -> None:
+        if record.done:
+            self.done_at = record.line
+            return
+        data = record.data
+        etype = data.get("type") if isinstance(data, dict) else None
+        if not isinstance(etype, str):
+            self.report("RSP030", "event is not a JSON object with a string type")
+            return
+        if record.event is not None and record.event != etype:
+            self.report("RSP028", f"SSE event name {record.event!r} but type {etype!r}")
+        if self.done_at is not None:
+            self.report("RSP008", f"{etype} after data: [DONE] (line {self.done_at})")
+        if etype == "response.created" and self.started:
+            self._end_stream()
+            self._new_stream()
+        self._check_order(data, etype)
+        self._dispatch(data, etype)
+        self.last_line, self.last_index = self.line, self.index
+
+    def _check_order(self, data: dict[str, Any], etype: str) -> None:
+        """Rules that depend only on the event's place in the stream."""
+        if not self.started:
+            self.started = True
+            if etype not in STARTS:
+                self.report("RSP001", f"stream starts with {etype}")
+        self._check_sequence(data.get("sequence_number"))
+        if self.error_at is not None:
+            if etype != "response.failed":
+                line, index = self.error_at
+                self.report("RSP010", f"error event is followed by {etype}", line=line,
+                            index=index)
+            self.error_at = None
+        if self.terminal is not None:
+            self.report("RSP008", f"{etype} after {self.terminal}")
+        if etype not in LIFECYCLE and not self.in_progress_seen and not self.in_progress_warned:
+            self.in_progress_warned = True
+            self.report("RSP003", f"{etype} before any response.in_progress")
+
+    def _check_sequence(self, seq: Any) -> None:
+        if not is_int(seq):
+            if not self.seq_missing:
+                self.seq_missing = True
+                self.report("RSP004", "event has no integer sequence_number (later events of "
+                                      "this stream are not reported again)")
+            return
+        if self.last_seq is None:
+            if seq != 0:
+                self.report("RSP006", f"first sequence_number is {seq}, not 0")
+        elif seq != self.last_seq + 1:
+            what = "repeats" if seq <= self.last_seq else "skips to"
+            self.report("RSP005", f"sequence_number {what} {seq} after {self.last_seq}")
+        self.last_seq = seq
+
+    def _dispatch(self, data: dict[str, Any], etype: str) -> None:
+        if etype in LIFECYCLE:
+            self._lifecycle(data, etype)
+        elif etype in TERMINAL:
+            self._terminal(data, etype)
+        elif etype == "error":
+            self._error(data)
+        elif etype == "response.output_item.added":
+            self.items.added(data)
+        elif etype == "response.output_item.done":
+            self.items.item_done(data)
+        elif etype in ("response.content_part.added", "response.reasoning_summary_part.added"):
+            self.items.part_added(data, etype, _part_kind(etype))
+        elif etype in ("response.content_part.done", "response.reasoning_summary_part.done"):
+            self.items.part_done(data, etype, _part_kind(etype))
+        else:
+            family, _, action = etype.rpartition(".")
+            if family in FAMILIES and action in ("delta", "done"):
+                self.items.value_event(data, etype, family, action == "delta")
+            else:
+                self._other(data, etype)
+
+    def _other(self, data: dict[str, Any], etype: str) -> None:
+        if etype not in KNOWN_TYPES and etype not in self.unknown_types:
+            self.unknown_types.add(etype)
+            self.report("RSP029", f"unknown event type {etype!r} (reported once)")
+        if "output_index" in data or "item_id" in data:
+            self.items.item_for(data, etype, required=False)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def _response(self, data: dict[str, Any], etype: str) -> dict[str, Any] | None:
+        response = data.get("response")
+        if not isinstance(response, dict):
+            self.report("RSP030", f"{etype} has no response object")
+            return None
+        rid = response.get("id")
+        if self.response_id is None:
+            self.response_id = rid
+        elif rid is not None and rid != self.response_id:
+            self.report("RSP032", f"{etype} is for response {rid!r}; the stream is "
+                                  f"{self.response_id!r}")
+        return response
+
+    def _lifecycle(self, data: dict[str, Any], etype: str) -> None:
+        if etype == "response.in_progress":
+            self.in_progress_seen = True
+        response = self._response(data, etype)
+        if response is None:
+            return
+        status = response.get("status")
+        if status not in LIFECYCLE[etype]:
+            self.report("RSP002", f"{etype} has response.status {status!r}, expected "
+                                  f"{' or '.join(LIFECYCLE[etype])}")
+        if etype in STARTS and response.get("output"):
+            self.report("RSP002", f"{etype} already has output items")
+
+    def _terminal(self, data: dict[str, Any], etype: str) -> None:
+        if self.terminal is None:
+            self.terminal = etype
+        response = self._response(data, etype)
+        if response is None:
+            return
+        status = response.get("status")
+        if status != TERMINAL[etype]:
+            self.report("RSP009", f"{etype} has response.status {status!r}")
+        self.items.terminal(etype, response)
+
+    def _error(self, data: dict[str, Any]) -> None:
+        self.error_at = (self.line, self.index)
+        nested = data.get("error")
+        # Both shapes occur: flat (documented) and nested under "error" (OpenAI's wire).
+        message = nested.get("message") if isinstance(nested, dict) else data.get("message")
+        if not isinstance(message, str):
+            self.report("RSP031", "error event has neither a message nor an error object "
+                                  "with one")
+
+    # -- end of input ----------------------------------------------------------------------
+
+    def _end_stream(self) -> None:
+        """The stream ends (end of input, or another stream starts)."""
+        if self.error_at is not None:
+            line, index = self.error_at
+            self.report("RSP010", "error event is the last event; response.failed never "
+                                  "came", line=line, index=index)
+        if self.started and self.terminal is None:
+            self.report("RSP007", "stream ends without response.completed, "
+                                  "response.incomplete or response.failed",
+                        line=self.last_line, index=self.last_index)
+
+    def finish(self) -> list:
+        self._end_stream()
+        return self.findings
+
+
+def _part_kind(etype: str) -> str:
+    return "summary" if "summary" in etype else "content"

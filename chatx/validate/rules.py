@@ -1,0 +1,66 @@
+"""The rule registry: every rule ``chatx validate`` checks, with its documentation.
+
+Ids are stable and namespaced by format (``RSP`` Responses events, ``CHK`` chat chunks,
+``LLS`` Llama Stack events, ``STR`` any stream); a retired id is never reused. Each
+format's rules are written out in its own catalogue module; this one only collects them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["E", "W"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: ``E`` rules make ``validate`` fail, ``W`` rules only with ``--strict``.
+
+    ``format`` is a codec name, or ``any``; ``schema`` rules run only under ``--schema``.
+    """
+
+    id: str
+    severity: Severity
+    format: str
+    summary: str
+    explanation: str
+    bad_example: str
+    schema: bool = False
+
+
+STREAM_RULES = (
+    Rule("STR001", "E", "any", "payload is not valid JSON",
+         "Every record of a stream carries one JSON value: an SSE `data:` block, a JSONL "
+         "line or an array element. A record that does not parse (a half-written event, a "
+         "truncated line, a stray log message) cannot be given any meaning and every client "
+         "either crashes on it or drops it silently.",
+         'data: {"type":"response.output_text.delta","delta":"Hel\n'),
+)
+
+
+def _collect() -> dict[str, Rule]:
+    # Imported here so the catalogue modules can import Rule from this module.
+    from chatx.validate.rules_chat import CHAT_RULES
+    from chatx.validate.rules_llama_stack import LLAMA_STACK_RULES
+    from chatx.validate.rules_responses import RESPONSES_RULES
+
+    rules: dict[str, Rule] = {}
+    for rule in (*STREAM_RULES, *RESPONSES_RULES, *CHAT_RULES, *LLAMA_STACK_RULES):
+        if rule.id in rules:
+            raise ValueError(f"duplicate rule id {rule.id}")
+        rules[rule.id] = rule
+    return rules
+
+
+RULES: dict[str, Rule] = _collect()
+
+
+def get_rule(rule_id: str) -> Rule | None:
+    """The rule with this id (case-insensitive), or ``None``."""
+    return RULES.get(rule_id.upper())
+
+
+def rules_for(fmt: str) -> list[Rule]:
+    """The rules that apply to a stream of format ``fmt`` (its own and ``any``)."""
+    return [rule for rule in RULES.values() if rule.format in (fmt, "any")]
