@@ -100,6 +100,10 @@ class Transcoder:
             try:
                 self.src = codecs.detect(self.pending)
             except InputError as exc:
+                bad = next((r for r in self.pending if r.error), None)
+                if bad is not None and all(r.error for r in self.pending):
+                    raise InputError(bad.error or "", file=self.name, line=bad.line,
+                                     expected="a JSON payload") from None
                 raise exc.located(self.name) from None
         out_container = self.out_container or self.dst.container
         if out_container == "sse":

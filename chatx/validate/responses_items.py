@@ -94,6 +94,7 @@ class Item:
     type: str | None
     line: int
     done: bool = False
+    id_mismatch: bool = False
     parts: dict[tuple[str, int], Part] = field(default_factory=dict)
     next_part: dict[str, int] = field(default_factory=lambda: {"content": 0, "summary": 0})
     values: dict[tuple[str, Any], Text] = field(default_factory=dict)
@@ -128,9 +129,11 @@ class ItemTracker:
             self.c.report("RSP011", f"{etype} names output_index {index}, never added")
             return None
         item_id = data.get("item_id")
-        if item_id is not None and item.id is not None and item_id != item.id:
+        if item_id is not None and item.id is not None and item_id != item.id \
+                and not item.id_mismatch:
+            item.id_mismatch = True  # once per item: a rotating id would repeat it per event
             self.c.report("RSP014", f"{etype} has item_id {item_id!r}; item {index} was "
-                                    f"added as {item.id!r}")
+                                    f"added as {item.id!r} (reported once per item)")
         if item.done:
             self.c.report("RSP016", f"{etype} for item {index} after its output_item.done")
             return None
@@ -339,15 +342,19 @@ class ItemTracker:
             self._compare_output(output)
 
     def _compare_output(self, output: list[Any]) -> None:
-        closed = [final for _, final in sorted(self.closed, key=lambda pair: pair[0])]
-        if len(output) != len(closed):
+        # Expected: every added item in output_index order; an item never closed is
+        # already reported (RSP015), so its position is not compared.
+        closed = dict(self.closed)
+        expected = [closed.get(index) for index in sorted(self.items)]
+        if len(output) != len(expected):
             self.c.report("RSP026", f"response.output has {len(output)} items; the stream "
-                                    f"closed {len(closed)}")
+                                    f"added {len(expected)}")
             return
-        for position, (got, want) in enumerate(zip(output, closed, strict=True)):
-            if got != want:
+        for position, (got, want) in enumerate(zip(output, expected, strict=True)):
+            key = _differing_field(got, want) if want is not None else None
+            if key is not None:
                 self.c.report("RSP026", f"response.output[{position}] differs from the "
-                                        f"item output_item.done sent ({_diff_key(got, want)})")
+                                        f"item output_item.done sent ({key})")
                 return
 
 
@@ -360,10 +367,17 @@ def _short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
 
 
-def _diff_key(got: Any, want: Any) -> str:
-    """Name the first top-level field where two items differ, for the message."""
-    if isinstance(got, dict) and isinstance(want, dict):
-        for key in sorted(got.keys() | want.keys()):
-            if got.get(key) != want.get(key):
-                return f"field {key!r}"
-    return "not an object" if not isinstance(got, dict) else "different value"
+# Opaque Fernet tokens ("gAAAAA…") that OpenAI re-encrypts each time it serializes an
+# item, so they differ between output_item.done and response.output: reasoning
+# encrypted_content and the fingerprint of program items.
+OPAQUE_FIELDS = frozenset({"encrypted_content", "fingerprint"})
+
+
+def _differing_field(got: Any, want: Any) -> str | None:
+    """Name the first top-level field where two items differ, or ``None`` if they agree."""
+    if not isinstance(got, dict) or not isinstance(want, dict):
+        return None if got == want else "not an object"
+    for key in sorted(got.keys() | want.keys()):
+        if key not in OPAQUE_FIELDS and got.get(key) != want.get(key):
+            return f"field {key!r}"
+    return None

@@ -197,7 +197,8 @@ class ResponsesEncoder:
             payload = shapes.error_event(event.code, event.message, event.param, event.type,
                                          extra)
             self._emit(out, payload)
-        self.error = {"code": payload["code"] or "server_error", "message": payload["message"]}
+        code = event.code if event.code is None or isinstance(event.code, str) else str(event.code)
+        self.error = {"code": code or "server_error", "message": event.message or ""}
 
     def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
         if event.format != NAME:

@@ -1,0 +1,5 @@
+"""``python -m chatx``."""
+
+from chatx.cli import run
+
+run()

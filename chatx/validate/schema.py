@@ -1,0 +1,111 @@
+"""``validate --schema``: check each event's fields against the openai SDK's types.
+
+This is the only module of chatx.validate that imports the openai SDK, and it is itself
+imported only when ``--schema`` is asked for (``import openai`` costs about a second).
+
+Responses events are looked up by their ``type`` in a dict built once from the SDK's event
+classes, and each class gets its own cached ``TypeAdapter``: validating against the SDK's
+published ``ResponseStreamEvent`` union instead is about 17 times slower, because pydantic
+tries the union's members rather than jumping to the one the ``type`` names.
+"""
+
+from __future__ import annotations
+
+import typing
+from functools import cache
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from chatx.record import Record
+from chatx.validate.base import Checker
+
+RULE_FOR_FORMAT = {"responses-event": "RSP100", "chat-chunk": "CHK100"}
+
+
+@cache
+def _responses_classes() -> dict[str, type]:
+    """``type`` value → SDK event class, read from the SDK's own union."""
+    from openai.types.responses import ResponseStreamEvent
+
+    union = typing.get_args(ResponseStreamEvent)[0]  # Annotated[Union[...], discriminator]
+    classes: dict[str, type] = {}
+    for cls in typing.get_args(union):
+        (literal,) = typing.get_args(cls.model_fields["type"].annotation)
+        classes[literal] = cls
+    return classes
+
+
+@cache
+def _adapter(cls: type) -> TypeAdapter[Any]:
+    return TypeAdapter(cls)
+
+
+@cache
+def _chunk_adapter() -> TypeAdapter[Any]:
+    from openai.types.chat import ChatCompletionChunk
+
+    return TypeAdapter(ChatCompletionChunk)
+
+
+def adapter_for(fmt: str, data: Any) -> TypeAdapter[Any] | None:
+    """The adapter that validates ``data``, or ``None`` when there is no SDK type for it."""
+    if fmt == "chat-chunk":
+        return _chunk_adapter()
+    if fmt == "responses-event" and isinstance(data, dict):
+        cls = _responses_classes().get(data.get("type"))  # type: ignore[arg-type]
+        return _adapter(cls) if cls is not None else None
+    return None
+
+
+class SchemaChecker(Checker):
+    """Runs the format's own checker and, for each record, the SDK type validation.
+
+    Findings go to the inner checker's list, so lines and indexes stay its own. Each
+    distinct problem (event type, field, error kind) is reported once per file: an
+    early-2025 recording without sequence_number would otherwise repeat it on every event.
+    """
+
+    def __init__(self, inner: Checker) -> None:
+        super().__init__(inner.file, inner.container)
+        self.inner = inner
+        self.format = inner.format
+        self.findings = inner.findings
+        self.rule = RULE_FOR_FORMAT.get(inner.format)
+        self.seen: set[tuple[Any, ...]] = set()
+
+    def feed(self, record: Record) -> None:
+        self.inner.feed(record)
+        if self.rule is None or record.done or record.error is not None:
+            return
+        data = record.data
+        # Azure's prompt-filter preamble belongs to no completion (see CHK001).
+        if isinstance(data, dict) and data.get("id") == "" and data.get("choices") == [] \
+                and "prompt_filter_results" in data:
+            return
+        adapter = adapter_for(self.format, data)
+        if adapter is None:
+            return
+        try:
+            adapter.validate_python(data)
+        except ValidationError as exc:
+            self._report(data, exc)
+
+    def _report(self, data: Any, exc: ValidationError) -> None:
+        etype = data.get("type") if isinstance(data, dict) else None
+        for error in exc.errors(include_url=False):
+            loc = ".".join(str(part) for part in error["loc"])
+            key = (etype, loc, error["type"])
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            what = f"{etype}: " if etype else ""
+            self.inner.report(self.rule, f"{what}{loc or '(event)'}: {error['msg']}")
+
+    def finish(self) -> list:
+        return self.inner.finish()
+
+
+def with_schema(checker: Checker) -> Checker:
+    """Wrap ``checker`` so that it also validates records against the SDK types."""
+    return SchemaChecker(checker)
