@@ -48,7 +48,7 @@ class ChatChecker(Checker):
         self.done_line: int | None = None
         self.error_line: int | None = None
         self.usage_line: int | None = None
-        self.usage_warned = False
+        self.reported_once: set[str] = set()
         self.last_line, self.last_index = 0, -1
 
     def check(self, record: Record) -> None:
@@ -94,25 +94,32 @@ class ChatChecker(Checker):
                           "line": self.line}
             return
         for key, rule in (("id", "CHK002"), ("created", "CHK003")):
-            if chunk.get(key) != self.first[key]:
+            # Once per stream: Groq's compound models change the id on every chunk, and
+            # many servers stamp every chunk with its own created time.
+            if chunk.get(key) != self.first[key] and rule not in self.reported_once:
+                self.reported_once.add(rule)
                 self.report(rule, f"{key} is {chunk.get(key)!r}; the first chunk (line "
-                                  f"{self.first['line']}) has {self.first[key]!r}")
+                                  f"{self.first['line']}) has {self.first[key]!r} "
+                                  "(reported once per stream)")
 
     def _check_usage(self, chunk: dict[str, Any], choices: list[Any]) -> None:
+        if choices and self.usage_line is not None:
+            self.report("CHK013", f"chunk with choices after the usage chunk at line "
+                                  f"{self.usage_line}")
         if chunk.get("usage") is None:
             return
         if choices:
-            if not self.usage_warned:
-                self.usage_warned = True
-                self.report("CHK014", "usage on a chunk with choices (reported once)")
+            if "CHK014" not in self.reported_once:
+                self.reported_once.add("CHK014")
+                self.report("CHK014", "usage on a chunk with choices (reported once per "
+                                      "stream)")
             return
         if self.usage_line is not None:
             self.report("CHK013", f"second usage chunk (the first is at line "
                                   f"{self.usage_line})")
+        # A choice still open here is reported at the end (CHK009) if it never finishes,
+        # or by the check above if it finishes after this chunk.
         self.usage_line = self.usage_line or self.line
-        open_choices = [i for i, c in sorted(self.choices.items()) if c.finish is None]
-        if open_choices:
-            self.report("CHK013", f"usage chunk before choice {open_choices[0]} finished")
 
     def _check_choice(self, choice: Any) -> None:
         if not isinstance(choice, dict) or not is_int(choice.get("index")):
@@ -213,7 +220,8 @@ def _filled(value: Any) -> bool:
 
 
 def _is_azure_preamble(chunk: dict[str, Any]) -> bool:
-    # Azure OpenAI sends a first chunk with id "", object "", created 0, choices [] and
-    # prompt_filter_results; it belongs to no completion and is not checked.
-    return chunk.get("id") == "" and chunk.get("choices") == [] and \
-        "prompt_filter_results" in chunk
+    # Azure OpenAI sends a first chunk with id "" (the Llama Stack recorder rewrites it),
+    # object "", created 0, choices [] and prompt_filter_results; it belongs to no
+    # completion and is not checked.
+    return chunk.get("choices") == [] and "prompt_filter_results" in chunk \
+        and chunk.get("object") in ("", None)

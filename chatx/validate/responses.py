@@ -56,6 +56,9 @@ KNOWN_TYPES = frozenset({
     "response.shell_call_output_content.done", "response.compaction.compacting",
     "response.audio.delta", "response.audio.done", "response.audio.transcript.delta",
     "response.audio.transcript.done",
+    # OpenAI's apply_patch tool, newer than the SDK types chatx was calibrated with.
+    "response.apply_patch_call_operation_diff.delta",
+    "response.apply_patch_call_operation_diff.done",
 })
 
 

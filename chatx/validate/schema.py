@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from chatx.record import Record
 from chatx.validate.base import Checker
+from chatx.validate.chat import _is_azure_preamble
 
 RULE_FOR_FORMAT = {"responses-event": "RSP100", "chat-chunk": "CHK100"}
 
@@ -80,8 +81,7 @@ class SchemaChecker(Checker):
             return
         data = record.data
         # Azure's prompt-filter preamble belongs to no completion (see CHK001).
-        if isinstance(data, dict) and data.get("id") == "" and data.get("choices") == [] \
-                and "prompt_filter_results" in data:
+        if self.format == "chat-chunk" and _is_azure_preamble(data):
             return
         adapter = adapter_for(self.format, data)
         if adapter is None:
