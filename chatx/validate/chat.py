@@ -22,7 +22,8 @@ CONTENT_FIELDS = ("content", "refusal", "reasoning", "reasoning_content", "tool_
 
 @dataclass(slots=True)
 class ToolCall:
-    line: int
+    line: int  # where the call's first entry is
+    record: int
     index: int
     fragments: list[str] = field(default_factory=list)
 
@@ -31,6 +32,7 @@ class ToolCall:
 class Choice:
     finish: str | None = None
     finish_line: int = 0
+    finish_record: int = 0
     calls: dict[int, ToolCall] = field(default_factory=dict)
     last_line: int = 0
     last_index: int = 0
@@ -68,7 +70,7 @@ class ChatChecker(Checker):
             self._error_frame(chunk)
             if "choices" not in chunk:
                 return
-        if _is_azure_preamble(chunk):
+        if is_azure_preamble(chunk):
             return
         self._check_envelope(chunk)
         choices = chunk.get("choices")
@@ -151,7 +153,7 @@ class ChatChecker(Checker):
             self.report("CHK010", f"second finish_reason {reason!r} for choice {index} "
                                   f"(first {state.finish!r} at line {state.finish_line})")
             return
-        state.finish, state.finish_line = reason, self.line
+        state.finish, state.finish_line, state.finish_record = reason, self.line, self.index
 
     def _check_tool_calls(self, state: Choice, entries: Any) -> None:
         if not entries:
@@ -166,7 +168,8 @@ class ChatChecker(Checker):
             function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
             call = state.calls.get(entry["index"])
             if call is None:
-                call = state.calls[entry["index"]] = ToolCall(self.line, entry["index"])
+                call = state.calls[entry["index"]] = ToolCall(self.line, self.index,
+                                                                  entry["index"])
                 self._check_first_entry(entry, function)
             elif entry.get("id") or function.get("name"):
                 what = "id" if entry.get("id") else "function.name"
@@ -204,14 +207,15 @@ class ChatChecker(Checker):
                 orjson.loads("".join(call.fragments))
             except orjson.JSONDecodeError:
                 self.report("CHK008", f"arguments of tool call {call.index} (choice {index}) "
-                                      "do not parse as JSON", line=call.line)
+                                      "do not parse as JSON", line=call.line, index=call.record)
         made_calls = bool(state.calls)
+        at = {"line": state.finish_line, "index": state.finish_record}
         if state.finish == "tool_calls" and not made_calls:
-            self.report("CHK012", f"choice {index} finishes with tool_calls but made none",
-                        line=state.finish_line)
+            self.report("CHK012", f"choice {index} finishes with tool_calls but made none", **at)
         elif made_calls and state.finish in ("stop", "end_turn"):
+            # length / content_filter may cut a call short: only a plain stop is wrong.
             self.report("CHK012", f"choice {index} made tool calls but finishes with "
-                                  f"{state.finish!r}", line=state.finish_line)
+                                  f"{state.finish!r}", **at)
 
 
 def _filled(value: Any) -> bool:
@@ -219,7 +223,7 @@ def _filled(value: Any) -> bool:
     return value is not None and value != "" and value != [] and value != {}
 
 
-def _is_azure_preamble(chunk: dict[str, Any]) -> bool:
+def is_azure_preamble(chunk: dict[str, Any]) -> bool:
     # Azure OpenAI sends a first chunk with id "" (the Llama Stack recorder rewrites it),
     # object "", created 0, choices [] and prompt_filter_results; it belongs to no
     # completion and is not checked.

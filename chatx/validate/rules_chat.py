@@ -18,10 +18,14 @@ CHAT_RULES = (
          '{"id":"c1","object":"chat.completion.done","created":1,"choices":[...]}'),
     Rule("CHK002", "E", F, "chunk id differs from the first chunk's",
          "All chunks of one completion carry the same `id`; clients key the completion on "
-         "it, and a changed id means two streams were mixed.",
+         "it, and a changed id means two streams were mixed (Groq's compound models send a "
+         "new id on every chunk). Reported once per stream.",
          '{"id":"c1",...}\n{"id":"c2",...}'),
-    Rule("CHK003", "E", F, "chunk created differs from the first chunk's",
-         "`created` is the completion's creation time, fixed for the whole stream.",
+    Rule("CHK003", "W", F, "chunk created differs from the first chunk's",
+         "`created` is the completion's creation time, fixed for the whole stream (OpenAI). "
+         "Groq, Ollama, xAI, Perplexity and Azure-hosted DeepSeek stamp each chunk with the "
+         "second it was sent instead; clients take `created` from the first chunk, so this "
+         "is a warning, reported once per stream.",
          '{"id":"c1","created":100,...}\n{"id":"c1","created":101,...}'),
     Rule("CHK004", "W", F, "first delta of a choice has no role",
          "The first delta of each choice carries `role: \"assistant\"`; clients that build "
@@ -68,11 +72,12 @@ CHAT_RULES = (
          "decide on it whether to run tools. Older Ollama sends `stop` after a tool call.",
          '{"delta":{"tool_calls":[{"index":0,"id":"call_1",...}]},"finish_reason":null}\n'
          '{"delta":{},"finish_reason":"stop"}'),
-    Rule("CHK013", "E", F, "usage chunk before every choice finished, or more than once",
+    Rule("CHK013", "E", F, "usage chunk is not the last chunk, or comes twice",
          "With stream_options.include_usage the server sends one last chunk with "
-         "`choices: []` and `usage`, after every choice has its finish_reason.",
+         "`choices: []` and `usage`, after every choice has its finish_reason: no chunk "
+         "with choices follows it. (A choice that never finishes is reported by CHK009.)",
          '{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}\n'
-         '{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}'),
+         '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'),
     Rule("CHK014", "W", F, "usage on a chunk that carries choices",
          "Usage normally comes alone in a `choices: []` chunk. Some servers repeat it on "
          "every chunk or put it on the finish chunk (a known server option); clients that "

@@ -93,9 +93,9 @@ class ChatChunkEncoder:
             elif kind is ir.Passthrough:
                 self._passthrough(event, out)
             elif kind is ir.ItemEnd and event.extra:
-                self._extra(event.extra, "item.")
-            elif kind is ir.StreamEnd and event.extra:
                 self._extra(event.extra, "")
+            elif kind is ir.StreamEnd and event.extra:
+                self._extra(event.extra, "response.")
         if choices or chunk is not None or extras:
             out.append(self._chunk(choices, chunk or {}, extras, error))
         elif error is not None:
@@ -233,10 +233,9 @@ class ChatChunkEncoder:
         item = data.get("item") if isinstance(data, dict) else None
         if isinstance(item, dict) and what == "response.output_item.added":
             self.notes.lost(f"{item.get('type')} item has no place in chat chunks")
-        elif what is None or what.endswith(".added") or what.endswith(".done"):
-            return
-        else:
-            self.notes.lost_field(f"event {what}")
+        elif isinstance(what, str) and "annotation" in what:
+            self.notes.lost_field("annotations")
+        # Other passthrough events belong to an item already reported, or are lifecycle.
 
     def _extra(self, extra: dict[str, Any], prefix: str) -> None:
         if not self.own:
@@ -258,6 +257,6 @@ def _error(event: ir.Error, own: bool) -> dict[str, Any]:
         error["param"] = event.param
     if event.code is not None:
         error["code"] = event.code
-    if event.extra:
-        merge(error, event.extra)  # error details are worth keeping from any format
+    if event.extra and own:
+        merge(error, event.extra)
     return error

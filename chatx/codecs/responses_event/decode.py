@@ -13,7 +13,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.envelope import usage_object
+from chatx.codecs.responses_event.envelope import DEFAULTS, usage_object
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
@@ -23,6 +23,8 @@ from chatx.residue import diff
 NAME = "responses-event"
 _DELTA_KEYS = frozenset(("type", "item_id", "output_index", "content_index", "summary_index",
                          "delta", "logprobs", "sequence_number"))
+_MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "output", "usage"))
+_UNSET = object()
 # Key of the Meta residue that carries patches for derived events; private to this codec.
 PATCH = "~responses.derived"
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
@@ -126,9 +128,14 @@ class ResponsesDecoder:
         self.template = response
         event_extra = {k: v for k, v in data.items()
                        if k not in ("type", "response", "sequence_number")}
+        # Private keys ("~") rebuild the envelope in Responses output; the settings that
+        # differ from a server's defaults are what another format would lose.
+        settings = {k: v for k, v in response.items()
+                    if k not in _MAPPED_ENVELOPE and DEFAULTS.get(k, _UNSET) != v}
         out.append(ir.StreamStart(str(response.get("id") or ""), response.get("model"),
                                   response.get("created_at"),
-                                  {"response": response, "type": kind, "event": event_extra}))
+                                  {"~response": response, "~type": kind, "~event": event_extra,
+                                   **settings}))
         out.append(ir.LaneStart(0))
         return out
 

@@ -144,8 +144,8 @@ class ResponsesEncoder:
             self._end(ir.StreamEnd(), out)
         self._reset()
         self.active = True
-        if self.own and event.extra.get("response"):
-            response = dict(event.extra["response"])
+        if self.own and event.extra.get("~response"):
+            response = dict(event.extra["~response"])
         else:
             rid = responses_id(event.id)
             response = envelope(rid, event.created, event.model, self.options.request)
@@ -155,9 +155,9 @@ class ResponsesEncoder:
         if self.own:
             # Lifecycle events after the first (in_progress, queued) come through as
             # passthrough records, so the source's own sequence is kept.
-            first = event.extra.get("type", "response.created")
+            first = event.extra.get("~type", "response.created")
             self._emit(out, {"type": first, "response": dict(response)},
-                       event.extra.get("event"))
+                       event.extra.get("~event"))
             return
         self._emit(out, {"type": "response.created", "response": dict(response)})
         progress = dict(response)
