@@ -241,8 +241,13 @@ def test_mantle_capture_names_every_block():
 # -- properties ------------------------------------------------------------------------
 
 
+_PIECES = [b"data:", b"data: ", b"event: ", b"id:", b"retry: 1", b":", b"\r", b"\n", b"\r\n",
+           b"{", b'"a":', b"}", b"[DONE]", b"1", b"\xef\xbb\xbf", b"\xff", b"\0", b" "]  # fmt: skip
+_noise = st.lists(st.sampled_from(_PIECES) | st.binary(max_size=4), max_size=60).map(b"".join)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=300), st.integers(1, 20))
+@given(st.binary(max_size=300) | _noise, st.integers(1, 20))
 def test_random_bytes_never_raise_and_chunking_never_matters(data, size):
     try:
         whole = read(data)

@@ -51,7 +51,7 @@ class ChatChunkDecoder:
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
         if record.done:
-            return self._end()
+            return self._end(True)
         data = record.data
         if not isinstance(data, dict):
             raise InputError(f"a chat chunk must be a JSON object, not {_kind(data)}",
@@ -87,14 +87,15 @@ class ChatChunkDecoder:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
         if not self.started or self.ended:
             return []
-        return self._end()
+        return self._end(False)
 
-    def _end(self) -> list[ir.Event]:
+    def _end(self, done: bool) -> list[ir.Event]:
         out: list[ir.Event] = []
         for number, lane in self.lanes.items():
             self._close(number, lane, out)
         if self.started and not self.ended:
-            out.append(ir.StreamEnd())
+            # "~done": whether the source wrote [DONE] (Groq's error path and Writer don't).
+            out.append(ir.StreamEnd({} if done else {"~done": False}))
         self.ended = True
         return out
 

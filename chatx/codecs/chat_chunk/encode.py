@@ -38,6 +38,7 @@ class ChatChunkEncoder:
         self.model: Any = ""
         self.created: Any = 0
         self.open = False  # a stream started and [DONE] not yet written
+        self.failed = False  # no [DONE] to write at the end
         self.roles: set[int] = set()
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
@@ -80,6 +81,8 @@ class ChatChunkEncoder:
                 self.roles.add(event.lane)
                 self._delta(choices, event.lane)["role"] = event.role
             elif kind is ir.Finish:
+                if event.reason == "error" and self.failed:
+                    continue  # the error frame already ended the stream
                 self._choice(choices, event.lane)["finish_reason"] = _finish(event.reason)
                 if event.extra:
                     self._extra(event.extra, "finish.")
@@ -90,12 +93,13 @@ class ChatChunkEncoder:
                 out.extend(self._start(event))
             elif kind is ir.Error:
                 error = event
+                self.failed = True
             elif kind is ir.Passthrough:
                 self._passthrough(event, out)
             elif kind is ir.ItemEnd and event.extra:
                 self._extra(event.extra, "")
-            elif kind is ir.StreamEnd and event.extra:
-                self._extra(event.extra, "response.")
+            elif kind is ir.StreamEnd:
+                self._end(event)
         if choices or chunk is not None or extras:
             out.append(self._chunk(choices, chunk or {}, extras, error))
         elif error is not None:
@@ -103,15 +107,26 @@ class ChatChunkEncoder:
         return out
 
     def finish(self) -> list[Any]:
-        """End of input: ``data: [DONE]`` closes the stream (the JSONL writer skips it)."""
+        """End of input: ``data: [DONE]`` closes the stream (the JSONL writer skips it).
+
+        A stream that ended in an error frame gets none: providers end it there."""
         if self.open:
             self.open = False
-            return [DONE]
+            return [] if self.failed else [DONE]
         return []
 
+    def _end(self, event: ir.StreamEnd) -> None:
+        if event.extra:
+            if self.own:
+                if event.extra.get("~done") is False:
+                    self.failed = True  # the source had no [DONE]: write none either
+            else:
+                self._extra(event.extra, "response.")
+
     def _start(self, event: ir.StreamStart) -> list[Any]:
-        out: list[Any] = [DONE] if self.open else []
+        out: list[Any] = [DONE] if self.open and not self.failed else []
         self.open = True
+        self.failed = False
         self.roles.clear()
         self.id = event.id if self.own else chat_id(event.id)
         self.model = event.model if event.model is not None else ""
