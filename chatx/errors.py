@@ -27,8 +27,15 @@ class UsageError(ChatxError):
 class InputError(ChatxError):
     """Input that cannot be read as a stream; carries where it happened."""
 
-    def __init__(self, message: str, *, file: str | None = None, line: int | None = None,
-                 offset: int | None = None, expected: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        offset: int | None = None,
+        expected: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.file = file

@@ -196,5 +196,19 @@ class StreamEnd:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-Event = (StreamStart | Meta | LaneStart | ItemStart | TextDelta | RefusalDelta | ReasoningDelta
-         | ToolArgsDelta | ItemEnd | Usage | Finish | Error | Passthrough | StreamEnd)
+Event = (
+    StreamStart
+    | Meta
+    | LaneStart
+    | ItemStart
+    | TextDelta
+    | RefusalDelta
+    | ReasoningDelta
+    | ToolArgsDelta
+    | ItemEnd
+    | Usage
+    | Finish
+    | Error
+    | Passthrough
+    | StreamEnd
+)

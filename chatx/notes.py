@@ -57,8 +57,12 @@ class Notes:
         out = list(self.items)
         for path, count in sorted(self.lost_fields.items()):
             plural = "s" if count != 1 else ""
-            out.append(Note("lost", f"field {path} has no place in the target "
-                                    f"format ({count} record{plural})"))
+            out.append(
+                Note(
+                    "lost",
+                    f"field {path} has no place in the target format ({count} record{plural})",
+                )
+            )
         return out
 
     def __bool__(self) -> bool:

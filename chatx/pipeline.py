@@ -29,10 +29,19 @@ class Transcoder:
     first skipped record, repair or loss an error instead of a note.
     """
 
-    def __init__(self, dst: str, *, src: str | None = None, container: str | None = None,
-                 out_container: str | None = None, options: EncodeOptions | None = None,
-                 choice: int | None = None, strict: bool = False, name: str = "<stdin>",
-                 notes: Notes | None = None) -> None:
+    def __init__(
+        self,
+        dst: str,
+        *,
+        src: str | None = None,
+        container: str | None = None,
+        out_container: str | None = None,
+        options: EncodeOptions | None = None,
+        choice: int | None = None,
+        strict: bool = False,
+        name: str = "<stdin>",
+        notes: Notes | None = None,
+    ) -> None:
         self.dst: Codec = codecs.get(dst)
         self.src: Codec | None = codecs.get(src) if src else None
         self.container = containers.get(container).name if container else None
@@ -73,8 +82,9 @@ class Transcoder:
         out += self._records(self.reader.finish())
         if self.decoder is None:
             if not self.pending:
-                raise InputError("no records in the input", file=self.name, line=1,
-                                 expected="at least one event")
+                raise InputError(
+                    "no records in the input", file=self.name, line=1, expected="at least one event"
+                )
             self._open_codecs()
             records, self.pending = self.pending, []
             out += self._process(records)
@@ -102,8 +112,9 @@ class Transcoder:
             except InputError as exc:
                 bad = next((r for r in self.pending if r.error), None)
                 if bad is not None and all(r.error for r in self.pending):
-                    raise InputError(bad.error or "", file=self.name, line=bad.line,
-                                     expected="a JSON payload") from None
+                    raise InputError(
+                        bad.error or "", file=self.name, line=bad.line, expected="a JSON payload"
+                    ) from None
                 raise exc.located(self.name) from None
         out_container = self.out_container or self.dst.container
         if out_container == "sse":
@@ -114,8 +125,13 @@ class Transcoder:
         self.decoder = self.src.decoder(self.notes)
         options = self.options
         if options.source_format != self.src.name:
-            options = EncodeOptions(options.reasoning, options.reasoning_field, options.request,
-                                    options.finish, self.src.name)
+            options = EncodeOptions(
+                options.reasoning,
+                options.reasoning_field,
+                options.request,
+                options.finish,
+                self.src.name,
+            )
         self.encoder = self.dst.encoder(self.notes, options)
 
     def _records(self, records: list[Record]) -> bytes:
@@ -180,7 +196,8 @@ class Transcoder:
                         if len(self.lanes) > 1:
                             raise UsageError(
                                 f"{self.name}: the stream has several choices and "
-                                f"{self.dst.name} holds one: pass --choice N")
+                                f"{self.dst.name} holds one: pass --choice N"
+                            )
             return events
         kept = []
         for event in events:
@@ -193,16 +210,32 @@ class Transcoder:
         return kept
 
 
-def convert(data: bytes | str | Iterable[bytes], *, dst: str, src: str | None = None,
-            container: str | None = None, out_container: str | None = None,
-            options: EncodeOptions | None = None, choice: int | None = None,
-            strict: bool = False, notes: Notes | None = None) -> bytes:
+def convert(
+    data: bytes | str | Iterable[bytes],
+    *,
+    dst: str,
+    src: str | None = None,
+    container: str | None = None,
+    out_container: str | None = None,
+    options: EncodeOptions | None = None,
+    choice: int | None = None,
+    strict: bool = False,
+    notes: Notes | None = None,
+) -> bytes:
     """Convert a whole stream held in memory (or an iterable of byte chunks); return bytes.
 
     >>> chatx.convert(open("capture.sse", "rb").read(), dst="responses-event")
     """
-    transcoder = Transcoder(dst, src=src, container=container, out_container=out_container,
-                            options=options, choice=choice, strict=strict, notes=notes)
+    transcoder = Transcoder(
+        dst,
+        src=src,
+        container=container,
+        out_container=out_container,
+        options=options,
+        choice=choice,
+        strict=strict,
+        notes=notes,
+    )
     if isinstance(data, str):
         data = data.encode()
     chunks = [data] if isinstance(data, bytes) else data
@@ -220,8 +253,9 @@ def read_records(data: bytes, container: str | None = None) -> tuple[str, list[R
     return name, records
 
 
-def decode(records: Iterable[Record], src: str | None = None,
-           notes: Notes | None = None) -> Iterator[list[ir.Event]]:
+def decode(
+    records: Iterable[Record], src: str | None = None, notes: Notes | None = None
+) -> Iterator[list[ir.Event]]:
     """Decode records into IR batches (the source format detected when not given)."""
     notes = notes if notes is not None else Notes()
     records = iter(records)

@@ -21,8 +21,14 @@ class Record:
 
     __slots__ = ("data", "event", "line", "done", "error")
 
-    def __init__(self, data: Any = None, event: str | None = None, line: int = 0,
-                 done: bool = False, error: str | None = None) -> None:
+    def __init__(
+        self,
+        data: Any = None,
+        event: str | None = None,
+        line: int = 0,
+        done: bool = False,
+        error: str | None = None,
+    ) -> None:
         self.data = data
         self.event = event
         self.line = line
@@ -40,7 +46,12 @@ class Record:
         if not isinstance(other, Record):
             return NotImplemented
         return (self.data, self.event, self.line, self.done, self.error) == (
-            other.data, other.event, other.line, other.done, other.error)
+            other.data,
+            other.event,
+            other.line,
+            other.done,
+            other.error,
+        )
 
 
 class _Done:

@@ -25,8 +25,11 @@ CHOICES = {"two-choices": (0, 1)}
 
 def inputs() -> list[tuple[str, Path]]:
     """(format, path) of every fixture input; an empty list is an error, not a pass."""
-    found = [(codec.name, path) for codec in codecs.CODECS
-             for path in sorted((ROOT / codec.name).glob("*.*"))]
+    found = [
+        (codec.name, path)
+        for codec in codecs.CODECS
+        for path in sorted((ROOT / codec.name).glob("*.*"))
+    ]
     if not found:
         raise SystemExit(f"no fixture inputs under {ROOT}")
     return found
@@ -56,8 +59,9 @@ def render() -> Iterator[tuple[Path, bytes]]:
 
 def stale() -> list[tuple[Path, bytes]]:
     """The expected files whose content is not what chatx writes now."""
-    return [(path, data) for path, data in render()
-            if not path.exists() or path.read_bytes() != data]
+    return [
+        (path, data) for path, data in render() if not path.exists() or path.read_bytes() != data
+    ]
 
 
 def main(argv: list[str]) -> int:

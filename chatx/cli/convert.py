@@ -20,40 +20,65 @@ _BLOCK = 1 << 20
 
 
 def register(app: typer.Typer) -> None:
-    app.command("convert", help="Convert a stream to another format (stdin to stdout by "
-                                "default).")(convert)
+    app.command("convert", help="Convert a stream to another format (stdin to stdout by default).")(
+        convert
+    )
 
 
 def convert(
     file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
     to: Annotated[str, typer.Option("--to", "-t", help="Target format.")] = "responses-event",
-    src: Annotated[str | None, typer.Option("--from", "-f", help="Source format "
-                                            "(detected when not given).")] = None,
-    container: Annotated[str | None, typer.Option(
-        "--container", help="Input container: sse, jsonl or json (detected when not given).")
+    src: Annotated[
+        str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
     ] = None,
-    out_container: Annotated[str | None, typer.Option(
-        "--out-container", help="Output container (default: the target format's own).")
+    container: Annotated[
+        str | None,
+        typer.Option(
+            "--container", help="Input container: sse, jsonl or json (detected when not given)."
+        ),
     ] = None,
-    output: Annotated[str, typer.Option("-o", "--output", help="Output file, - for "
-                                        "stdout.")] = "-",
-    choice: Annotated[int | None, typer.Option(
-        "--choice", help="Keep this choice of a several-choice chat stream.")] = None,
-    strict: Annotated[bool, typer.Option(
-        "--strict", help="Stop at the first record that cannot be decoded, repaired or "
-                         "represented.")] = False,
-    finish: Annotated[bool, typer.Option(
-        "--finish", help="Write an ending when the input stops without one.")] = False,
-    reasoning: Annotated[str, typer.Option(
-        "--reasoning", help="Responses output: reasoning as 'summary' "
-                            "(reasoning_summary_*) or 'text' (reasoning_text.*).")
+    out_container: Annotated[
+        str | None,
+        typer.Option(
+            "--out-container", help="Output container (default: the target format's own)."
+        ),
+    ] = None,
+    output: Annotated[str, typer.Option("-o", "--output", help="Output file, - for stdout.")] = "-",
+    choice: Annotated[
+        int | None,
+        typer.Option("--choice", help="Keep this choice of a several-choice chat stream."),
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Stop at the first record that cannot be decoded, repaired or represented.",
+        ),
+    ] = False,
+    finish: Annotated[
+        bool, typer.Option("--finish", help="Write an ending when the input stops without one.")
+    ] = False,
+    reasoning: Annotated[
+        str,
+        typer.Option(
+            "--reasoning",
+            help="Responses output: reasoning as 'summary' "
+            "(reasoning_summary_*) or 'text' (reasoning_text.*).",
+        ),
     ] = "summary",
-    reasoning_field: Annotated[str | None, typer.Option(
-        "--reasoning-field", help="Chat output: delta field for reasoning, "
-                                  "'reasoning_content' or 'reasoning'.")] = None,
-    request: Annotated[Path | None, typer.Option(
-        "--request", help="The original request body (JSON), to fill the Responses "
-                          "envelope.")] = None,
+    reasoning_field: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoning-field",
+            help="Chat output: delta field for reasoning, 'reasoning_content' or 'reasoning'.",
+        ),
+    ] = None,
+    request: Annotated[
+        Path | None,
+        typer.Option(
+            "--request", help="The original request body (JSON), to fill the Responses envelope."
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print notes.")] = False,
 ) -> int:
     from chatx.pipeline import Transcoder
@@ -62,12 +87,25 @@ def convert(
         raise UsageError("--reasoning takes 'summary' or 'text'")
     if reasoning_field not in (None, "reasoning", "reasoning_content"):
         raise UsageError("--reasoning-field takes 'reasoning' or 'reasoning_content'")
-    options = EncodeOptions(reasoning=reasoning, reasoning_field=reasoning_field,  # type: ignore[arg-type]
-                            request=_load_request(request), finish=finish)
+    options = EncodeOptions(
+        reasoning=reasoning,
+        reasoning_field=reasoning_field,  # type: ignore[arg-type]
+        request=_load_request(request),
+        finish=finish,
+    )
     name = "<stdin>" if file == "-" else file
     notes = Notes()
-    transcoder = Transcoder(to, src=src, container=container, out_container=out_container,
-                            options=options, choice=choice, strict=strict, name=name, notes=notes)
+    transcoder = Transcoder(
+        to,
+        src=src,
+        container=container,
+        out_container=out_container,
+        options=options,
+        choice=choice,
+        strict=strict,
+        name=name,
+        notes=notes,
+    )
     reporter = NoteReporter(notes, name, quiet)
     with _open_in(file) as inp, _open_out(output) as out:
         try:
@@ -109,10 +147,11 @@ class NoteReporter:
     def flush(self, final: bool = False) -> None:
         items = self.notes.summary() if final else self.notes.items
         if not self.quiet:
-            for note in items[self.shown:]:
+            for note in items[self.shown :]:
                 where = f"{self.name}:{note.line}" if note.line else self.name
-                sys.stderr.write(f"chatx: {note.kind}: {escape_text(where)}: "
-                                 f"{escape_text(note.message)}\n")
+                sys.stderr.write(
+                    f"chatx: {note.kind}: {escape_text(where)}: {escape_text(note.message)}\n"
+                )
         self.shown = len(items)
 
 

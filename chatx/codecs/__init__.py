@@ -46,6 +46,9 @@ def detect(records: list[Record]) -> Codec:
             best, score = codec, value
     if best is None:
         line = usable[0].line if usable else (records[0].line if records else None)
-        raise InputError("cannot tell the stream's format from its first records",
-                         line=line, expected=f"one of {', '.join(names())} (or pass --from)")
+        raise InputError(
+            "cannot tell the stream's format from its first records",
+            line=line,
+            expected=f"one of {', '.join(names())} (or pass --from)",
+        )
     return best

@@ -19,8 +19,9 @@ from chatx.residue import set_or_drop as _set_or_drop
 
 _CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
-_DELTA_KEYS = frozenset(("role", "content", "refusal", "reasoning_content", "reasoning",
-                         "tool_calls"))
+_DELTA_KEYS = frozenset(
+    ("role", "content", "refusal", "reasoning_content", "reasoning", "tool_calls")
+)
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 _USAGE_KEYS = frozenset(("prompt_tokens", "completion_tokens", "total_tokens"))
 
@@ -54,8 +55,11 @@ class ChatChunkDecoder:
             return self._end(True)
         data = record.data
         if not isinstance(data, dict):
-            raise InputError(f"a chat chunk must be a JSON object, not {_kind(data)}",
-                             line=record.line, expected='{"object": "chat.completion.chunk", …}')
+            raise InputError(
+                f"a chat chunk must be a JSON object, not {_kind(data)}",
+                line=record.line,
+                expected='{"object": "chat.completion.chunk", …}',
+            )
         if self.ended and data:
             self.notes.warning("record after [DONE]: decoded as part of the stream")
             self.ended = False
@@ -172,8 +176,15 @@ class ChatChunkDecoder:
         if extra or delta_extra:
             out.append(ir.Meta(number, extra, delta_extra or None))
 
-    def _delta(self, number: int, lane: _Lane, delta: dict[str, Any], lps: tuple[Any, Any],
-               out: list[ir.Event], delta_extra: dict[str, Any]) -> tuple[Any, Any]:
+    def _delta(
+        self,
+        number: int,
+        lane: _Lane,
+        delta: dict[str, Any],
+        lps: tuple[Any, Any],
+        out: list[ir.Event],
+        delta_extra: dict[str, Any],
+    ) -> tuple[Any, Any]:
         """Decode one delta; return the logprobs no text or refusal took."""
         for key, value in delta.items():
             if key not in _DELTA_KEYS:
@@ -193,8 +204,9 @@ class ChatChunkDecoder:
                     out.append(ir.ReasoningDelta(number, value, "text", 0, {}, name))
                 else:
                     delta_extra[name] = value
-        if "content" in delta and self._content(number, lane, delta["content"], text_lp, out,
-                                                delta_extra):
+        if "content" in delta and self._content(
+            number, lane, delta["content"], text_lp, out, delta_extra
+        ):
             text_lp = None
         if "refusal" in delta:
             value = delta["refusal"]
@@ -213,8 +225,15 @@ class ChatChunkDecoder:
                 delta_extra["tool_calls"] = calls
         return text_lp, refusal_lp
 
-    def _content(self, number: int, lane: _Lane, value: Any, logprobs: Any,
-                 out: list[ir.Event], delta_extra: dict[str, Any]) -> bool:
+    def _content(
+        self,
+        number: int,
+        lane: _Lane,
+        value: Any,
+        logprobs: Any,
+        out: list[ir.Event],
+        delta_extra: dict[str, Any],
+    ) -> bool:
         """Decode ``delta.content``; true when the text took the logprobs."""
         if isinstance(value, str) and value:
             self._switch(number, lane, "message", None, out)
@@ -268,8 +287,16 @@ class ChatChunkDecoder:
             if fextra:
                 extra["function"] = fextra
             name = function.get("name")
-            out.append(ir.ItemStart(number, "tool_call", call=call, call_id=entry.get("id"),
-                                    name=name if isinstance(name, str) else None, extra=extra))
+            out.append(
+                ir.ItemStart(
+                    number,
+                    "tool_call",
+                    call=call,
+                    call_id=entry.get("id"),
+                    name=name if isinstance(name, str) else None,
+                    extra=extra,
+                )
+            )
             if fragment:
                 out.append(ir.ToolArgsDelta(number, call, fragment))
             return
@@ -285,8 +312,9 @@ class ChatChunkDecoder:
         if fragment or extra:
             out.append(ir.ToolArgsDelta(number, call, fragment, extra))
 
-    def _switch(self, number: int, lane: _Lane, kind: str, call: int | None,
-                out: list[ir.Event]) -> None:
+    def _switch(
+        self, number: int, lane: _Lane, kind: str, call: int | None, out: list[ir.Event]
+    ) -> None:
         if lane.open == kind and lane.open_call == call:
             return
         self._close(number, lane, out)
@@ -319,8 +347,14 @@ def decode_usage(usage: dict[str, Any]) -> ir.Usage:
         reasoning = details["reasoning_tokens"]
         rest = {k: v for k, v in details.items() if k != "reasoning_tokens"}
         _set_or_drop(extra, "completion_tokens_details", rest)
-    return ir.Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"),
-                    usage.get("total_tokens"), cached, reasoning, extra)
+    return ir.Usage(
+        usage.get("prompt_tokens"),
+        usage.get("completion_tokens"),
+        usage.get("total_tokens"),
+        cached,
+        reasoning,
+        extra,
+    )
 
 
 def _split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:
@@ -332,12 +366,17 @@ def _split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:
         return None, None
     content = logprobs.get("content")
     refusal = logprobs.get("refusal")
-    rest = {k: v for k, v in logprobs.items()
-            if not (k in ("content", "refusal") and isinstance(v, list) and v)}
+    rest = {
+        k: v
+        for k, v in logprobs.items()
+        if not (k in ("content", "refusal") and isinstance(v, list) and v)
+    }
     if rest:
         extra["logprobs"] = rest
-    return (content if isinstance(content, list) and content else None,
-            refusal if isinstance(refusal, list) and refusal else None)
+    return (
+        content if isinstance(content, list) and content else None,
+        refusal if isinstance(refusal, list) and refusal else None,
+    )
 
 
 def _error(error: dict[str, Any]) -> ir.Error:
@@ -349,9 +388,13 @@ def _error(error: dict[str, Any]) -> ir.Error:
     if "code" in error and error["code"] is None:
         extra["code"] = None
     message = error.get("message")
-    return ir.Error(message if isinstance(message, str) else None, error.get("code"),
-                    error.get("type") if isinstance(error.get("type"), str) else None,
-                    error.get("param") if isinstance(error.get("param"), str) else None, extra)
+    return ir.Error(
+        message if isinstance(message, str) else None,
+        error.get("code"),
+        error.get("type") if isinstance(error.get("type"), str) else None,
+        error.get("param") if isinstance(error.get("param"), str) else None,
+        extra,
+    )
 
 
 def _empty(value: Any) -> bool:
@@ -359,5 +402,11 @@ def _empty(value: Any) -> bool:
 
 
 def _kind(value: Any) -> str:
-    return {list: "an array", str: "a string", int: "a number", float: "a number",
-            bool: "a boolean", type(None): "null"}.get(type(value), type(value).__name__)
+    return {
+        list: "an array",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        bool: "a boolean",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)

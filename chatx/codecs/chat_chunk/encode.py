@@ -41,8 +41,11 @@ class ChatChunkEncoder:
         self.failed = False  # no [DONE] to write at the end
         self.roles: set[int] = set()
 
-    def feed(self, events: list[ir.Event]) -> list[Any]:
-        """Encode one batch; a batch that says nothing writes nothing."""
+    def feed(self, events: list[ir.Event]) -> list[Any]:  # noqa: C901 - one flat dispatch
+        """Encode one batch; a batch that says nothing writes nothing.
+
+        One flat ``if`` chain on the event's type, most frequent first: the hot path
+        pays no method lookup per event."""
         out: list[Any] = []
         choices: dict[int, dict[str, Any]] = {}
         chunk: dict[str, Any] | None = None
@@ -135,8 +138,13 @@ class ChatChunkEncoder:
             self._extra(event.extra, "response.")
         return out
 
-    def _chunk(self, choices: dict[int, dict[str, Any]], top: dict[str, Any],
-               extras: list[ir.Meta], error: ir.Error | None) -> dict[str, Any]:
+    def _chunk(
+        self,
+        choices: dict[int, dict[str, Any]],
+        top: dict[str, Any],
+        extras: list[ir.Meta],
+        error: ir.Error | None,
+    ) -> dict[str, Any]:
         record_extra: list[dict[str, Any]] = []
         for meta in extras:
             if meta.lane is None:
@@ -146,9 +154,13 @@ class ChatChunkEncoder:
                 merge(choice, meta.extra)
                 if meta.delta:
                     merge(choice["delta"], meta.delta)
-        chunk: dict[str, Any] = {"id": self.id, "object": "chat.completion.chunk",
-                                 "created": self.created, "model": self.model,
-                                 "choices": list(choices.values())}
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": list(choices.values()),
+        }
         if top:
             chunk.update(top)
         if error is not None:

@@ -17,24 +17,42 @@ from chatx.codecs.responses_event.envelope import DEFAULTS, usage_object
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
-from chatx.residue import set_or_drop as _set_or_drop
 from chatx.residue import diff
+from chatx.residue import set_or_drop as _set_or_drop
 
 NAME = "responses-event"
-_DELTA_KEYS = frozenset(("type", "item_id", "output_index", "content_index", "summary_index",
-                         "delta", "logprobs", "sequence_number"))
+_DELTA_KEYS = frozenset(
+    (
+        "type",
+        "item_id",
+        "output_index",
+        "content_index",
+        "summary_index",
+        "delta",
+        "logprobs",
+        "sequence_number",
+    )
+)
 _MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "output", "usage"))
 _UNSET = object()
 # Key of the Meta residue that carries patches for derived events; private to this codec.
 PATCH = "~responses.derived"
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
-_IGNORED = frozenset((
-    "response.content_part.added", "response.reasoning_summary_part.added",
-    "response.output_text.done", "response.refusal.done", "response.reasoning_text.done",
-    "response.reasoning.done", "response.reasoning_summary_text.done",
-    "response.function_call_arguments.done", "response.content_part.done",
-    "response.reasoning_summary_part.done"))
+_IGNORED = frozenset(
+    (
+        "response.content_part.added",
+        "response.reasoning_summary_part.added",
+        "response.output_text.done",
+        "response.refusal.done",
+        "response.reasoning_text.done",
+        "response.reasoning.done",
+        "response.reasoning_summary_text.done",
+        "response.function_call_arguments.done",
+        "response.content_part.done",
+        "response.reasoning_summary_part.done",
+    )
+)
 
 
 class _Item:
@@ -72,16 +90,25 @@ class ResponsesDecoder:
             return []
         data = record.data
         if not isinstance(data, dict):
-            raise InputError(f"a Responses event must be a JSON object, not {type(data).__name__}",
-                             line=record.line, expected='{"type": "response.…", …}')
+            raise InputError(
+                f"a Responses event must be a JSON object, not {type(data).__name__}",
+                line=record.line,
+                expected='{"type": "response.…", …}',
+            )
         kind = data.get("type") or record.event
         if not isinstance(kind, str):
-            raise InputError("Responses event without a type", line=record.line,
-                             expected='a "type" such as "response.output_text.delta"')
+            raise InputError(
+                "Responses event without a type",
+                line=record.line,
+                expected='a "type" such as "response.output_text.delta"',
+            )
         self._sequence(data)
         if kind in ("response.created", "response.queued") and (
-                not self.started or self.ended or kind == "response.created"
-                and self._is_new_stream(data)):
+            not self.started
+            or self.ended
+            or kind == "response.created"
+            and self._is_new_stream(data)
+        ):
             return self._start(kind, data)
         if not self.started:
             self.notes.repaired(f"stream began with {kind}, not response.created")
@@ -105,11 +132,17 @@ class ResponsesDecoder:
 
     def _sequence(self, data: dict[str, Any]) -> None:
         seq = data.get("sequence_number")
-        if self.expected_seq is not None and seq != self.expected_seq and not self.renumbered \
-                and data.get("type") != "response.created":
+        if (
+            self.expected_seq is not None
+            and seq != self.expected_seq
+            and not self.renumbered
+            and data.get("type") != "response.created"
+        ):
             self.renumbered = True
-            self.notes.repaired(f"sequence_number {seq!r} where {self.expected_seq} was due: "
-                                "events renumbered from 0")
+            self.notes.repaired(
+                f"sequence_number {seq!r} where {self.expected_seq} was due: "
+                "events renumbered from 0"
+            )
         self.expected_seq = seq + 1 if isinstance(seq, int) else None
 
     # -- lifecycle ------------------------------------------------------------------
@@ -126,16 +159,24 @@ class ResponsesDecoder:
         if not isinstance(response, dict):
             response = {}
         self.template = response
-        event_extra = {k: v for k, v in data.items()
-                       if k not in ("type", "response", "sequence_number")}
+        event_extra = {
+            k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")
+        }
         # Private keys ("~") rebuild the envelope in Responses output; the settings that
         # differ from a server's defaults are what another format would lose.
-        settings = {k: v for k, v in response.items()
-                    if k not in _MAPPED_ENVELOPE and DEFAULTS.get(k, _UNSET) != v}
-        out.append(ir.StreamStart(str(response.get("id") or ""), response.get("model"),
-                                  response.get("created_at"),
-                                  {"~response": response, "~type": kind, "~event": event_extra,
-                                   **settings}))
+        settings = {
+            k: v
+            for k, v in response.items()
+            if k not in _MAPPED_ENVELOPE and DEFAULTS.get(k, _UNSET) != v
+        }
+        out.append(
+            ir.StreamStart(
+                str(response.get("id") or ""),
+                response.get("model"),
+                response.get("created_at"),
+                {"~response": response, "~type": kind, "~event": event_extra, **settings},
+            )
+        )
         out.append(ir.LaneStart(0))
         return out
 
@@ -160,17 +201,22 @@ class ResponsesDecoder:
         out.append(ir.Finish(0, reason, raw or (status if status != "completed" else None)))
         tstatus, tdetails = shapes.terminal_status(reason, self.error is not None)
         usage_obj = usage_object(self.usage, True) if self.usage is not None else None
-        canonical = shapes.terminal_response(self.template, tstatus, tdetails, self.output,
-                                             self.error, usage_obj)
+        canonical = shapes.terminal_response(
+            self.template, tstatus, tdetails, self.output, self.error, usage_obj
+        )
         patch = diff(response, canonical)
-        event_extra = {k: v for k, v in data.items()
-                       if k not in ("type", "response", "sequence_number")}
+        event_extra = {
+            k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")
+        }
         if event_extra:
-            self.notes.warning(f"fields beside the terminal response left out: "
-                               f"{', '.join(event_extra)}")
+            self.notes.warning(
+                f"fields beside the terminal response left out: {', '.join(event_extra)}"
+            )
         if data["type"] != shapes.TERMINAL_EVENT[tstatus]:
-            self.notes.repaired(f"{data['type']} with status {status!r}: written as "
-                                f"{shapes.TERMINAL_EVENT[tstatus]}")
+            self.notes.repaired(
+                f"{data['type']} with status {status!r}: written as "
+                f"{shapes.TERMINAL_EVENT[tstatus]}"
+            )
         out.append(ir.StreamEnd(patch))
         self.ended = True
         return out
@@ -184,11 +230,14 @@ class ResponsesDecoder:
         etype = source.get("type") if source is nested else None
         canonical = shapes.error_event(code, message, param, etype, None)
         patch = diff({k: v for k, v in data.items() if k != "sequence_number"}, canonical)
-        self.error = {"code": canonical["code"] or "server_error",
-                      "message": canonical["message"]}
-        return ir.Error(message if isinstance(message, str) else None, code,
-                        etype if isinstance(etype, str) else None,
-                        param if isinstance(param, str) else None, {"event": patch})
+        self.error = {"code": canonical["code"] or "server_error", "message": canonical["message"]}
+        return ir.Error(
+            message if isinstance(message, str) else None,
+            code,
+            etype if isinstance(etype, str) else None,
+            param if isinstance(param, str) else None,
+            {"event": patch},
+        )
 
     def _passthrough_state(self, data: dict[str, Any]) -> ir.Event:
         return ir.Passthrough(NAME, data, data.get("type"))
@@ -209,8 +258,11 @@ class ResponsesDecoder:
             self.items[index] = _Item("passthrough", iid)
             return [ir.Passthrough(NAME, data, data.get("type"))]
         state = self.items[index] = _Item(kind, iid)
-        event_extra = {k: v for k, v in data.items()
-                       if k not in ("type", "item", "output_index", "sequence_number")}
+        event_extra = {
+            k: v
+            for k, v in data.items()
+            if k not in ("type", "item", "output_index", "sequence_number")
+        }
         if kind == "message":
             canonical = shapes.message_item(iid, "in_progress", [])
             start = ir.ItemStart(0, "message", iid)
@@ -258,17 +310,22 @@ class ResponsesDecoder:
             joined = "".join(state.args)
             if isinstance(arguments, str) and arguments != joined:
                 if arguments.startswith(joined):
-                    out.append(ir.ToolArgsDelta(0, state.call or 0, arguments[len(joined):]))
-                    state.args.append(arguments[len(joined):])
+                    out.append(ir.ToolArgsDelta(0, state.call or 0, arguments[len(joined) :]))
+                    state.args.append(arguments[len(joined) :])
                 else:
-                    self.notes.repaired("function call arguments differ from their deltas: "
-                                        "the deltas are kept")
-            canonical = shapes.function_item(state.id, "completed", "".join(state.args),
-                                             state.call_id, state.name)
+                    self.notes.repaired(
+                        "function call arguments differ from their deltas: the deltas are kept"
+                    )
+            canonical = shapes.function_item(
+                state.id, "completed", "".join(state.args), state.call_id, state.name
+            )
             kind = "tool_call"
         self.output.append(item)
-        event_extra = {k: v for k, v in data.items()
-                       if k not in ("type", "item", "output_index", "sequence_number")}
+        event_extra = {
+            k: v
+            for k, v in data.items()
+            if k not in ("type", "item", "output_index", "sequence_number")
+        }
         patch = diff(item, canonical)
         extra = {}
         if patch:
@@ -287,28 +344,40 @@ class ResponsesDecoder:
         parts = []
         for (family, _), (texts, lps) in state.parts.items():
             text = "".join(texts)
-            parts.append(shapes.refusal_part(text) if family == "refusal"
-                         else shapes.text_part(text, lps))
+            parts.append(
+                shapes.refusal_part(text) if family == "refusal" else shapes.text_part(text, lps)
+            )
         source = item.get("content")
         if not parts and isinstance(source, list) and source:
             # Text given only in the done item: say it once, as deltas would have.
             for part in source:
-                if isinstance(part, dict) and part.get("type") == "output_text" and part.get("text"):
+                if (
+                    isinstance(part, dict)
+                    and part.get("type") == "output_text"
+                    and part.get("text")
+                ):
                     out.append(ir.TextDelta(0, part["text"]))
                     parts.append(shapes.text_part(part["text"], []))
-                elif isinstance(part, dict) and part.get("type") == "refusal" \
-                        and part.get("refusal"):
+                elif (
+                    isinstance(part, dict) and part.get("type") == "refusal" and part.get("refusal")
+                ):
                     out.append(ir.RefusalDelta(0, part["refusal"]))
                     parts.append(shapes.refusal_part(part["refusal"]))
         return parts
 
-    def _reasoning_parts(self, state: _Item, out: list[ir.Event],
-                         item: dict[str, Any]) -> tuple[list[Any], list[Any]]:
-        summary = [shapes.summary_part("".join(texts))
-                   for (family, _), (texts, _lps) in state.parts.items() if family == "summary_text"]
-        content = [shapes.reasoning_text_part("".join(texts))
-                   for (family, _), (texts, _lps) in state.parts.items()
-                   if family == "reasoning_text"]
+    def _reasoning_parts(
+        self, state: _Item, out: list[ir.Event], item: dict[str, Any]
+    ) -> tuple[list[Any], list[Any]]:
+        summary = [
+            shapes.summary_part("".join(texts))
+            for (family, _), (texts, _lps) in state.parts.items()
+            if family == "summary_text"
+        ]
+        content = [
+            shapes.reasoning_text_part("".join(texts))
+            for (family, _), (texts, _lps) in state.parts.items()
+            if family == "reasoning_text"
+        ]
         if not summary and not content:
             for number, part in enumerate(item.get("summary") or ()):
                 if isinstance(part, dict) and part.get("text"):
@@ -350,15 +419,21 @@ class ResponsesDecoder:
         state, extra = self._delta(data, "summary_text")
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [ir.ReasoningDelta(0, _str(data.get("delta")), "summary",
-                                  _int(data.get("summary_index")), extra)]
+        return [
+            ir.ReasoningDelta(
+                0, _str(data.get("delta")), "summary", _int(data.get("summary_index")), extra
+            )
+        ]
 
     def _reasoning_text(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "reasoning_text")
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [ir.ReasoningDelta(0, _str(data.get("delta")), "text",
-                                  _int(data.get("content_index")), extra)]
+        return [
+            ir.ReasoningDelta(
+                0, _str(data.get("delta")), "text", _int(data.get("content_index")), extra
+            )
+        ]
 
     def _arguments(self, data: dict[str, Any]) -> list[ir.Event]:
         state = self.items.get(data.get("output_index"))
@@ -388,10 +463,16 @@ class ResponsesDecoder:
         summary = "summary" in kind
         number = data.get("summary_index" if summary else "content_index")
         part = data.get("part") if isinstance(data.get("part"), dict) else {}
-        ptype = "summary_text" if summary else {
-            "response.output_text.done": "output_text", "response.refusal.done": "refusal",
-            "response.reasoning_text.done": "reasoning_text",
-            "response.reasoning.done": "reasoning_text"}.get(kind, part.get("type"))
+        ptype = (
+            "summary_text"
+            if summary
+            else {
+                "response.output_text.done": "output_text",
+                "response.refusal.done": "refusal",
+                "response.reasoning_text.done": "reasoning_text",
+                "response.reasoning.done": "reasoning_text",
+            }.get(kind, part.get("type"))
+        )
         if ptype not in ("summary_text", "output_text", "refusal", "reasoning_text"):
             return None
         if kind.endswith("part.added"):
@@ -403,21 +484,34 @@ class ResponsesDecoder:
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Responses ``usage`` → IR Usage; the rest of it stays as residue."""
-    extra = {k: v for k, v in usage.items()
-             if k not in ("input_tokens", "output_tokens", "total_tokens")}
+    extra = {
+        k: v for k, v in usage.items() if k not in ("input_tokens", "output_tokens", "total_tokens")
+    }
     cached = reasoning = None
     details = extra.get("input_tokens_details")
     if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
         cached = details["cached_tokens"]
-        _set_or_drop(extra, "input_tokens_details",
-                     {k: v for k, v in details.items() if k != "cached_tokens"})
+        _set_or_drop(
+            extra,
+            "input_tokens_details",
+            {k: v for k, v in details.items() if k != "cached_tokens"},
+        )
     details = extra.get("output_tokens_details")
     if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
         reasoning = details["reasoning_tokens"]
-        _set_or_drop(extra, "output_tokens_details",
-                     {k: v for k, v in details.items() if k != "reasoning_tokens"})
-    return ir.Usage(_opt_int(usage.get("input_tokens")), _opt_int(usage.get("output_tokens")),
-                    _opt_int(usage.get("total_tokens")), cached, reasoning, extra)
+        _set_or_drop(
+            extra,
+            "output_tokens_details",
+            {k: v for k, v in details.items() if k != "reasoning_tokens"},
+        )
+    return ir.Usage(
+        _opt_int(usage.get("input_tokens")),
+        _opt_int(usage.get("output_tokens")),
+        _opt_int(usage.get("total_tokens")),
+        cached,
+        reasoning,
+        extra,
+    )
 
 
 def _str(value: Any) -> str:

@@ -27,8 +27,19 @@ _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 class _Item:
     """An open output item and the text it has streamed so far (joined once, at done)."""
 
-    __slots__ = ("kind", "id", "index", "call", "call_id", "name", "extra", "parts", "part",
-                 "args", "summary_mode")
+    __slots__ = (
+        "kind",
+        "id",
+        "index",
+        "call",
+        "call_id",
+        "name",
+        "extra",
+        "parts",
+        "part",
+        "args",
+        "summary_mode",
+    )
 
     def __init__(self, kind: str, iid: str, index: int) -> None:
         self.kind = kind
@@ -119,8 +130,12 @@ class ResponsesEncoder:
 
     # -- emit -----------------------------------------------------------------------
 
-    def _emit(self, out: list[dict[str, Any]], payload: dict[str, Any],
-              extra: dict[str, Any] | None = None) -> None:
+    def _emit(
+        self,
+        out: list[dict[str, Any]],
+        payload: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+    ) -> None:
         if extra:
             if self.own:
                 merge(payload, extra)
@@ -156,8 +171,7 @@ class ResponsesEncoder:
             # Lifecycle events after the first (in_progress, queued) come through as
             # passthrough records, so the source's own sequence is kept.
             first = event.extra.get("~type", "response.created")
-            self._emit(out, {"type": first, "response": dict(response)},
-                       event.extra.get("~event"))
+            self._emit(out, {"type": first, "response": dict(response)}, event.extra.get("~event"))
             return
         self._emit(out, {"type": "response.created", "response": dict(response)})
         progress = dict(response)
@@ -169,8 +183,9 @@ class ResponsesEncoder:
         self._close(out)
         status, details = shapes.terminal_status(self.reason, self.error is not None)
         usage = usage_object(self.usage, self.own) if self.usage is not None else None
-        response = shapes.terminal_response(self.response, status, details, self.output,
-                                            self.error, usage)
+        response = shapes.terminal_response(
+            self.response, status, details, self.output, self.error, usage
+        )
         if event.extra:
             if self.own:
                 merge(response, event.extra)
@@ -194,8 +209,7 @@ class ResponsesEncoder:
             payload = shapes.error_event(event.code, event.message, event.param, event.type, None)
             self._emit(out, payload, extra.get("event"))
         else:
-            payload = shapes.error_event(event.code, event.message, event.param, event.type,
-                                         extra)
+            payload = shapes.error_event(event.code, event.message, event.param, event.type, extra)
             self._emit(out, payload)
         code = event.code if event.code is None or isinstance(event.code, str) else str(event.code)
         self.error = {"code": code or "server_error", "message": event.message or ""}
@@ -217,8 +231,9 @@ class ResponsesEncoder:
 
     # -- items ----------------------------------------------------------------------
 
-    def _open(self, kind: str, lane: int, out: list[dict[str, Any]],
-              start: ir.ItemStart | None = None) -> _Item:
+    def _open(
+        self, kind: str, lane: int, out: list[dict[str, Any]], start: ir.ItemStart | None = None
+    ) -> _Item:
         if lane != 0:
             self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
         self._close(out)
@@ -245,8 +260,11 @@ class ResponsesEncoder:
             else:
                 self._lost(start.extra, "item.")
         self.item = item
-        self._emit(out, {"type": "response.output_item.added", "item": added,
-                         "output_index": index}, item.extra.get("event") if self.own else None)
+        self._emit(
+            out,
+            {"type": "response.output_item.added", "item": added, "output_index": index},
+            item.extra.get("event") if self.own else None,
+        )
         return item
 
     def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
@@ -268,13 +286,16 @@ class ResponsesEncoder:
         self._close_part(item, out)
         base = {"type": "response.output_item.done", "output_index": item.index}
         if item.kind == "message":
-            done = shapes.message_item(item.id, "completed",
-                                       [_message_part(p) for p in item.parts])
+            done = shapes.message_item(item.id, "completed", [_message_part(p) for p in item.parts])
         elif item.kind == "reasoning":
-            summary = [shapes.summary_part("".join(p[1]))
-                       for p in item.parts if p[0] == "summary_text"]
-            content = [shapes.reasoning_text_part("".join(p[1]))
-                       for p in item.parts if p[0] == "reasoning_text"]
+            summary = [
+                shapes.summary_part("".join(p[1])) for p in item.parts if p[0] == "summary_text"
+            ]
+            content = [
+                shapes.reasoning_text_part("".join(p[1]))
+                for p in item.parts
+                if p[0] == "reasoning_text"
+            ]
             done = shapes.reasoning_item(item.id, summary, content)
         else:
             arguments = "".join(item.args)
@@ -288,7 +309,9 @@ class ResponsesEncoder:
 
     # -- parts ----------------------------------------------------------------------
 
-    def _part(self, item: _Item, ptype: str, out: list[dict[str, Any]], number: int = 0) -> list[Any]:
+    def _part(
+        self, item: _Item, ptype: str, out: list[dict[str, Any]], number: int = 0
+    ) -> list[Any]:
         """The open part of ``ptype`` (summary parts also by number), opened if need be."""
         part = item.part
         if part is not None and part[0] == ptype and (ptype != "summary_text" or part[2] == number):
@@ -305,8 +328,9 @@ class ResponsesEncoder:
         if part is None:
             return
         item.part = None
-        for payload in shapes.part_done(item.id, item.index, part[2], part[0], "".join(part[1]),
-                                        part[3]):
+        for payload in shapes.part_done(
+            item.id, item.index, part[2], part[0], "".join(part[1]), part[3]
+        ):
             self._emit(out, payload)
 
     def _text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
@@ -323,9 +347,18 @@ class ResponsesEncoder:
             logprobs = []
         if logprobs:
             part[3].extend(logprobs)
-        self._emit(out, {"type": "response.output_text.delta", "item_id": item.id,
-                         "output_index": item.index, "content_index": part[2],
-                         "delta": event.text, "logprobs": logprobs}, event.extra)
+        self._emit(
+            out,
+            {
+                "type": "response.output_text.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "content_index": part[2],
+                "delta": event.text,
+                "logprobs": logprobs,
+            },
+            event.extra,
+        )
 
     def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
@@ -335,9 +368,17 @@ class ResponsesEncoder:
         part[1].append(event.text)
         if event.logprobs and not self.own:
             self.notes.lost_field("refusal logprobs")
-        self._emit(out, {"type": "response.refusal.delta", "item_id": item.id,
-                         "output_index": item.index, "content_index": part[2],
-                         "delta": event.text}, event.extra)
+        self._emit(
+            out,
+            {
+                "type": "response.refusal.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "content_index": part[2],
+                "delta": event.text,
+            },
+            event.extra,
+        )
 
     def _reasoning(self, event: ir.ReasoningDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
@@ -347,30 +388,57 @@ class ResponsesEncoder:
         if mode == "summary":
             part = self._part(item, "summary_text", out, event.part)
             part[1].append(event.text)
-            self._emit(out, {"type": "response.reasoning_summary_text.delta", "item_id": item.id,
-                             "output_index": item.index, "summary_index": part[2],
-                             "delta": event.text}, event.extra)
+            self._emit(
+                out,
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "item_id": item.id,
+                    "output_index": item.index,
+                    "summary_index": part[2],
+                    "delta": event.text,
+                },
+                event.extra,
+            )
         else:
             part = self._part(item, "reasoning_text", out)
             part[1].append(event.text)
-            self._emit(out, {"type": "response.reasoning_text.delta", "item_id": item.id,
-                             "output_index": item.index, "content_index": part[2],
-                             "delta": event.text}, event.extra)
+            self._emit(
+                out,
+                {
+                    "type": "response.reasoning_text.delta",
+                    "item_id": item.id,
+                    "output_index": item.index,
+                    "content_index": part[2],
+                    "delta": event.text,
+                },
+                event.extra,
+            )
 
     def _args(self, event: ir.ToolArgsDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
         if item is None or item.kind != "tool_call" or item.call != event.call:
             if event.call in self.calls:
-                self.notes.warning(f"arguments for tool call {event.call} arrived after the "
-                                   "call was closed: left out of the Responses stream")
+                self.notes.warning(
+                    f"arguments for tool call {event.call} arrived after the "
+                    "call was closed: left out of the Responses stream"
+                )
                 return
-            item = self._open("tool_call", event.lane, out,
-                              ir.ItemStart(event.lane, "tool_call", call=event.call))
+            item = self._open(
+                "tool_call", event.lane, out, ir.ItemStart(event.lane, "tool_call", call=event.call)
+            )
         if not event.fragment and not event.extra:
             return
         item.args.append(event.fragment)
-        self._emit(out, {"type": "response.function_call_arguments.delta", "item_id": item.id,
-                         "output_index": item.index, "delta": event.fragment}, event.extra)
+        self._emit(
+            out,
+            {
+                "type": "response.function_call_arguments.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "delta": event.fragment,
+            },
+            event.extra,
+        )
 
 
 def _message_part(part: list[Any]) -> dict[str, Any]:
@@ -390,8 +458,14 @@ def _logprobs(entries: list[Any]) -> list[Any]:
         if entry.get("bytes") is not None:
             converted["bytes"] = entry["bytes"]
         tops = entry.get("top_logprobs")
-        converted["top_logprobs"] = [
-            {k: v for k, v in top.items() if k in ("token", "logprob", "bytes")}
-            for top in tops if isinstance(top, dict)] if isinstance(tops, list) else []
+        converted["top_logprobs"] = (
+            [
+                {k: v for k, v in top.items() if k in ("token", "logprob", "bytes")}
+                for top in tops
+                if isinstance(top, dict)
+            ]
+            if isinstance(tops, list)
+            else []
+        )
         out.append(converted)
     return out

@@ -41,10 +41,26 @@ DEFAULTS: dict[str, Any] = {
 }
 
 # Request fields that land in the envelope under the same name.
-_SAME_NAME = ("instructions", "max_output_tokens", "max_tool_calls", "parallel_tool_calls",
-              "previous_response_id", "prompt_cache_key", "safety_identifier", "service_tier",
-              "store", "temperature", "top_p", "top_logprobs", "truncation", "metadata",
-              "background", "frequency_penalty", "presence_penalty", "user")
+_SAME_NAME = (
+    "instructions",
+    "max_output_tokens",
+    "max_tool_calls",
+    "parallel_tool_calls",
+    "previous_response_id",
+    "prompt_cache_key",
+    "safety_identifier",
+    "service_tier",
+    "store",
+    "temperature",
+    "top_p",
+    "top_logprobs",
+    "truncation",
+    "metadata",
+    "background",
+    "frequency_penalty",
+    "presence_penalty",
+    "user",
+)
 
 
 def responses_id(source_id: str) -> str:
@@ -53,7 +69,7 @@ def responses_id(source_id: str) -> str:
         return source_id
     for prefix in ("chatcmpl-", "chat-"):
         if source_id.startswith(prefix):
-            return "resp_" + source_id[len(prefix):]
+            return "resp_" + source_id[len(prefix) :]
     return "resp_" + (source_id or "0")
 
 
@@ -65,9 +81,14 @@ def item_id(response_id: str, prefix: str, index: int) -> str:
 
 def envelope(rid: str, created: Any, model: Any, request: dict[str, Any] | None) -> dict[str, Any]:
     """A fresh ``response`` object (status in_progress, no output) for a foreign source."""
-    response: dict[str, Any] = {"id": rid, "object": "response",
-                                "created_at": created if isinstance(created, int) else 0,
-                                "status": "in_progress", "model": model or "", "output": []}
+    response: dict[str, Any] = {
+        "id": rid,
+        "object": "response",
+        "created_at": created if isinstance(created, int) else 0,
+        "status": "in_progress",
+        "model": model or "",
+        "output": [],
+    }
     response.update(DEFAULTS)
     response["text"] = {"format": {"type": "text"}}
     response["tools"] = []
@@ -107,10 +128,13 @@ def _tool(tool: Any) -> Any:
     if not isinstance(tool, dict) or not isinstance(tool.get("function"), dict):
         return tool
     function = tool["function"]
-    flat = {"type": "function", "name": function.get("name"),
-            "description": function.get("description"),
-            "parameters": function.get("parameters"),
-            "strict": function.get("strict")}
+    flat = {
+        "type": "function",
+        "name": function.get("name"),
+        "description": function.get("description"),
+        "parameters": function.get("parameters"),
+        "strict": function.get("strict"),
+    }
     return flat
 
 
@@ -122,7 +146,8 @@ def _tool_choice(choice: Any) -> Any:
 
 def _text_format(response_format: dict[str, Any]) -> dict[str, Any]:
     if response_format.get("type") == "json_schema" and isinstance(
-            response_format.get("json_schema"), dict):
+        response_format.get("json_schema"), dict
+    ):
         return {"type": "json_schema", **response_format["json_schema"]}
     return response_format
 
@@ -135,8 +160,11 @@ def usage_object(event: Any, own: bool) -> dict[str, Any]:
     """
     if own:
         usage: dict[str, Any] = {}
-        for key, value in (("input_tokens", event.input), ("output_tokens", event.output),
-                           ("total_tokens", event.total)):
+        for key, value in (
+            ("input_tokens", event.input),
+            ("output_tokens", event.output),
+            ("total_tokens", event.total),
+        ):
             if value is not None:
                 usage[key] = value
         if event.cached is not None:

@@ -27,22 +27,35 @@ def reasoning_text_part(text: str) -> dict[str, Any]:
 
 
 def message_item(item_id: str, status: str, content: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"id": item_id, "type": "message", "status": status, "content": content,
-            "role": "assistant"}
+    return {
+        "id": item_id,
+        "type": "message",
+        "status": status,
+        "content": content,
+        "role": "assistant",
+    }
 
 
-def reasoning_item(item_id: str, summary: list[dict[str, Any]],
-                   content: list[dict[str, Any]] | None) -> dict[str, Any]:
+def reasoning_item(
+    item_id: str, summary: list[dict[str, Any]], content: list[dict[str, Any]] | None
+) -> dict[str, Any]:
     item: dict[str, Any] = {"id": item_id, "type": "reasoning", "summary": summary}
     if content:
         item["content"] = content
     return item
 
 
-def function_item(item_id: str, status: str, arguments: str, call_id: str | None,
-                  name: str | None) -> dict[str, Any]:
-    return {"id": item_id, "type": "function_call", "status": status, "arguments": arguments,
-            "call_id": call_id or "", "name": name or ""}
+def function_item(
+    item_id: str, status: str, arguments: str, call_id: str | None, name: str | None
+) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": status,
+        "arguments": arguments,
+        "call_id": call_id or "",
+        "name": name or "",
+    }
 
 
 def terminal_status(reason: str | None, failed: bool) -> tuple[str, dict[str, Any] | None]:
@@ -56,13 +69,21 @@ def terminal_status(reason: str | None, failed: bool) -> tuple[str, dict[str, An
     return "completed", None
 
 
-TERMINAL_EVENT = {"completed": "response.completed", "incomplete": "response.incomplete",
-                  "failed": "response.failed"}
+TERMINAL_EVENT = {
+    "completed": "response.completed",
+    "incomplete": "response.incomplete",
+    "failed": "response.failed",
+}
 
 
-def terminal_response(template: dict[str, Any], status: str, details: dict[str, Any] | None,
-                      output: list[Any], error: dict[str, Any] | None,
-                      usage: dict[str, Any] | None) -> dict[str, Any]:
+def terminal_response(
+    template: dict[str, Any],
+    status: str,
+    details: dict[str, Any] | None,
+    output: list[Any],
+    error: dict[str, Any] | None,
+    usage: dict[str, Any] | None,
+) -> dict[str, Any]:
     """The ``response`` of the terminal event: the start's envelope, closed."""
     response = dict(template)
     response["status"] = status
@@ -75,8 +96,9 @@ def terminal_response(template: dict[str, Any], status: str, details: dict[str, 
     return response
 
 
-def error_event(code: Any, message: str | None, param: Any, etype: str | None,
-                details: dict[str, Any] | None) -> dict[str, Any]:
+def error_event(
+    code: Any, message: str | None, param: Any, etype: str | None, details: dict[str, Any] | None
+) -> dict[str, Any]:
     """An ``error`` event in both shapes: the openai SDK types the flat one (``code``,
     ``message``, ``param``), the Open Responses schema the nested ``error`` object."""
     code = str(code) if code is not None and not isinstance(code, str) else code
@@ -87,37 +109,65 @@ def error_event(code: Any, message: str | None, param: Any, etype: str | None,
         nested["param"] = param
     if details:
         nested.update(details)
-    return {"type": "error", "code": code, "message": message or "", "param": param,
-            "error": nested}
+    return {
+        "type": "error",
+        "code": code,
+        "message": message or "",
+        "param": param,
+        "error": nested,
+    }
 
 
-_EMPTY_PART = {"output_text": lambda: text_part("", []), "refusal": lambda: refusal_part(""),
-               "reasoning_text": lambda: reasoning_text_part("")}
+_EMPTY_PART = {
+    "output_text": lambda: text_part("", []),
+    "refusal": lambda: refusal_part(""),
+    "reasoning_text": lambda: reasoning_text_part(""),
+}
 
 
 def part_added(item_id: str, output_index: int, index: int, ptype: str) -> dict[str, Any]:
     """``content_part.added`` or, for summaries, ``reasoning_summary_part.added``."""
     head = {"item_id": item_id, "output_index": output_index}
     if ptype == "summary_text":
-        return {"type": "response.reasoning_summary_part.added", **head, "summary_index": index,
-                "part": summary_part("")}
-    return {"type": "response.content_part.added", **head, "content_index": index,
-            "part": _EMPTY_PART[ptype]()}
+        return {
+            "type": "response.reasoning_summary_part.added",
+            **head,
+            "summary_index": index,
+            "part": summary_part(""),
+        }
+    return {
+        "type": "response.content_part.added",
+        **head,
+        "content_index": index,
+        "part": _EMPTY_PART[ptype](),
+    }
 
 
-def part_done(item_id: str, output_index: int, index: int, ptype: str, text: str,
-              logprobs: list[Any]) -> list[dict[str, Any]]:
+def part_done(
+    item_id: str, output_index: int, index: int, ptype: str, text: str, logprobs: list[Any]
+) -> list[dict[str, Any]]:
     """The text's ``*.done`` event and the part's done event, in the order they go out."""
     head = {"item_id": item_id, "output_index": output_index}
     if ptype == "summary_text":
         at = {"summary_index": index}
-        return [{"type": "response.reasoning_summary_text.done", **head, **at, "text": text},
-                {"type": "response.reasoning_summary_part.done", **head, **at,
-                 "part": summary_part(text)}]
+        return [
+            {"type": "response.reasoning_summary_text.done", **head, **at, "text": text},
+            {
+                "type": "response.reasoning_summary_part.done",
+                **head,
+                **at,
+                "part": summary_part(text),
+            },
+        ]
     at = {"content_index": index}
     if ptype == "output_text":
-        done = {"type": "response.output_text.done", **head, **at, "text": text,
-                "logprobs": logprobs}
+        done = {
+            "type": "response.output_text.done",
+            **head,
+            **at,
+            "text": text,
+            "logprobs": logprobs,
+        }
         part = text_part(text, logprobs)
     elif ptype == "refusal":
         done = {"type": "response.refusal.done", **head, **at, "refusal": text}
@@ -128,24 +178,40 @@ def part_done(item_id: str, output_index: int, index: int, ptype: str, text: str
     return [done, {"type": "response.content_part.done", **head, **at, "part": part}]
 
 
-def arguments_done(item_id: str, output_index: int, arguments: str,
-                   name: str | None) -> dict[str, Any]:
-    done = {"type": "response.function_call_arguments.done", "item_id": item_id,
-            "output_index": output_index, "arguments": arguments}
+def arguments_done(
+    item_id: str, output_index: int, arguments: str, name: str | None
+) -> dict[str, Any]:
+    done = {
+        "type": "response.function_call_arguments.done",
+        "item_id": item_id,
+        "output_index": output_index,
+        "arguments": arguments,
+    }
     if name:
         done["name"] = name
     return done
 
 
 # Derived events: the decoder keeps how the source's differ from these, keyed like this.
-DERIVED = frozenset((
-    "response.content_part.added", "response.reasoning_summary_part.added",
-    "response.output_text.done", "response.refusal.done", "response.reasoning_text.done",
-    "response.reasoning_summary_text.done", "response.function_call_arguments.done",
-    "response.content_part.done", "response.reasoning_summary_part.done"))
+DERIVED = frozenset(
+    (
+        "response.content_part.added",
+        "response.reasoning_summary_part.added",
+        "response.output_text.done",
+        "response.refusal.done",
+        "response.reasoning_text.done",
+        "response.reasoning_summary_text.done",
+        "response.function_call_arguments.done",
+        "response.content_part.done",
+        "response.reasoning_summary_part.done",
+    )
+)
 
 
 def derived_key(event: dict[str, Any]) -> tuple[Any, ...]:
     """Which derived event this is: type, output index and part index."""
-    return (event.get("type"), event.get("output_index"),
-            event.get("summary_index", event.get("content_index")))
+    return (
+        event.get("type"),
+        event.get("output_index"),
+        event.get("summary_index", event.get("content_index")),
+    )
