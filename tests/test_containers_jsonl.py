@@ -129,20 +129,25 @@ def test_empty_inputs():
 
 def test_top_level_non_array_is_an_error_record():
     assert read_array(b'\n{"a": 1}') == [
-        Record(None, None, 2, error="expected a JSON array of events, found an object")]
+        Record(None, None, 2, error="expected a JSON array of events, found an object")
+    ]
 
 
 def test_invalid_array_is_an_error_record():
     (record,) = read_array(b"[1,\n2,\n x]")
     assert (record.line, record.error) == (
-        3, "invalid JSON: unexpected character, expected a JSON value at line 3, column 2")
+        3,
+        "invalid JSON: unexpected character, expected a JSON value at line 3, column 2",
+    )
     (record,) = read_array(b'[{"a":1},\n{"b":')
     assert record.error == "invalid JSON: unexpected end of data (half-written line?)"
 
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -169,7 +174,9 @@ ITEMS = [{"type": "x", "text": "a\nb\r\u2028"}, [], "s", None, 1.5, {"nested": {
                                                         (JSONArrayWriter, JSONArrayReader)])  # fmt: skip
 def test_writer_round_trip(writer_class, reader_class):
     writer = writer_class(event_names=True)
-    data = writer.write(ITEMS[:2]) + writer.write([DONE]) + writer.write(ITEMS[2:]) + writer.finish()
+    data = (
+        writer.write(ITEMS[:2]) + writer.write([DONE]) + writer.write(ITEMS[2:]) + writer.finish()
+    )
     records = read(data, 5, reader_class)
     assert [r.data for r in records] == ITEMS
     first = 1 if reader_class is JSONLReader else 2  # the array's "[" has a line of its own

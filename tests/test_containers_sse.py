@@ -172,7 +172,7 @@ def test_bad_payloads_become_error_records():
 
 
 def test_half_written_last_line():
-    (record,) = read(b'data: {"choices":[{"delta":{"content":"hel')
+    (record,) = read('data: {"choices":[{"delta":{"content":"héllo wörld'.encode())
     assert record.error == "invalid JSON: unexpected end of data (half-written line?)"
 
 
@@ -258,10 +258,14 @@ def test_random_bytes_never_raise_and_chunking_never_matters(data, size):
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=8,
 )
-_name = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), max_size=10)
+_name = st.text(
+    st.characters(blacklist_characters="\r\n", blacklist_categories=["Cs"]), max_size=10
+)
 _end = st.sampled_from([b"\n", b"\r\n", b"\r"])
 
 

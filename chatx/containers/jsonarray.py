@@ -43,7 +43,9 @@ class JSONArrayReader:
         if type(value) is not list:
             kind = _KINDS.get(type(value), "something else")
             line = _line_numbers(buf, [len(buf) - len(buf.lstrip())])[0]
-            return [Record(None, None, line, False, f"expected a JSON array of events, found {kind}")]
+            return [
+                Record(None, None, line, False, f"expected a JSON array of events, found {kind}")
+            ]
         lines = element_lines(buf)
         return [Record(item, None, line) for item, line in zip(value, lines, strict=True)]
 

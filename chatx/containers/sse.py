@@ -5,6 +5,7 @@ https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-inte
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import orjson
@@ -57,7 +58,7 @@ class LineSplitter:
         if self._head:  # a stream shorter than a BOM that began like one
             self._tail += self._head
         last = bytes(self._tail)
-        self.__init__()
+        self._head, self._skip_lf, self._tail = b"", False, bytearray()
         return [last] if last else []
 
     def _drop_bom(self, chunk: bytes) -> bytes:
@@ -77,10 +78,10 @@ def payload_error(data: bytes, exc: ValueError) -> str:
         return f"invalid UTF-8 at byte {bad.start}"
     if not data.strip():
         return "invalid JSON: empty payload"
-    pos = getattr(exc, "pos", 0)
-    if pos >= len(data.rstrip()):
+    pos, msg = getattr(exc, "pos", 0), getattr(exc, "msg", str(exc))
+    # orjson counts pos in characters, so a non-ASCII payload needs the message check.
+    if msg.startswith("unexpected end") or pos >= len(data.rstrip()):
         return "invalid JSON: unexpected end of data (half-written line?)"
-    msg = getattr(exc, "msg", str(exc))
     line, column = getattr(exc, "lineno", 1), getattr(exc, "colno", pos + 1)
     where = f"column {column}" if line == 1 else f"line {line}, column {column}"
     return f"invalid JSON: {msg} at {where}"
@@ -180,10 +181,9 @@ class SSEReader:
             if b"\0" not in value:
                 self.last_event_id = value.decode("utf-8", "replace")
         elif name == b"retry" and value.isdigit():
-            try:
+            # More digits than int() accepts (4300) is no sane delay: keep the last one.
+            with contextlib.suppress(ValueError):
                 self.retry = int(value)
-            except ValueError:  # more digits than int() accepts: no sane delay
-                pass
 
 
 class SSEWriter:
