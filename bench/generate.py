@@ -49,14 +49,14 @@ CALL_FRAGMENTS = 50
 # The start-up capture: 20 records (18 chunks, the usage chunk and [DONE]).
 STARTUP_CHUNKS = 19
 
-_WORDS = (
-    "The", " stream", " carries", " text", ",", " reasoning", " and", " tool", " calls",
-    " across", " many", " small", " chunks", ".", " Each", " delta", " holds", " a", " few",
-    " characters", ";", " some", " are", " naïve", " café", " 日本語", " words", " or",
-    ' "quoted"', " phrases", "\n\n", " with", " numbers", " like", " 42", " and", " 3.14",
-    "!", " Then", " the", " model", " continues", " writing", " until", " it", " stops",
-    " —", " finally", "?", "\n", " émoji", " 🙂", " tab\there", " back\\slash",
+_WORD_LIST = (
+    "The| stream| carries| text|,| reasoning| and| tool| calls| across| many| small| chunks|."
+    "| Each| delta| holds| a| few| characters|;| some| are| naïve| café| 日本語| words| or"
+    '| "quoted"| phrases|\n\n| with| numbers| like| 42| and| 3.14|!| Then| the| model'
+    "| continues| writing| until| it| stops| —| finally|?|\n| émoji| 🙂| tab\there"
+    "| back\\slash"
 )
+_WORDS = tuple(_WORD_LIST.split("|"))
 _ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 _TOOLS = ("get_weather", "search_web", "read_file", "run_query", "lookup_user")
 
@@ -82,18 +82,21 @@ def chat_stream(kind: str, n: int) -> Iterator[bytes]:
     if n < 3:
         raise ValueError("a stream needs at least 3 chunks (role, finish, usage)")
     dumps = orjson.dumps
-    head = (b'data: {"id":"chatcmpl-bench' + kind.encode() + str(n).encode()
-            + b'","object":"chat.completion.chunk","created":1700000000,'
-            b'"model":"gpt-4o-2024-08-06","service_tier":"default",'
-            b'"system_fingerprint":"fp_bench0001",')
+    head = (
+        b'data: {"id":"chatcmpl-bench'
+        + kind.encode()
+        + str(n).encode()
+        + b'","object":"chat.completion.chunk","created":1700000000,'
+        b'"model":"gpt-4o-2024-08-06","service_tier":"default",'
+        b'"system_fingerprint":"fp_bench0001",'
+    )
     choice_head = head + b'"choices":[{"index":0,"delta":'
     choice_tail = b',"logprobs":null,"finish_reason":null}],"obfuscation":"'
     body = n - 3  # the chunks between the role chunk and the finish + usage chunks
     reasoning_end = body * 2 // 5 if kind == "reasoning" else 0
 
     def chunk(i: int, delta: dict) -> bytes:
-        return (choice_head + dumps(delta) + choice_tail + _obfuscation(i).encode()
-                + b'"}\n\n')
+        return choice_head + dumps(delta) + choice_tail + _obfuscation(i).encode() + b'"}\n\n'
 
     if kind == "tools":
         first: dict = {"role": "assistant", "content": None, "refusal": None}
@@ -111,12 +114,27 @@ def chat_stream(kind: str, n: int) -> Iterator[bytes]:
             if piece == 0:
                 call += 1
                 call_args = _arguments(call, CALL_FRAGMENTS - 1)
-                delta: dict = {"tool_calls": [{
-                    "index": call, "id": f"call_bench{call:08d}", "type": "function",
-                    "function": {"name": _TOOLS[call % len(_TOOLS)], "arguments": ""}}]}
+                delta: dict = {
+                    "tool_calls": [
+                        {
+                            "index": call,
+                            "id": f"call_bench{call:08d}",
+                            "type": "function",
+                            "function": {"name": _TOOLS[call % len(_TOOLS)], "arguments": ""},
+                        }
+                    ]
+                }
             else:
-                delta = {"tool_calls": [{"index": call, "function": {
-                    "arguments": _fragment(call_args, piece - 1, CALL_FRAGMENTS - 1)}}]}
+                delta = {
+                    "tool_calls": [
+                        {
+                            "index": call,
+                            "function": {
+                                "arguments": _fragment(call_args, piece - 1, CALL_FRAGMENTS - 1)
+                            },
+                        }
+                    ]
+                }
             if j == body - 1 and piece != CALL_FRAGMENTS - 1:
                 # The stream ends inside this call: its last fragment takes the rest of
                 # the arguments, so every call still joins to valid JSON.
@@ -131,24 +149,43 @@ def chat_stream(kind: str, n: int) -> Iterator[bytes]:
             yield b"".join(block)
             block = []
     reason = b'"tool_calls"' if kind == "tools" else b'"stop"'
-    block.append(choice_head + b'{},"logprobs":null,"finish_reason":' + reason
-                 + b'}],"obfuscation":"' + _obfuscation(n - 2).encode() + b'"}\n\n')
-    usage = {"prompt_tokens": 57, "completion_tokens": n, "total_tokens": n + 57,
-             "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-             "completion_tokens_details": {"reasoning_tokens": reasoning_end,
-                                           "audio_tokens": 0,
-                                           "accepted_prediction_tokens": 0,
-                                           "rejected_prediction_tokens": 0}}
-    block.append(head + b'"choices":[],"usage":' + dumps(usage) + b',"obfuscation":"'
-                 + _obfuscation(n - 1).encode() + b'"}\n\n')
+    block.append(
+        choice_head
+        + b'{},"logprobs":null,"finish_reason":'
+        + reason
+        + b'}],"obfuscation":"'
+        + _obfuscation(n - 2).encode()
+        + b'"}\n\n'
+    )
+    usage = {
+        "prompt_tokens": 57,
+        "completion_tokens": n,
+        "total_tokens": n + 57,
+        "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": reasoning_end,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
+    }
+    block.append(
+        head
+        + b'"choices":[],"usage":'
+        + dumps(usage)
+        + b',"obfuscation":"'
+        + _obfuscation(n - 1).encode()
+        + b'"}\n\n'
+    )
     block.append(b"data: [DONE]\n\n")
     yield b"".join(block)
 
 
 def _arguments(call: int, fragments: int) -> str:
     words = "".join(_word(call * 31 + k) for k in range(fragments))
-    return orjson.dumps({"query": words.strip(), "call": call, "limit": 10 + call % 7,
-                         "strict": call % 2 == 0}).decode()
+    return orjson.dumps(
+        {"query": words.strip(), "call": call, "limit": 10 + call % 7, "strict": call % 2 == 0}
+    ).decode()
 
 
 def _fragment(args: str, piece: int, fragments: int) -> str:
@@ -242,8 +279,12 @@ def ensure(kind: str, n: int, fmt: str = "chat", *, quiet: bool = False) -> Sour
     key = keys["chat"] if fmt == "chat" else keys["converted"]
     manifest = _load_manifest()
     entry = manifest.get(path.name)
-    if entry and entry.get("key") == key and path.exists() \
-            and path.stat().st_size == entry.get("bytes"):
+    if (
+        entry
+        and entry.get("key") == key
+        and path.exists()
+        and path.stat().st_size == entry.get("bytes")
+    ):
         return Source(path, entry["records"], entry["bytes"])
     tmp = path.with_name(path.name + ".part")
     if fmt == "chat":
@@ -256,13 +297,25 @@ def ensure(kind: str, n: int, fmt: str = "chat", *, quiet: bool = False) -> Sour
         chat = ensure(kind, n, "chat", quiet=quiet)
         if not quiet:
             print(f"convert  {path.name}", file=sys.stderr, flush=True)
-        command = [*chatx_command(), "convert", str(chat.path), "--to", FORMATS[fmt],
-                   "--out-container", "sse", "-q", "-o", str(tmp)]
+        command = [
+            *chatx_command(),
+            "convert",
+            str(chat.path),
+            "--to",
+            FORMATS[fmt],
+            "--out-container",
+            "sse",
+            "-q",
+            "-o",
+            str(tmp),
+        ]
         done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if done.returncode != 0:
             tmp.unlink(missing_ok=True)
-            raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): "
-                               f"{done.stderr.decode(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"{' '.join(command)} failed ({done.returncode}): "
+                f"{done.stderr.decode(errors='replace')[-2000:]}"
+            )
     os.replace(tmp, path)
     entry = {"key": key, "records": count_records(path), "bytes": path.stat().st_size}
     manifest = _load_manifest()  # re-read: a nested ensure() may have written it
@@ -293,10 +346,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=KINDS, default="text")
     parser.add_argument("--size", default="10k", help="1k, 10k, 100k, 1m or a number")
     parser.add_argument("--format", choices=tuple(FORMATS), default="chat")
-    parser.add_argument("--stdout", action="store_true",
-                        help="write the chat stream to stdout instead of the cache")
-    parser.add_argument("--all", action="store_true",
-                        help="build every kind, size and available format")
+    parser.add_argument(
+        "--stdout", action="store_true", help="write the chat stream to stdout instead of the cache"
+    )
+    parser.add_argument(
+        "--all", action="store_true", help="build every kind, size and available format"
+    )
     args = parser.parse_args(argv)
     n = SIZES.get(args.size.lower()) or int(args.size)
     if args.stdout:

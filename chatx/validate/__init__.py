@@ -22,8 +22,17 @@ from chatx.validate.llama_stack import LlamaStackChecker
 from chatx.validate.responses import ResponsesChecker
 from chatx.validate.rules import RULES, Rule, get_rule, rules_for
 
-__all__ = ["CHECKERS", "Checker", "Finding", "RULES", "Rule", "get_rule", "make_checker",
-           "rules_for", "validate_records"]
+__all__ = [
+    "CHECKERS",
+    "Checker",
+    "Finding",
+    "RULES",
+    "Rule",
+    "get_rule",
+    "make_checker",
+    "rules_for",
+    "validate_records",
+]
 
 CHECKERS: dict[str, Callable[..., Checker]] = {
     "responses-event": ResponsesChecker,
@@ -32,14 +41,16 @@ CHECKERS: dict[str, Callable[..., Checker]] = {
 }
 
 
-def make_checker(fmt: str, *, file: str = "<input>", container: str | None = None,
-                 schema: bool = False) -> Checker:
+def make_checker(
+    fmt: str, *, file: str = "<input>", container: str | None = None, schema: bool = False
+) -> Checker:
     """A fresh checker for ``fmt``; with ``schema`` it also validates the SDK types."""
     try:
         factory = CHECKERS[fmt]
     except KeyError:
-        raise UsageError(f"cannot validate format {fmt!r} (expected one of "
-                         f"{', '.join(CHECKERS)})") from None
+        raise UsageError(
+            f"cannot validate format {fmt!r} (expected one of {', '.join(CHECKERS)})"
+        ) from None
     checker = factory(file, container)
     if schema:
         # Imported only here: the schema module pulls in the openai SDK (about 1 s).
@@ -49,8 +60,14 @@ def make_checker(fmt: str, *, file: str = "<input>", container: str | None = Non
     return checker
 
 
-def validate_records(records: Iterable[Record], fmt: str, *, schema: bool = False,
-                     container: str | None = None, file: str = "<input>") -> list[Finding]:
+def validate_records(
+    records: Iterable[Record],
+    fmt: str,
+    *,
+    schema: bool = False,
+    container: str | None = None,
+    file: str = "<input>",
+) -> list[Finding]:
     """Check every record of one stream and return all findings, in stream order.
 
     ``container`` is the framing the records came from (``sse``, ``jsonl``, ``json``);

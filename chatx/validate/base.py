@@ -21,8 +21,14 @@ class Finding:
     message: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "index": self.index,
-                "rule": self.rule, "severity": self.severity, "message": self.message}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "index": self.index,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+        }
 
 
 class Checker:
@@ -57,13 +63,21 @@ class Checker:
         """End of input: run the end-of-stream rules and return every finding."""
         return self.findings
 
-    def report(self, rule_id: str, message: str, *, line: int | None = None,
-               index: int | None = None) -> None:
+    def report(
+        self, rule_id: str, message: str, *, line: int | None = None, index: int | None = None
+    ) -> None:
         """Record a violation of ``rule_id``, at the current record unless told otherwise."""
         rule = RULES[rule_id]
-        self.findings.append(Finding(
-            self.file, self.line if line is None else line,
-            self.index if index is None else index, rule.id, rule.severity, message))
+        self.findings.append(
+            Finding(
+                self.file,
+                self.line if line is None else line,
+                self.index if index is None else index,
+                rule.id,
+                rule.severity,
+                message,
+            )
+        )
 
 
 def is_int(value: object) -> bool:

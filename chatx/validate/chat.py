@@ -16,8 +16,15 @@ from chatx.record import Record
 from chatx.validate.base import Checker, is_int
 
 # Delta fields that carry content; anything else (role, channel, nulls, "") does not.
-CONTENT_FIELDS = ("content", "refusal", "reasoning", "reasoning_content", "tool_calls",
-                  "function_call", "reasoning_details")
+CONTENT_FIELDS = (
+    "content",
+    "refusal",
+    "reasoning",
+    "reasoning_content",
+    "tool_calls",
+    "function_call",
+    "reasoning_details",
+)
 
 
 @dataclass(slots=True)
@@ -66,7 +73,7 @@ class ChatChecker(Checker):
             return
         if self.error_line is not None:
             self.report("CHK018", f"chunk after the error frame at line {self.error_line}")
-        if "error" in chunk:
+        if chunk.get("error") not in (None, {}, ""):  # some servers send "error": null
             self._error_frame(chunk)
             if "choices" not in chunk:
                 return
@@ -92,33 +99,34 @@ class ChatChecker(Checker):
         if obj != "chat.completion.chunk":
             self.report("CHK001", f"object is {obj!r}")
         if self.first is None:
-            self.first = {"id": chunk.get("id"), "created": chunk.get("created"),
-                          "line": self.line}
+            self.first = {"id": chunk.get("id"), "created": chunk.get("created"), "line": self.line}
             return
         for key, rule in (("id", "CHK002"), ("created", "CHK003")):
             # Once per stream: Groq's compound models change the id on every chunk, and
             # many servers stamp every chunk with its own created time.
             if chunk.get(key) != self.first[key] and rule not in self.reported_once:
                 self.reported_once.add(rule)
-                self.report(rule, f"{key} is {chunk.get(key)!r}; the first chunk (line "
-                                  f"{self.first['line']}) has {self.first[key]!r} "
-                                  "(reported once per stream)")
+                self.report(
+                    rule,
+                    f"{key} is {chunk.get(key)!r}; the first chunk (line "
+                    f"{self.first['line']}) has {self.first[key]!r} "
+                    "(reported once per stream)",
+                )
 
     def _check_usage(self, chunk: dict[str, Any], choices: list[Any]) -> None:
         if choices and self.usage_line is not None:
-            self.report("CHK013", f"chunk with choices after the usage chunk at line "
-                                  f"{self.usage_line}")
+            self.report(
+                "CHK013", f"chunk with choices after the usage chunk at line {self.usage_line}"
+            )
         if chunk.get("usage") is None:
             return
         if choices:
             if "CHK014" not in self.reported_once:
                 self.reported_once.add("CHK014")
-                self.report("CHK014", "usage on a chunk with choices (reported once per "
-                                      "stream)")
+                self.report("CHK014", "usage on a chunk with choices (reported once per stream)")
             return
         if self.usage_line is not None:
-            self.report("CHK013", f"second usage chunk (the first is at line "
-                                  f"{self.usage_line})")
+            self.report("CHK013", f"second usage chunk (the first is at line {self.usage_line})")
         # A choice still open here is reported at the end (CHK009) if it never finishes,
         # or by the check above if it finishes after this chunk.
         self.usage_line = self.usage_line or self.line
@@ -141,8 +149,10 @@ class ChatChecker(Checker):
                 self.report("CHK004", f"first delta of choice {index} has no role")
         state.last_line, state.last_index = self.line, self.index
         if state.finish is not None and any(_filled(delta.get(k)) for k in CONTENT_FIELDS):
-            self.report("CHK011", f"delta for choice {index} after its finish_reason "
-                                  f"(line {state.finish_line})")
+            self.report(
+                "CHK011",
+                f"delta for choice {index} after its finish_reason (line {state.finish_line})",
+            )
         self._check_tool_calls(state, delta.get("tool_calls"))
         self._check_finish(index, state, choice.get("finish_reason"))
 
@@ -150,8 +160,11 @@ class ChatChecker(Checker):
         if reason is None:
             return
         if state.finish is not None:
-            self.report("CHK010", f"second finish_reason {reason!r} for choice {index} "
-                                  f"(first {state.finish!r} at line {state.finish_line})")
+            self.report(
+                "CHK010",
+                f"second finish_reason {reason!r} for choice {index} "
+                f"(first {state.finish!r} at line {state.finish_line})",
+            )
             return
         state.finish, state.finish_line, state.finish_record = reason, self.line, self.index
 
@@ -168,34 +181,50 @@ class ChatChecker(Checker):
             function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
             call = state.calls.get(entry["index"])
             if call is None:
-                call = state.calls[entry["index"]] = ToolCall(self.line, self.index,
-                                                                  entry["index"])
+                call = state.calls[entry["index"]] = ToolCall(self.line, self.index, entry["index"])
                 self._check_first_entry(entry, function)
             elif entry.get("id") or function.get("name"):
                 what = "id" if entry.get("id") else "function.name"
-                self.report("CHK007", f"tool call {entry['index']} repeats its {what} "
-                                      f"(first entry at line {call.line})")
+                self.report(
+                    "CHK007",
+                    f"tool call {entry['index']} repeats its {what} "
+                    f"(first entry at line {call.line})",
+                )
             arguments = function.get("arguments")
             if isinstance(arguments, str):
                 call.fragments.append(arguments)
 
     def _check_first_entry(self, entry: dict[str, Any], function: dict[str, Any]) -> None:
-        missing = [name for name, ok in (("id", bool(entry.get("id"))),
-                                         ("type", entry.get("type") == "function"),
-                                         ("function.name", bool(function.get("name"))))
-                   if not ok]
+        missing = [
+            name
+            for name, ok in (
+                ("id", bool(entry.get("id"))),
+                ("type", entry.get("type") == "function"),
+                ("function.name", bool(function.get("name"))),
+            )
+            if not ok
+        ]
         if missing:
-            self.report("CHK006", f"first entry of tool call {entry['index']} lacks "
-                                  f"{', '.join(missing)}")
+            self.report(
+                "CHK006", f"first entry of tool call {entry['index']} lacks {', '.join(missing)}"
+            )
 
     def finish(self) -> list:
         for index, state in sorted(self.choices.items()):
             self._finish_choice(index, state)
         ended_by_error = self.error_line is not None
-        if self.container == "sse" and self.done_line is None and not ended_by_error \
-                and self.index >= 0:
-            self.report("CHK015", "stream ends without data: [DONE]", line=self.last_line,
-                        index=self.last_index)
+        if (
+            self.container == "sse"
+            and self.done_line is None
+            and not ended_by_error
+            and self.index >= 0
+        ):
+            self.report(
+                "CHK015",
+                "stream ends without data: [DONE]",
+                line=self.last_line,
+                index=self.last_index,
+            )
         return self.findings
 
     def _finish_choice(self, index: int, state: Choice) -> None:
@@ -206,16 +235,21 @@ class ChatChecker(Checker):
             try:
                 orjson.loads("".join(call.fragments))
             except orjson.JSONDecodeError:
-                self.report("CHK008", f"arguments of tool call {call.index} (choice {index}) "
-                                      "do not parse as JSON", line=call.line, index=call.record)
+                self.report(
+                    "CHK008",
+                    f"arguments of tool call {call.index} (choice {index}) do not parse as JSON",
+                    line=call.line,
+                    index=call.record,
+                )
         made_calls = bool(state.calls)
         at = {"line": state.finish_line, "index": state.finish_record}
         if state.finish == "tool_calls" and not made_calls:
             self.report("CHK012", f"choice {index} finishes with tool_calls but made none", **at)
         elif made_calls and state.finish in ("stop", "end_turn"):
             # length / content_filter may cut a call short: only a plain stop is wrong.
-            self.report("CHK012", f"choice {index} made tool calls but finishes with "
-                                  f"{state.finish!r}", **at)
+            self.report(
+                "CHK012", f"choice {index} made tool calls but finishes with {state.finish!r}", **at
+            )
 
 
 def _filled(value: Any) -> bool:
@@ -227,5 +261,8 @@ def is_azure_preamble(chunk: dict[str, Any]) -> bool:
     # Azure OpenAI sends a first chunk with id "" (the Llama Stack recorder rewrites it),
     # object "", created 0, choices [] and prompt_filter_results; it belongs to no
     # completion and is not checked.
-    return chunk.get("choices") == [] and "prompt_filter_results" in chunk \
+    return (
+        chunk.get("choices") == []
+        and "prompt_filter_results" in chunk
         and chunk.get("object") in ("", None)
+    )

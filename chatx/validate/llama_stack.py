@@ -37,8 +37,9 @@ class LlamaStackChecker(Checker):
         chunk = record.data
         event = chunk.get("event") if isinstance(chunk, dict) else None
         if not isinstance(event, dict) or event.get("event_type") not in EVENT_TYPES:
-            self.report("LLS003", "chunk has no event object with event_type start, "
-                                  "progress or complete")
+            self.report(
+                "LLS003", "chunk has no event object with event_type start, progress or complete"
+            )
             return
         kind = event["event_type"]
         self._check_place(kind)
@@ -53,8 +54,9 @@ class LlamaStackChecker(Checker):
 
     def _check_place(self, kind: str) -> None:
         if self.complete_line is not None:
-            self.report("LLS002", f"{kind} event after the complete event at line "
-                                  f"{self.complete_line}")
+            self.report(
+                "LLS002", f"{kind} event after the complete event at line {self.complete_line}"
+            )
         if kind == "start":
             if self.seen_start or self.index > 0:
                 self.report("LLS001", "start event that is not the first event")
@@ -65,8 +67,11 @@ class LlamaStackChecker(Checker):
             self.report("LLS001", f"stream starts with a {kind} event")
         if kind == "complete":
             if self.call_line is not None:
-                self.report("LLS004", f"complete event while the tool call started at line "
-                                      f"{self.call_line} is unfinished")
+                self.report(
+                    "LLS004",
+                    f"complete event while the tool call started at line "
+                    f"{self.call_line} is unfinished",
+                )
                 self.call_line = None
             self.complete_line = self.complete_line or self.line
 
@@ -76,8 +81,11 @@ class LlamaStackChecker(Checker):
             self.report("LLS004", f"tool_call delta with parse_status {status!r}")
         elif status == "started":
             if self.call_line is not None:
-                self.report("LLS004", f"tool call started while the one started at line "
-                                      f"{self.call_line} is unfinished")
+                self.report(
+                    "LLS004",
+                    f"tool call started while the one started at line "
+                    f"{self.call_line} is unfinished",
+                )
             self.call_line = self.line
         elif status == "in_progress":
             if self.call_line is None:
@@ -86,8 +94,11 @@ class LlamaStackChecker(Checker):
             # A lone "succeeded" (no started) is the text-then-parse shape: valid.
             self.call_line = None
             if status == "succeeded" and not _is_tool_call(delta.get("tool_call")):
-                self.report("LLS005", "succeeded tool_call delta does not carry a ToolCall "
-                                      "object with call_id, tool_name and arguments")
+                self.report(
+                    "LLS005",
+                    "succeeded tool_call delta does not carry a ToolCall "
+                    "object with call_id, tool_name and arguments",
+                )
 
     def _check_metrics(self, kind: str, metrics: Any) -> None:
         if not metrics:
@@ -100,31 +111,38 @@ class LlamaStackChecker(Checker):
             name = metric.get("metric") if isinstance(metric, dict) else None
             value = metric.get("value") if isinstance(metric, dict) else None
             if not _is_count(value):
-                self.report("LLS008", f"metric {name!r} has value {value!r}, not a "
-                                      "non-negative number")
+                self.report(
+                    "LLS008", f"metric {name!r} has value {value!r}, not a non-negative number"
+                )
                 continue
             values[str(name)] = value
         prompt, completion = values.get("prompt_tokens"), values.get("completion_tokens")
         total = values.get("total_tokens")
         if None not in (prompt, completion, total) and total != prompt + completion:
-            self.report("LLS008", f"total_tokens {total} != prompt_tokens {prompt} + "
-                                  f"completion_tokens {completion}")
+            self.report(
+                "LLS008",
+                f"total_tokens {total} != prompt_tokens {prompt} + completion_tokens {completion}",
+            )
 
     def finish(self) -> list:
         if self.index < 0:
             return self.findings
         where = {"line": self.last_line, "index": self.last_index}
         if self.call_line is not None:
-            self.report("LLS004", f"tool call started at line {self.call_line} never "
-                                  "succeeds or fails", **where)
+            self.report(
+                "LLS004",
+                f"tool call started at line {self.call_line} never succeeds or fails",
+                **where,
+            )
         if self.complete_line is None:
             self.report("LLS002", "stream ends without a complete event", **where)
         return self.findings
 
 
 def _is_tool_call(value: Any) -> bool:
-    return isinstance(value, dict) and all(k in value for k in ("call_id", "tool_name",
-                                                                 "arguments"))
+    return isinstance(value, dict) and all(
+        k in value for k in ("call_id", "tool_name", "arguments")
+    )
 
 
 def _is_count(value: Any) -> bool:

@@ -14,52 +14,60 @@ from typing import Any
 
 from chatx.record import Record
 from chatx.validate.base import Checker, is_int
-from chatx.validate.responses_items import FAMILIES, ItemTracker
+from chatx.validate.responses_items import ItemTracker
+from chatx.validate.responses_shapes import FAMILIES
 
-TERMINAL = {"response.completed": "completed", "response.incomplete": "incomplete",
-            "response.failed": "failed"}
+TERMINAL = {
+    "response.completed": "completed",
+    "response.incomplete": "incomplete",
+    "response.failed": "failed",
+}
 STARTS = ("response.created", "response.queued")
-LIFECYCLE = {"response.created": ("in_progress", "queued"), "response.queued": ("queued",),
-             "response.in_progress": ("in_progress",)}
+LIFECYCLE = {
+    "response.created": ("in_progress", "queued"),
+    "response.queued": ("queued",),
+    "response.in_progress": ("in_progress",),
+}
 
-# Every event type of the openai SDK's ResponseStreamEvent union, plus the Open Responses
-# names for raw reasoning. Anything else is an extension (RSP029).
-KNOWN_TYPES = frozenset({
-    "error", "response.created", "response.queued", "response.in_progress",
-    "response.completed", "response.incomplete", "response.failed",
-    "response.output_item.added", "response.output_item.done",
-    "response.content_part.added", "response.content_part.done",
-    "response.output_text.delta", "response.output_text.done",
-    "response.output_text.annotation.added",
-    "response.refusal.delta", "response.refusal.done",
-    "response.reasoning_text.delta", "response.reasoning_text.done",
-    "response.reasoning.delta", "response.reasoning.done",
-    "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
-    "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
-    "response.function_call_arguments.delta", "response.function_call_arguments.done",
-    "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done",
-    "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done",
-    "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed",
-    "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed",
-    "response.mcp_list_tools.failed",
-    "response.code_interpreter_call_code.delta", "response.code_interpreter_call_code.done",
-    "response.code_interpreter_call.in_progress", "response.code_interpreter_call.interpreting",
-    "response.code_interpreter_call.completed",
-    "response.file_search_call.in_progress", "response.file_search_call.searching",
-    "response.file_search_call.completed",
-    "response.web_search_call.in_progress", "response.web_search_call.searching",
-    "response.web_search_call.completed",
-    "response.image_generation_call.in_progress", "response.image_generation_call.generating",
-    "response.image_generation_call.partial_image", "response.image_generation_call.completed",
-    "response.shell_call_command.added", "response.shell_call_command.delta",
-    "response.shell_call_command.done", "response.shell_call_output_content.delta",
-    "response.shell_call_output_content.done", "response.compaction.compacting",
-    "response.audio.delta", "response.audio.done", "response.audio.transcript.delta",
-    "response.audio.transcript.done",
-    # OpenAI's apply_patch tool, newer than the SDK types chatx was calibrated with.
-    "response.apply_patch_call_operation_diff.delta",
-    "response.apply_patch_call_operation_diff.done",
-})
+# Every event type of the openai SDK's ResponseStreamEvent union, the Open Responses names
+# for raw reasoning, and OpenAI's apply_patch tool events (newer than the SDK types chatx
+# was calibrated with). Anything else is an extension (RSP029).
+_FAMILY_EVENTS = {
+    "response": "created queued in_progress completed incomplete failed",
+    "response.output_item": "added done",
+    "response.content_part": "added done",
+    "response.output_text": "delta done",
+    "response.output_text.annotation": "added",
+    "response.refusal": "delta done",
+    "response.reasoning_text": "delta done",
+    "response.reasoning": "delta done",
+    "response.reasoning_summary_part": "added done",
+    "response.reasoning_summary_text": "delta done",
+    "response.function_call_arguments": "delta done",
+    "response.custom_tool_call_input": "delta done",
+    "response.mcp_call_arguments": "delta done",
+    "response.mcp_call": "in_progress completed failed",
+    "response.mcp_list_tools": "in_progress completed failed",
+    "response.code_interpreter_call_code": "delta done",
+    "response.code_interpreter_call": "in_progress interpreting completed",
+    "response.file_search_call": "in_progress searching completed",
+    "response.web_search_call": "in_progress searching completed",
+    "response.image_generation_call": "in_progress generating partial_image completed",
+    "response.shell_call_command": "added delta done",
+    "response.shell_call_output_content": "delta done",
+    "response.compaction": "compacting",
+    "response.audio": "delta done",
+    "response.audio.transcript": "delta done",
+    "response.apply_patch_call_operation_diff": "delta done",
+}
+KNOWN_TYPES = frozenset(
+    {"error"}
+    | {
+        f"{family}.{action}"
+        for family, actions in _FAMILY_EVENTS.items()
+        for action in actions.split()
+    }
+)
 
 
 class ResponsesChecker(Checker):
@@ -117,8 +125,7 @@ class ResponsesChecker(Checker):
         if self.error_at is not None:
             if etype != "response.failed":
                 line, index = self.error_at
-                self.report("RSP010", f"error event is followed by {etype}", line=line,
-                            index=index)
+                self.report("RSP010", f"error event is followed by {etype}", line=line, index=index)
             self.error_at = None
         if self.terminal is not None:
             self.report("RSP008", f"{etype} after {self.terminal}")
@@ -130,8 +137,11 @@ class ResponsesChecker(Checker):
         if not is_int(seq):
             if not self.seq_missing:
                 self.seq_missing = True
-                self.report("RSP004", "event has no integer sequence_number (later events of "
-                                      "this stream are not reported again)")
+                self.report(
+                    "RSP004",
+                    "event has no integer sequence_number (later events of "
+                    "this stream are not reported again)",
+                )
             return
         if self.last_seq is None:
             if seq != 0:
@@ -181,8 +191,9 @@ class ResponsesChecker(Checker):
         if self.response_id is None:
             self.response_id = rid
         elif rid is not None and rid != self.response_id:
-            self.report("RSP032", f"{etype} is for response {rid!r}; the stream is "
-                                  f"{self.response_id!r}")
+            self.report(
+                "RSP032", f"{etype} is for response {rid!r}; the stream is {self.response_id!r}"
+            )
         return response
 
     def _lifecycle(self, data: dict[str, Any], etype: str) -> None:
@@ -193,8 +204,10 @@ class ResponsesChecker(Checker):
             return
         status = response.get("status")
         if status not in LIFECYCLE[etype]:
-            self.report("RSP002", f"{etype} has response.status {status!r}, expected "
-                                  f"{' or '.join(LIFECYCLE[etype])}")
+            self.report(
+                "RSP002",
+                f"{etype} has response.status {status!r}, expected {' or '.join(LIFECYCLE[etype])}",
+            )
         if etype in STARTS and response.get("output"):
             self.report("RSP002", f"{etype} already has output items")
 
@@ -215,8 +228,7 @@ class ResponsesChecker(Checker):
         # Both shapes occur: flat (documented) and nested under "error" (OpenAI's wire).
         message = nested.get("message") if isinstance(nested, dict) else data.get("message")
         if not isinstance(message, str):
-            self.report("RSP031", "error event has neither a message nor an error object "
-                                  "with one")
+            self.report("RSP031", "error event has neither a message nor an error object with one")
 
     # -- end of input ----------------------------------------------------------------------
 
@@ -224,12 +236,19 @@ class ResponsesChecker(Checker):
         """The stream ends (end of input, or another stream starts)."""
         if self.error_at is not None:
             line, index = self.error_at
-            self.report("RSP010", "error event is the last event; response.failed never "
-                                  "came", line=line, index=index)
+            self.report(
+                "RSP010",
+                "error event is the last event; response.failed never came",
+                line=line,
+                index=index,
+            )
         if self.started and self.terminal is None:
-            self.report("RSP007", "stream ends without response.completed, "
-                                  "response.incomplete or response.failed",
-                        line=self.last_line, index=self.last_index)
+            self.report(
+                "RSP007",
+                "stream ends without response.completed, response.incomplete or response.failed",
+                line=self.last_line,
+                index=self.last_index,
+            )
 
     def finish(self) -> list:
         self._end_stream()

@@ -1,103 +1,30 @@
 """Item, part and text tracking for the Responses checker (DESIGN.md §5, rules 4–8).
 
-State is kept per *open* item only: the deltas of each open text or arguments value
-(a list, joined once when its ``.done`` arrives), and the items closed so far, which the
-terminal event's ``response.output`` must equal. A closed item keeps its id and nothing
-else, so memory grows with the text a stream carries, not with its number of events.
+Per *open* item it keeps the deltas of each open text or arguments value (a list,
+joined once when its ``.done`` arrives). A closed item drops that state; what is kept is
+the item as ``output_item.done`` sent it, which the terminal event's ``response.output``
+must equal. Memory grows with the text a stream carries, not with its number of events.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from chatx.validate.base import is_int
+from chatx.validate.responses_shapes import (
+    FAMILIES,
+    PART_CONTAINER,
+    PART_TEXT_FIELD,
+    Item,
+    Part,
+    Text,
+    differing_field,
+    nth,
+    short,
+)
 
 if TYPE_CHECKING:
     from chatx.validate.responses import ResponsesChecker
-
-
-class Family(NamedTuple):
-    """A ``.delta``/``.done`` event family: where its value lives and what it belongs to."""
-
-    part: str | None  # "content" / "summary" for text inside a content part, else None
-    index_field: str | None  # the field numbering the part or value within the item
-    done_field: str  # the field of the ``.done`` event that repeats the whole value
-    part_type: str | None  # the part type its part was added with
-    item_type: str  # the item type it belongs to
-    item_field: str | None  # the field of the finished item that repeats the value
-
-
-# Open Responses names raw reasoning ``response.reasoning.*``; the openai SDK names it
-# ``response.reasoning_text.*`` (DESIGN.md §4): both are accepted.
-FAMILIES: dict[str, Family] = {
-    "response.output_text": Family("content", "content_index", "text", "output_text",
-                                   "message", "text"),
-    "response.refusal": Family("content", "content_index", "refusal", "refusal",
-                               "message", "refusal"),
-    "response.reasoning_text": Family("content", "content_index", "text", "reasoning_text",
-                                      "reasoning", "text"),
-    "response.reasoning": Family("content", "content_index", "text", "reasoning_text",
-                                 "reasoning", "text"),
-    "response.reasoning_summary_text": Family("summary", "summary_index", "text",
-                                              "summary_text", "reasoning", "text"),
-    "response.function_call_arguments": Family(None, None, "arguments", None,
-                                               "function_call", "arguments"),
-    "response.custom_tool_call_input": Family(None, None, "input", None,
-                                              "custom_tool_call", "input"),
-    "response.mcp_call_arguments": Family(None, None, "arguments", None, "mcp_call",
-                                          "arguments"),
-    "response.code_interpreter_call_code": Family(None, None, "code", None,
-                                                  "code_interpreter_call", "code"),
-    "response.shell_call_command": Family(None, "command_index", "command", None,
-                                          "shell_call", None),
-    "response.apply_patch_call_operation_diff": Family(None, None, "diff", None,
-                                                       "apply_patch_call", None),
-}
-
-# The field of a content part that holds its text, by part type.
-PART_TEXT_FIELD = {"output_text": "text", "refusal": "refusal", "reasoning_text": "text",
-                   "summary_text": "text"}
-# Where an item keeps its parts, by part kind.
-PART_CONTAINER = {"content": "content", "summary": "summary"}
-
-
-@dataclass(slots=True)
-class Text:
-    """One streamed value: its deltas so far and, once done, the done event's copy."""
-
-    family: str
-    deltas: list[str] = field(default_factory=list)
-    final: str | None = None
-
-    def value(self) -> str:
-        return self.final if self.final is not None else "".join(self.deltas)
-
-
-@dataclass(slots=True)
-class Part:
-    """A content part (or reasoning summary part) between its added and done events."""
-
-    kind: str
-    index: int
-    type: str | None
-    text: Text | None = None
-    closed: bool = False
-
-
-@dataclass(slots=True)
-class Item:
-    """An output item, from output_item.added to output_item.done."""
-
-    output_index: int
-    id: str | None
-    type: str | None
-    line: int
-    done: bool = False
-    id_mismatch: bool = False
-    parts: dict[tuple[str, int], Part] = field(default_factory=dict)
-    next_part: dict[str, int] = field(default_factory=lambda: {"content": 0, "summary": 0})
-    values: dict[tuple[str, Any], Text] = field(default_factory=dict)
 
 
 class ItemTracker:
@@ -129,11 +56,18 @@ class ItemTracker:
             self.c.report("RSP011", f"{etype} names output_index {index}, never added")
             return None
         item_id = data.get("item_id")
-        if item_id is not None and item.id is not None and item_id != item.id \
-                and not item.id_mismatch:
+        if (
+            item_id is not None
+            and item.id is not None
+            and item_id != item.id
+            and not item.id_mismatch
+        ):
             item.id_mismatch = True  # once per item: a rotating id would repeat it per event
-            self.c.report("RSP014", f"{etype} has item_id {item_id!r}; item {index} was "
-                                    f"added as {item.id!r} (reported once per item)")
+            self.c.report(
+                "RSP014",
+                f"{etype} has item_id {item_id!r}; item {index} was "
+                f"added as {item.id!r} (reported once per item)",
+            )
         if item.done:
             self.c.report("RSP016", f"{etype} for item {index} after its output_item.done")
             return None
@@ -144,31 +78,38 @@ class ItemTracker:
     def added(self, data: dict[str, Any]) -> None:
         index, item = data.get("output_index"), data.get("item")
         if not is_int(index) or not isinstance(item, dict):
-            self.c.report("RSP030", "response.output_item.added needs an integer "
-                                    "output_index and an item object")
+            self.c.report(
+                "RSP030",
+                "response.output_item.added needs an integer output_index and an item object",
+            )
             return
         if self.incomplete_at is not None:
-            self.c.report("RSP027", f"item {index} added after item {self.incomplete_at} "
-                                    "ended incomplete")
+            self.c.report(
+                "RSP027", f"item {index} added after item {self.incomplete_at} ended incomplete"
+            )
         if index in self.items:
             self.c.report("RSP013", f"output_index {index} is already used by another item")
             return
         if index != self.next_index:
-            self.c.report("RSP012", f"new item takes output_index {index}, expected "
-                                    f"{self.next_index}")
+            self.c.report(
+                "RSP012", f"new item takes output_index {index}, expected {self.next_index}"
+            )
         item_id = item.get("id")
         if isinstance(item_id, str) and item_id in self.ids:
-            self.c.report("RSP013", f"item id {item_id!r} is already used by item "
-                                    f"{self.ids[item_id]}")
+            self.c.report(
+                "RSP013", f"item id {item_id!r} is already used by item {self.ids[item_id]}"
+            )
         if item.get("type") == "function_call":
             missing = [k for k in ("name", "call_id") if not item.get(k)]
             if missing:
-                self.c.report("RSP020", f"function_call item {index} added without "
-                                        f"{' and '.join(missing)}")
+                self.c.report(
+                    "RSP020", f"function_call item {index} added without {' and '.join(missing)}"
+                )
         if isinstance(item_id, str):
             self.ids.setdefault(item_id, index)
-        self.items[index] = Item(index, item_id if isinstance(item_id, str) else None,
-                                 item.get("type"), self.c.line)
+        self.items[index] = Item(
+            index, item_id if isinstance(item_id, str) else None, item.get("type"), self.c.line
+        )
         self.next_index = max(self.next_index, index + 1)
 
     def item_done(self, data: dict[str, Any]) -> None:
@@ -180,8 +121,11 @@ class ItemTracker:
         if item is None:
             return
         if final.get("id") != item.id and item.id is not None:
-            self.c.report("RSP014", f"output_item.done for item {item.output_index} has id "
-                                    f"{final.get('id')!r}; it was added as {item.id!r}")
+            self.c.report(
+                "RSP014",
+                f"output_item.done for item {item.output_index} has id "
+                f"{final.get('id')!r}; it was added as {item.id!r}",
+            )
         self._check_closing(item, final)
         item.done, item.parts, item.values = True, {}, {}
         self.closed.append((item.output_index, final))
@@ -192,30 +136,43 @@ class ItemTracker:
         """Every part is done, arguments are done, and the item repeats what streamed."""
         for part in item.parts.values():
             if not part.closed:
-                self.c.report("RSP019", f"item {item.output_index} closed while its "
-                                        f"{part.kind} part {part.index} is still open")
+                self.c.report(
+                    "RSP019",
+                    f"item {item.output_index} closed while its "
+                    f"{part.kind} part {part.index} is still open",
+                )
             elif part.text is not None:
                 family = FAMILIES[part.text.family]
-                entry = _nth(final.get(PART_CONTAINER[part.kind]), part.index)
+                entry = nth(final.get(PART_CONTAINER[part.kind]), part.index)
                 got = entry.get(family.item_field) if isinstance(entry, dict) else None
-                self._agree(got, part.text.value(), f"output_item.done {part.kind}"
-                            f"[{part.index}]", item)
+                self._agree(
+                    got, part.text.value(), f"output_item.done {part.kind}[{part.index}]", item
+                )
         for (name, _sub), text in item.values.items():
             family = FAMILIES[name]
             if text.final is None:
-                self.c.report("RSP021", f"item {item.output_index} closed before "
-                                        f"{name}.done")
+                self.c.report("RSP021", f"item {item.output_index} closed before {name}.done")
             if family.item_field is not None and family.item_field in final:
-                self._agree(final[family.item_field], text.value(),
-                            f"output_item.done {family.item_field}", item)
+                self._agree(
+                    final[family.item_field],
+                    text.value(),
+                    f"output_item.done {family.item_field}",
+                    item,
+                )
         if item.type == "function_call" and not item.values:
-            self.c.report("RSP021", f"function_call item {item.output_index} closed "
-                                    "before function_call_arguments.done")
+            self.c.report(
+                "RSP021",
+                f"function_call item {item.output_index} closed "
+                "before function_call_arguments.done",
+            )
 
     def _agree(self, got: Any, want: str, where: str, item: Item) -> None:
         if got != want:
-            self.c.report("RSP025", f"{where} of item {item.output_index} is "
-                                    f"{_short(got)}; the stream built {_short(want)}")
+            self.c.report(
+                "RSP025",
+                f"{where} of item {item.output_index} is "
+                f"{short(got)}; the stream built {short(want)}",
+            )
 
     # -- parts and streamed values ---------------------------------------------------
 
@@ -232,8 +189,11 @@ class ItemTracker:
         if item.type not in allowed:
             self.c.report("RSP022", f"{etype} in a {item.type} item")
         if index != item.next_part[kind] or (kind, index) in item.parts:
-            self.c.report("RSP017", f"{etype} has {index_field} {index}; the next part of "
-                                    f"item {item.output_index} is {item.next_part[kind]}")
+            self.c.report(
+                "RSP017",
+                f"{etype} has {index_field} {index}; the next part of "
+                f"item {item.output_index} is {item.next_part[kind]}",
+            )
         item.parts[(kind, index)] = Part(kind, index, part.get("type"))
         item.next_part[kind] = max(item.next_part[kind], index + 1)
 
@@ -247,8 +207,11 @@ class ItemTracker:
         if part.text is not None and isinstance(final, dict):
             got = final.get(PART_TEXT_FIELD.get(str(part.type), "text"))
             if got != part.text.value():
-                self.c.report("RSP025", f"{etype} part text is {_short(got)}; the stream "
-                                        f"built {_short(part.text.value())}")
+                self.c.report(
+                    "RSP025",
+                    f"{etype} part text is {short(got)}; the stream "
+                    f"built {short(part.text.value())}",
+                )
         part.closed = True
 
     def _open_part(self, data: dict[str, Any], etype: str, kind: str) -> Part | None:
@@ -262,11 +225,17 @@ class ItemTracker:
             return None
         part = item.parts.get((kind, index))
         if part is None:
-            self.c.report("RSP018", f"{etype} for {kind} part {index} of item "
-                                    f"{item.output_index}, which was never added")
+            self.c.report(
+                "RSP018",
+                f"{etype} for {kind} part {index} of item "
+                f"{item.output_index}, which was never added",
+            )
         elif part.closed:
-            self.c.report("RSP018", f"{etype} for {kind} part {index} of item "
-                                    f"{item.output_index} after its part done event")
+            self.c.report(
+                "RSP018",
+                f"{etype} for {kind} part {index} of item "
+                f"{item.output_index} after its part done event",
+            )
             return None
         return part
 
@@ -274,10 +243,10 @@ class ItemTracker:
         """A ``.delta`` or ``.done`` of a streamed text, summary or arguments value."""
         family = FAMILIES[name]
         if family.part is not None:
-            item = self.items.get(data.get("output_index"))  # type: ignore[arg-type]
             part = self._open_part(data, etype, family.part)
             if part is None:
                 return
+            item = self.items[data["output_index"]]  # _open_part found it
             if part.type is not None and part.type != family.part_type:
                 self.c.report("RSP022", f"{etype} in a {part.type} part")
             text, order_rule = part.text or Text(name), "RSP019"
@@ -289,7 +258,7 @@ class ItemTracker:
             sub = data.get(family.index_field) if family.index_field else None
             text = item.values.setdefault((name, sub), Text(name))
             order_rule = "RSP021"
-        if item is not None and item.type is not None and item.type != family.item_type:
+        if item.type is not None and item.type != family.item_type:
             self.c.report("RSP022", f"{etype} in a {item.type} item")
         if delta:
             self._delta(text, data, etype, order_rule)
@@ -305,8 +274,9 @@ class ItemTracker:
         else:
             text.deltas.append(piece)
 
-    def _done(self, text: Text, data: dict[str, Any], etype: str, done_field: str,
-              order_rule: str) -> None:
+    def _done(
+        self, text: Text, data: dict[str, Any], etype: str, done_field: str, order_rule: str
+    ) -> None:
         value = data.get(done_field)
         if not isinstance(value, str):
             self.c.report("RSP030", f"{etype} has no string {done_field}")
@@ -316,11 +286,14 @@ class ItemTracker:
             return
         joined = "".join(text.deltas)
         if text.deltas and value != joined:
-            self.c.report("RSP023", f"{etype} {done_field} is {_short(value)}; its deltas "
-                                    f"join to {_short(joined)}")
+            self.c.report(
+                "RSP023",
+                f"{etype} {done_field} is {short(value)}; its deltas join to {short(joined)}",
+            )
         elif not text.deltas and value:
-            self.c.report("RSP024", f"{etype} carries {len(value)} characters that no "
-                                    "delta streamed")
+            self.c.report(
+                "RSP024", f"{etype} carries {len(value)} characters that no delta streamed"
+            )
         # Later agreement checks compare with the done copy, so one bad value is
         # reported once, not again at content_part.done and output_item.done.
         text.final, text.deltas = value, []
@@ -331,11 +304,16 @@ class ItemTracker:
         """Check what the terminal event says against the items of the stream."""
         for item in self.items.values():
             if not item.done:
-                self.c.report("RSP015", f"item {item.output_index} (added at line "
-                                        f"{item.line}) has no output_item.done before {etype}")
+                self.c.report(
+                    "RSP015",
+                    f"item {item.output_index} (added at line "
+                    f"{item.line}) has no output_item.done before {etype}",
+                )
         if self.incomplete_at is not None and etype != "response.incomplete":
-            self.c.report("RSP027", f"item {self.incomplete_at} ended incomplete but the "
-                                    f"stream ends with {etype}")
+            self.c.report(
+                "RSP027",
+                f"item {self.incomplete_at} ended incomplete but the stream ends with {etype}",
+            )
         output = response.get("output")
         # The openai SDK rebuilds output from the closed items when a server omits it.
         if isinstance(output, list):
@@ -347,37 +325,17 @@ class ItemTracker:
         closed = dict(self.closed)
         expected = [closed.get(index) for index in sorted(self.items)]
         if len(output) != len(expected):
-            self.c.report("RSP026", f"response.output has {len(output)} items; the stream "
-                                    f"added {len(expected)}")
+            self.c.report(
+                "RSP026",
+                f"response.output has {len(output)} items; the stream added {len(expected)}",
+            )
             return
         for position, (got, want) in enumerate(zip(output, expected, strict=True)):
-            key = _differing_field(got, want) if want is not None else None
+            key = differing_field(got, want) if want is not None else None
             if key is not None:
-                self.c.report("RSP026", f"response.output[{position}] differs from the "
-                                        f"item output_item.done sent ({key})")
+                self.c.report(
+                    "RSP026",
+                    f"response.output[{position}] differs from the "
+                    f"item output_item.done sent ({key})",
+                )
                 return
-
-
-def _nth(value: Any, index: int) -> Any:
-    return value[index] if isinstance(value, list) and 0 <= index < len(value) else None
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 5] + "…" + text[-4:]
-
-
-# Opaque Fernet tokens ("gAAAAA…") that OpenAI re-encrypts each time it serializes an
-# item, so they differ between output_item.done and response.output: reasoning
-# encrypted_content and the fingerprint of program items.
-OPAQUE_FIELDS = frozenset({"encrypted_content", "fingerprint"})
-
-
-def _differing_field(got: Any, want: Any) -> str | None:
-    """Name the first top-level field where two items differ, or ``None`` if they agree."""
-    if not isinstance(got, dict) or not isinstance(want, dict):
-        return None if got == want else "not an object"
-    for key in sorted(got.keys() | want.keys()):
-        if key not in OPAQUE_FIELDS and got.get(key) != want.get(key):
-            return f"field {key!r}"
-    return None

@@ -30,12 +30,17 @@ class Rule:
 
 
 STREAM_RULES = (
-    Rule("STR001", "E", "any", "payload is not valid JSON",
-         "Every record of a stream carries one JSON value: an SSE `data:` block, a JSONL "
-         "line or an array element. A record that does not parse (a half-written event, a "
-         "truncated line, a stray log message) cannot be given any meaning and every client "
-         "either crashes on it or drops it silently.",
-         'data: {"type":"response.output_text.delta","delta":"Hel\n'),
+    Rule(
+        "STR001",
+        "E",
+        "any",
+        "payload is not valid JSON",
+        "Every record of a stream carries one JSON value: an SSE `data:` block, a JSONL "
+        "line or an array element. A record that does not parse (a half-written event, a "
+        "truncated line, a stray log message) cannot be given any meaning and every client "
+        "either crashes on it or drops it silently.",
+        'data: {"type":"response.output_text.delta","delta":"Hel\n',
+    ),
 )
 
 

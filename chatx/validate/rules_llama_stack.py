@@ -11,42 +11,82 @@ from chatx.validate.rules import Rule
 F = "llama-stack-event"
 
 LLAMA_STACK_RULES = (
-    Rule("LLS001", "E", F, "stream does not start with exactly one start event",
-         "The first event has `event_type: \"start\"` and no other event is a start; clients "
-         "open the message on it.",
-         '{"event":{"event_type":"progress","delta":{"type":"text","text":"Hi"}}}'),
-    Rule("LLS002", "E", F, "stream does not end with exactly one complete event",
-         "The last event has `event_type: \"complete\"`, and nothing follows it; without it "
-         "a client has no stop reason and no metrics.",
-         '{"event":{"event_type":"progress",...}}\n(end of stream)'),
-    Rule("LLS003", "E", F, "event is malformed (no event object, unknown type or delta)",
-         "Each chunk is `{\"event\": {\"event_type\": start|progress|complete, \"delta\": "
-         "{\"type\": text|tool_call|image, …}}}`.",
-         '{"event":{"event_type":"middle","delta":{"type":"text","text":"Hi"}}}'),
-    Rule("LLS004", "E", F, "tool call events out of order",
-         "A streamed tool call goes `started` → `in_progress`* → exactly one of "
-         "`succeeded` or `failed`. A lone `succeeded` after text deltas (the model wrote the "
-         "call as text and the server parsed it) is valid.",
-         '{"event":{"event_type":"progress","delta":{"type":"tool_call",\n'
-         '  "parse_status":"in_progress","tool_call":"{\\"a\\""}}}   (no started)'),
-    Rule("LLS005", "E", F, "succeeded tool call without a parsed ToolCall",
-         "A `succeeded` delta carries the parsed call: an object with `call_id`, "
-         "`tool_name` and `arguments`; a call that could not be parsed is `failed` with "
-         "the raw text instead.",
-         '{"event":{"event_type":"progress","delta":{"type":"tool_call",\n'
-         '  "parse_status":"succeeded","tool_call":"get_weather(city=Paris)"}}}'),
-    Rule("LLS006", "E", F, "complete event without a stop_reason",
-         "The complete event says why generation stopped (end_of_turn, end_of_message, "
-         "out_of_tokens).",
-         '{"event":{"event_type":"complete","delta":{"type":"text","text":""},\n'
-         '  "stop_reason":null}}'),
-    Rule("LLS007", "E", F, "metrics on an event other than complete",
-         "Token metrics describe the whole generation and come once, on the complete event.",
-         '{"event":{"event_type":"progress",...},"metrics":[{"metric":"prompt_tokens",\n'
-         '  "value":3}]}'),
-    Rule("LLS008", "E", F, "metrics are negative, not numbers, or do not add up",
-         "Metric values are non-negative numbers and total_tokens equals prompt_tokens + "
-         "completion_tokens.",
-         '"metrics":[{"metric":"prompt_tokens","value":3},\n'
-         '  {"metric":"completion_tokens","value":2},{"metric":"total_tokens","value":4}]'),
+    Rule(
+        "LLS001",
+        "E",
+        F,
+        "stream does not start with exactly one start event",
+        'The first event has `event_type: "start"` and no other event is a start; clients '
+        "open the message on it.",
+        '{"event":{"event_type":"progress","delta":{"type":"text","text":"Hi"}}}',
+    ),
+    Rule(
+        "LLS002",
+        "E",
+        F,
+        "stream does not end with exactly one complete event",
+        'The last event has `event_type: "complete"`, and nothing follows it; without it '
+        "a client has no stop reason and no metrics.",
+        '{"event":{"event_type":"progress",...}}\n(end of stream)',
+    ),
+    Rule(
+        "LLS003",
+        "E",
+        F,
+        "event is malformed (no event object, unknown type or delta)",
+        'Each chunk is `{"event": {"event_type": start|progress|complete, "delta": '
+        '{"type": text|tool_call|image, …}}}`.',
+        '{"event":{"event_type":"middle","delta":{"type":"text","text":"Hi"}}}',
+    ),
+    Rule(
+        "LLS004",
+        "E",
+        F,
+        "tool call events out of order",
+        "A streamed tool call goes `started` → `in_progress`* → exactly one of "
+        "`succeeded` or `failed`. A lone `succeeded` after text deltas (the model wrote the "
+        "call as text and the server parsed it) is valid.",
+        '{"event":{"event_type":"progress","delta":{"type":"tool_call",\n'
+        '  "parse_status":"in_progress","tool_call":"{\\"a\\""}}}   (no started)',
+    ),
+    Rule(
+        "LLS005",
+        "E",
+        F,
+        "succeeded tool call without a parsed ToolCall",
+        "A `succeeded` delta carries the parsed call: an object with `call_id`, "
+        "`tool_name` and `arguments`; a call that could not be parsed is `failed` with "
+        "the raw text instead.",
+        '{"event":{"event_type":"progress","delta":{"type":"tool_call",\n'
+        '  "parse_status":"succeeded","tool_call":"get_weather(city=Paris)"}}}',
+    ),
+    Rule(
+        "LLS006",
+        "E",
+        F,
+        "complete event without a stop_reason",
+        "The complete event says why generation stopped (end_of_turn, end_of_message, "
+        "out_of_tokens).",
+        '{"event":{"event_type":"complete","delta":{"type":"text","text":""},\n'
+        '  "stop_reason":null}}',
+    ),
+    Rule(
+        "LLS007",
+        "E",
+        F,
+        "metrics on an event other than complete",
+        "Token metrics describe the whole generation and come once, on the complete event.",
+        '{"event":{"event_type":"progress",...},"metrics":[{"metric":"prompt_tokens",\n'
+        '  "value":3}]}',
+    ),
+    Rule(
+        "LLS008",
+        "E",
+        F,
+        "metrics are negative, not numbers, or do not add up",
+        "Metric values are non-negative numbers and total_tokens equals prompt_tokens + "
+        "completion_tokens.",
+        '"metrics":[{"metric":"prompt_tokens","value":3},\n'
+        '  {"metric":"completion_tokens","value":2},{"metric":"total_tokens","value":4}]',
+    ),
 )

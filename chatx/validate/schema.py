@@ -25,7 +25,7 @@ RULE_FOR_FORMAT = {"responses-event": "RSP100", "chat-chunk": "CHK100"}
 
 
 @cache
-def _responses_classes() -> dict[str, type]:
+def responses_classes() -> dict[str, type]:
     """``type`` value → SDK event class, read from the SDK's own union."""
     from openai.types.responses import ResponseStreamEvent
 
@@ -54,7 +54,7 @@ def adapter_for(fmt: str, data: Any) -> TypeAdapter[Any] | None:
     if fmt == "chat-chunk":
         return _chunk_adapter()
     if fmt == "responses-event" and isinstance(data, dict):
-        cls = _responses_classes().get(data.get("type"))  # type: ignore[arg-type]
+        cls = responses_classes().get(data.get("type"))  # type: ignore[arg-type]
         return _adapter(cls) if cls is not None else None
     return None
 
@@ -82,8 +82,11 @@ class SchemaChecker(Checker):
         data = record.data
         # Azure's prompt-filter preamble belongs to no completion (see CHK001), and an
         # error frame is not a chunk at all (CHK017).
-        if self.format == "chat-chunk" and isinstance(data, dict) and (
-                is_azure_preamble(data) or ("error" in data and "choices" not in data)):
+        if (
+            self.format == "chat-chunk"
+            and isinstance(data, dict)
+            and (is_azure_preamble(data) or (data.get("error") and "choices" not in data))
+        ):
             return
         adapter = adapter_for(self.format, data)
         if adapter is None:
@@ -91,8 +94,11 @@ class SchemaChecker(Checker):
         if self.format == "responses-event" and isinstance(data.get("error"), dict):
             # The nested error shape (what OpenAI sends) is as valid as the flat one the
             # SDK type describes (DESIGN.md §5): validate it flattened.
-            data = {**data["error"], "type": "error", "sequence_number":
-                    data.get("sequence_number")}
+            data = {
+                **data["error"],
+                "type": "error",
+                "sequence_number": data.get("sequence_number"),
+            }
         try:
             adapter.validate_python(data)
         except ValidationError as exc:
@@ -139,9 +145,15 @@ def relevant_errors(errors: list[Any]) -> list[Any]:
       (``usage.input_tokens_details.cache_write_tokens``), and its enums miss values
       OpenAI sends (source type ``api``, error code ``insufficient_quota``).
     """
-    rejected = {tuple(e["loc"][:-1]) for e in errors
-                if e["type"] == "literal_error" and e["loc"] and e["loc"][-1] == "type"
-                and len(e["loc"]) > 1 and _is_member(e["loc"][-2])}
+    rejected = {
+        tuple(e["loc"][:-1])
+        for e in errors
+        if e["type"] == "literal_error"
+        and e["loc"]
+        and e["loc"][-1] == "type"
+        and len(e["loc"]) > 1
+        and _is_member(e["loc"][-2])
+    }
     kept = []
     for error in errors:
         loc = tuple(error["loc"])
@@ -153,4 +165,3 @@ def relevant_errors(errors: list[Any]) -> list[Any]:
             continue
         kept.append(error)
     return kept
-

@@ -61,8 +61,10 @@ class ChatChunkDecoder:
                 expected='{"object": "chat.completion.chunk", …}',
             )
         if self.ended and data:
-            self.notes.warning("record after [DONE]: decoded as part of the stream")
-            self.ended = False
+            # Two streams back to back (what chatx writes for concatenated captures):
+            # a chunk after [DONE] starts the next one.
+            self.notes.warning("record after [DONE]: read as the start of another stream")
+            self.__init__(self.notes)  # type: ignore[misc]
         choices = data.get("choices")
         error = data.get("error")
         if choices is None and isinstance(error, dict):
@@ -91,6 +93,14 @@ class ChatChunkDecoder:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
         if not self.started or self.ended:
             return []
+        if not all(lane.finished for lane in self.lanes.values()) or not self.lanes:
+            # Cut off: close the open items, but invent no ending (DESIGN §4).
+            self.notes.warning("input ended without finish_reason or [DONE]: no ending written")
+            out: list[ir.Event] = []
+            for number, lane in self.lanes.items():
+                self._close(number, lane, out)
+            self.ended = True
+            return out
         return self._end(False)
 
     def _end(self, done: bool) -> list[ir.Event]:

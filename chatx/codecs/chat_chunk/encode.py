@@ -39,6 +39,7 @@ class ChatChunkEncoder:
         self.created: Any = 0
         self.open = False  # a stream started and [DONE] not yet written
         self.failed = False  # no [DONE] to write at the end
+        self.ended = False  # the source's stream ended (StreamEnd seen)
         self.roles: set[int] = set()
 
     def feed(self, events: list[ir.Event]) -> list[Any]:  # noqa: C901 - one flat dispatch
@@ -96,16 +97,21 @@ class ChatChunkEncoder:
                 out.extend(self._start(event))
             elif kind is ir.Error:
                 error = event
-                self.failed = True
             elif kind is ir.Passthrough:
                 self._passthrough(event, out)
             elif kind is ir.ItemEnd and event.extra:
                 self._extra(event.extra, "")
             elif kind is ir.StreamEnd:
                 self._end(event)
-        if choices or chunk is not None or extras:
+        if choices and chunk is not None and not self.own:
+            # Usage from another format goes in a last chunk of its own, as OpenAI sends it.
+            out.append(self._chunk(choices, {}, extras, error))
+            out.append(self._chunk({}, chunk, [], None))
+        elif choices or chunk is not None or extras:
             out.append(self._chunk(choices, chunk or {}, extras, error))
         elif error is not None:
+            # A bare error frame ends the stream: providers write no [DONE] after it.
+            self.failed = True
             out.append({"error": _error(error, self.own)})
         return out
 
@@ -115,10 +121,15 @@ class ChatChunkEncoder:
         A stream that ended in an error frame gets none: providers end it there."""
         if self.open:
             self.open = False
-            return [] if self.failed else [DONE]
+            # A source that stopped short (no [DONE], no terminal event) gets no invented
+            # ending unless --finish asks for one.
+            if self.failed or not (self.ended or self.options.finish):
+                return []
+            return [DONE]
         return []
 
     def _end(self, event: ir.StreamEnd) -> None:
+        self.ended = True
         if event.extra:
             if self.own:
                 if event.extra.get("~done") is False:
@@ -127,9 +138,10 @@ class ChatChunkEncoder:
                 self._extra(event.extra, "response.")
 
     def _start(self, event: ir.StreamStart) -> list[Any]:
-        out: list[Any] = [DONE] if self.open and not self.failed else []
+        out: list[Any] = [DONE] if self.open and self.ended and not self.failed else []
         self.open = True
         self.failed = False
+        self.ended = False
         self.roles.clear()
         self.id = event.id if self.own else chat_id(event.id)
         self.model = event.model if event.model is not None else ""

@@ -102,11 +102,9 @@ def error_event(
     """An ``error`` event in both shapes: the openai SDK types the flat one (``code``,
     ``message``, ``param``), the Open Responses schema the nested ``error`` object."""
     code = str(code) if code is not None and not isinstance(code, str) else code
-    nested: dict[str, Any] = {"code": code, "message": message or ""}
-    if etype is not None:
-        nested["type"] = etype
-    if param is not None:
-        nested["param"] = param
+    # Open Responses' ErrorPayload requires type, code, message and param (nullable).
+    nested: dict[str, Any] = {"type": etype or "server_error", "code": code,
+                              "message": message or "", "param": param}
     if details:
         nested.update(details)
     return {

@@ -1,0 +1,186 @@
+"""``chatx diff``: compare two streams (exit 0 same, 1 different, 2 trouble)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from chatx.errors import ExitStatus, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from chatx.diffing import Difference, DiffResult
+
+_CONTEXT = 2  # events shown before and after the first difference
+_WINDOW = 40  # characters of a long string shown around where it starts to differ
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff", help="Compare two streams, event by event (--wire, the default for "
+                             "one format) or by what a client builds (--semantic, the "
+                             "default across formats).")(diff)
+
+
+def diff(
+    a: Annotated[str, typer.Argument(help="First stream, or - for stdin.")],
+    b: Annotated[str, typer.Argument(help="Second stream, or - for stdin.")],
+    semantic: Annotated[bool | None, typer.Option(
+        "--semantic/--wire", help="Compare what a client builds / the events themselves.")
+    ] = None,
+    ignore: Annotated[list[str] | None, typer.Option(
+        "--ignore", help="Leave out a field: a key name anywhere, or a dotted path "
+                         "(choices.delta.role). Semantic names: text, reasoning, refusal, "
+                         "tool_calls, call_id, arguments, finish_reason, usage, errors, "
+                         "items.")] = None,
+    no_normalize: Annotated[bool, typer.Option(
+        "--no-normalize", help="Also compare ids, timestamps, sequence numbers, obfuscation "
+                               "and system_fingerprint (wire); keep format differences "
+                               "(semantic).")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="List every difference, not only the "
+                                                     "first.")] = False,
+    output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
+    from_a: Annotated[str | None, typer.Option("--from-a", help="Format of A (detected "
+                                               "when not given).")] = None,
+    from_b: Annotated[str | None, typer.Option("--from-b", help="Format of B (detected "
+                                               "when not given).")] = None,
+) -> int:
+    import orjson
+
+    from chatx.assemble import read_input
+    from chatx.diffing import diff as compare
+
+    if a == "-" and b == "-":
+        raise UsageError("only one of A and B can be - (stdin)")
+    if output not in ("text", "json"):
+        raise UsageError(f"--output takes text or json, not {output!r}")
+    mode = None if semantic is None else ("semantic" if semantic else "wire")
+    result = compare(read_input(a), read_input(b), mode=mode, src_a=from_a, src_b=from_b,
+                     normalize=not no_normalize, ignore=tuple(ignore or ()),
+                     first_only=not all_, name_a=_name(a), name_b=_name(b))
+    if output == "json":
+        data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
+        sys.stdout.buffer.write(data + b"\n")
+    else:
+        from rich.console import Console
+
+        render(result, Console(highlight=False), everything=all_)
+    return ExitStatus.OK if result.same else ExitStatus.FAILED
+
+
+def _name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def render(result: DiffResult, console: Console, *, everything: bool = False) -> None:
+    """The human report: the differences, their values, and (wire) the events around."""
+    from rich.text import Text
+
+    from chatx.textsafe import escape_text
+
+    if result.same:
+        return  # as diff(1): silence and exit 0
+    a, b = result.a, result.b
+    console.print(Text(f"--- {escape_text(a.name)} ({a.format}, {len(a.records)} events)",
+                       style="red"), soft_wrap=True)
+    console.print(Text(f"+++ {escape_text(b.name)} ({b.format}, {len(b.records)} events)",
+                       style="green"), soft_wrap=True)
+    for diff in result.differences:
+        _difference(console, result, diff)
+    first = result.differences[0]
+    if result.mode == "wire" and first.row is not None:
+        _context(console, result, first.row)
+    count = len(result.differences)
+    what = "difference" if count == 1 else "differences"
+    more = " in the first differing event (--all for every one)" \
+        if result.mode == "wire" and not everything else ""
+    console.print(Text(f"different ({result.mode}): {count} {what}{more}", style="bold"))
+
+
+def _difference(console: Console, result: DiffResult, diff: Difference) -> None:
+    from rich.text import Text
+
+    from chatx.diffing import ABSENT
+    from chatx.textsafe import escape_text
+
+    whole = diff.path == "$"
+    head = Text("the whole event" if whole else escape_text(diff.path), style="bold")
+    if result.mode == "wire":
+        head = Text(f"event {_where(diff)}: ", style="bold") + head
+        if whole and (diff.a is ABSENT or diff.b is ABSENT):
+            side = result.a.name if diff.b is ABSENT else result.b.name
+            head.append(f" only in {escape_text(side)}")
+    old, new, at = _values(diff.a, diff.b)
+    if at is not None:
+        head.append(f" (differs at character {at})")
+    console.print(head, soft_wrap=True)
+    # An event only one side has: show that side only.
+    if not (whole and diff.a is ABSENT):
+        console.print(Text(f"  - {old}", style="red"), soft_wrap=True)
+    if not (whole and diff.b is ABSENT):
+        console.print(Text(f"  + {new}", style="green"), soft_wrap=True)
+
+
+def _where(diff: Difference) -> str:
+    if diff.index_a is not None and diff.index_a == diff.index_b:
+        return f"{diff.index_a} (lines {diff.line_a} / {diff.line_b})"
+    parts = []
+    if diff.index_a is not None:
+        parts.append(f"A {diff.index_a} (line {diff.line_a})")
+    if diff.index_b is not None:
+        parts.append(f"B {diff.index_b} (line {diff.line_b})")
+    return ", ".join(parts)
+
+
+def _values(a: Any, b: Any) -> tuple[str, str, int | None]:
+    """Both values, escaped; long strings cut around where they start to differ."""
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > 2 * _WINDOW:
+        at = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                  min(len(a), len(b)))
+        return _cut(a, at), _cut(b, at), at
+    return _show(a), _show(b), None
+
+
+def _cut(text: str, at: int) -> str:
+    start = max(0, at - _WINDOW // 2)
+    piece = _show(text[start:start + _WINDOW])
+    return ("…" if start else "") + piece + ("…" if start + _WINDOW < len(text) else "")
+
+
+def _show(value: Any) -> str:
+    import orjson
+
+    from chatx.diffing import ABSENT
+    from chatx.textsafe import escape_text
+
+    if value is ABSENT:
+        return "<absent>"
+    text = orjson.dumps(value, default=str).decode()
+    return escape_text(text if len(text) <= 300 else text[:299] + "…")
+
+
+def _context(console: Console, result: DiffResult, row: int) -> None:
+    """The aligned events around the first difference, with what each one is."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from chatx.show import record_kinds, record_preview
+    from chatx.textsafe import escape_text
+
+    table = Table(box=None, padding=(0, 1), title="context", title_justify="left")
+    for column in ("", "A", "B", "event"):
+        table.add_column(column)
+    lo, hi = max(0, row - _CONTEXT), min(len(result.rows), row + _CONTEXT + 1)
+    for number in range(lo, hi):
+        i, j = result.rows[number]
+        record = result.a.records[i] if i is not None else result.b.records[j]  # type: ignore[index]
+        label = escape_text("+".join(record_kinds(record))) + " " + record_preview(record)
+        table.add_row(">" if number == row else "", _index(i, result.a.records),
+                      _index(j, result.b.records), Text(label))
+    console.print(table)
+
+
+def _index(index: int | None, records: list[Any]) -> str:
+    return "-" if index is None else f"{index}:{records[index].line}"

@@ -1,0 +1,34 @@
+"""``chatx show``: a human view of one stream."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from chatx.errors import ExitStatus
+
+
+def register(app: typer.Typer) -> None:
+    app.command("show", help="Show what a client would reconstruct from a stream: message, "
+                             "reasoning, tool calls, usage, finish reason.")(show)
+
+
+def show(
+    file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
+    events: Annotated[bool, typer.Option("--events", help="Add a timeline of the events.")
+                      ] = False,
+    src: Annotated[str | None, typer.Option("--from", "-f", help="Source format (detected "
+                                            "when not given).")] = None,
+) -> int:
+    from rich.console import Console
+
+    from chatx.assemble import load, read_input, streams_of
+    from chatx.show import show as render
+
+    name = "<stdin>" if file == "-" else file
+    side = load(read_input(file), name, src)
+    streams = streams_of(side)
+    # Colour only on a terminal (rich decides; it also honours NO_COLOR).
+    render(side, streams, Console(highlight=False), events=events)
+    return ExitStatus.OK

@@ -1,0 +1,287 @@
+"""``chatx validate``: check streams against their format's rules, linter style.
+
+Findings go to stdout (``FILE:LINE: RULE-ID severity message``, or one JSON object per
+line with ``--output json``) as soon as they are known, so a live pipe is checked live;
+errors about unreadable input go to stderr. Exit 0: no errors (warnings allowed unless
+``--strict``) · 1: violations · 2: input that cannot be read as a stream.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import Annotated, Any
+
+import orjson
+import typer
+
+from chatx.errors import ExitStatus, InputError, UsageError
+from chatx.record import Record
+from chatx.textsafe import escape_text
+
+_BLOCK = 1 << 20  # one read: what a pipe has, or up to 1 MiB of a file
+_SNIFF_BYTES = 4096
+_PROBE_RECORDS = 4
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "validate", help="Check streams against their format's rules (`chatx rules` lists them)."
+    )(validate)
+
+
+def validate(
+    files: Annotated[
+        list[str] | None, typer.Argument(help="Input files, or - for stdin (the default).")
+    ] = None,
+    fmt: Annotated[
+        str | None, typer.Option("--format", help="Stream format (detected when not given).")
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Count warnings as violations.")] = False,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output",
+            help="text (FILE:LINE: RULE severity message) or json (one object "
+            "per finding per line).",
+        ),
+    ] = "text",
+    schema: Annotated[
+        bool,
+        typer.Option(
+            "--schema",
+            help="Also check each event against the openai SDK types (slower "
+            "start: imports openai).",
+        ),
+    ] = False,
+    container: Annotated[
+        str | None,
+        typer.Option(
+            "--container", help="Input container: sse, jsonl or json (detected when not given)."
+        ),
+    ] = None,
+) -> int:
+    from chatx import containers
+    from chatx.cli import error
+
+    if output not in ("text", "json"):
+        raise UsageError("--output takes 'text' or 'json'")
+    if fmt is not None:
+        fmt = _format_name(fmt)
+    if container is not None:
+        containers.get(container)  # a UsageError names the known ones
+    status = ExitStatus.OK
+    for file in files or ["-"]:
+        name = "<stdin>" if file == "-" else file
+        try:
+            result = check_file(
+                file, name, fmt=fmt, container=container, schema=schema, printer=Printer(output)
+            )
+        except InputError as exc:
+            error(str(exc.located(name)))
+            status = max(status, ExitStatus.ERROR)
+            continue
+        if output == "text":
+            sys.stdout.write(result.summary() + "\n")
+        if result.errors or (strict and result.warnings):
+            status = max(status, ExitStatus.FAILED)
+    return int(status)
+
+
+def _format_name(fmt: str) -> str:
+    """A format chatx can validate: a checker's name or a codec alias of one."""
+    from chatx import codecs
+    from chatx.validate import CHECKERS
+
+    if fmt in CHECKERS:
+        return fmt
+    try:
+        return codecs.get(fmt).name
+    except UsageError:
+        raise UsageError(f"unknown format {fmt!r} (known: {', '.join(CHECKERS)})") from None
+
+
+@dataclass
+class FileResult:
+    """What one file's check found, for the summary line and the exit status."""
+
+    name: str
+    format: str
+    container: str
+    records: int = 0
+    errors: int = 0
+    warnings: int = 0
+
+    def summary(self) -> str:
+        found = (
+            ", ".join(
+                f"{n} {word}{'s' if n != 1 else ''}"
+                for n, word in ((self.errors, "error"), (self.warnings, "warning"))
+                if n
+            )
+            or "ok"
+        )
+        return (
+            f"{escape_text(self.name)}: {found} ({self.format}, {self.container}, "
+            f"{self.records} records)"
+        )
+
+
+class Printer:
+    """Writes findings as they are found: text lines or JSON objects, escaped."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+
+    def write(self, findings: list[Any]) -> None:
+        if not findings:
+            return
+        if self.output == "json":
+            text = b"".join(orjson.dumps(f.as_dict()) + b"\n" for f in findings).decode()
+        else:
+            text = "".join(
+                f"{escape_text(f.file)}:{f.line}: {f.rule} {f.severity} {escape_text(f.message)}\n"
+                for f in findings
+            )
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def check_file(
+    file: str, name: str, *, fmt: str | None, container: str | None, schema: bool, printer: Printer
+) -> FileResult:
+    """Check one file (``-`` is stdin), printing findings as they come."""
+    from chatx.validate import make_checker
+
+    container, records = open_records(file, container)
+    head = _head(records)
+    if fmt is None:
+        fmt = _detect(head, name)
+    checker = make_checker(fmt, file=name, container=container, schema=schema)
+    result = FileResult(name, fmt, container)
+    shown, parsed, first_bad = 0, 0, None
+    for record in chain(head, records):
+        result.records += 1
+        if record.error is None:
+            parsed += 1
+        elif first_bad is None:
+            first_bad = record
+        checker.feed(record)
+        if parsed:  # until one record parses, this may not be a stream at all
+            shown = _flush(checker.findings, shown, printer, result)
+    if parsed == 0:
+        _not_a_stream(first_bad, name)
+    _flush(sorted(checker.finish()[shown:], key=lambda f: f.index), 0, printer, result)
+    return result
+
+
+def _flush(findings: list[Any], shown: int, printer: Printer, result: FileResult) -> int:
+    new = findings[shown:]
+    printer.write(new)
+    for finding in new:
+        if finding.severity == "E":
+            result.errors += 1
+        else:
+            result.warnings += 1
+    return len(findings)
+
+
+def _not_a_stream(first_bad: Record | None, name: str) -> None:
+    if first_bad is None:
+        raise InputError(
+            "no records in the input", file=name, line=1, expected="at least one event"
+        )
+    raise InputError(
+        f"not a stream: no record is valid JSON ({first_bad.error})",
+        file=name,
+        line=first_bad.line,
+        expected="JSON payloads",
+    )
+
+
+def _head(records: Iterator[Record]) -> list[Record]:
+    head: list[Record] = []
+    for record in records:
+        head.append(record)
+        if len(head) >= _PROBE_RECORDS:
+            break
+    return head
+
+
+def _detect(head: list[Record], name: str) -> str:
+    from chatx import codecs
+
+    try:
+        return codecs.detect(head).name
+    except InputError as exc:
+        exc.expected = f"one of {', '.join(codecs.names())} (or pass --format)"
+        raise exc.located(name) from None
+
+
+# -- reading ---------------------------------------------------------------------------
+
+
+def open_records(file: str, container: str | None) -> tuple[str, Iterator[Record]]:
+    """Open ``file`` (``-``: stdin) and frame it into records, lazily.
+
+    Uses ``chatx.pipeline.open_records`` when the pipeline offers it; otherwise frames
+    the bytes here with the container registry (same detection: the first 4 KiB).
+    """
+    try:
+        from chatx.pipeline import open_records as pipeline_open  # type: ignore[attr-defined]
+    except ImportError:
+        pipeline_open = None
+    if pipeline_open is not None:
+        return pipeline_open(file, container)  # type: ignore[no-any-return]
+    stream = _open_in(file)
+    head = _sniff(stream)
+    name = container or _detect_container(head, file)
+    return name, _frame(stream, head, name, close=file != "-")
+
+
+def _open_in(file: str) -> Any:
+    if file == "-":
+        return sys.stdin.buffer
+    try:
+        return open(file, "rb")  # noqa: SIM115 - closed when the records run out
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
+
+
+def _sniff(stream: Any) -> bytes:
+    """Read until the container can be told: a line end, 4 KiB, or the end of input."""
+    read = getattr(stream, "read1", stream.read)
+    head = b""
+    while len(head) < _SNIFF_BYTES and b"\n" not in head.lstrip():
+        chunk = read(_BLOCK)
+        if not chunk:
+            break
+        head += chunk
+    return head
+
+
+def _detect_container(head: bytes, file: str) -> str:
+    from chatx import containers
+
+    try:
+        return containers.detect(head[:_SNIFF_BYTES])
+    except InputError as exc:
+        raise exc.located("<stdin>" if file == "-" else file) from None
+
+
+def _frame(stream: Any, head: bytes, container: str, *, close: bool) -> Iterator[Record]:
+    from chatx import containers
+
+    reader = containers.get(container).reader()
+    read = getattr(stream, "read1", stream.read)
+    try:
+        chunk = head
+        while chunk:
+            yield from reader.feed(chunk)
+            chunk = read(_BLOCK)
+        yield from reader.finish()
+    finally:
+        if close:
+            stream.close()

@@ -1,0 +1,49 @@
+"""``llama-stack-event``: Llama Stack's legacy inference stream.
+
+SSE ``data:`` lines (no ``event:`` line, no ``[DONE]``), each a
+``ChatCompletionResponseStreamChunk``::
+
+    {"event": {"event_type": "start" | "progress" | "complete",
+               "delta": {"type": "text", "text": …}
+                      | {"type": "tool_call", "tool_call": <text or ToolCall>,
+                         "parse_status": "started" | "in_progress" | "succeeded" | "failed"},
+               "logprobs": [{"logprobs_by_token": {token: logprob}}] | null,
+               "stop_reason": "end_of_turn" | "end_of_message" | "out_of_tokens" | null},
+     "metrics": [{"metric": "prompt_tokens", "value": 85, "unit": …}, …] | null}
+
+and ``{"error": {…}}`` when generation fails. See ``docs/llama-stack.md`` for the mapping.
+"""
+
+from __future__ import annotations
+
+from chatx.codecs.base import Codec
+from chatx.record import Record
+
+from .decode import LlamaStackDecoder
+from .encode import LlamaStackEncoder
+from .records import NAME
+
+
+def probe(records: list[Record]) -> int:
+    """100 when the first record is ``{"event": {"event_type": …}}``, else 0."""
+    for record in records:
+        if record.done or record.error:
+            continue
+        data = record.data
+        event = data.get("event") if isinstance(data, dict) else None
+        return 100 if isinstance(event, dict) and "event_type" in event else 0
+    return 0
+
+
+CODEC = Codec(
+    name=NAME,
+    description="Llama Stack legacy inference stream (start / progress / complete events)",
+    decoder=LlamaStackDecoder,
+    encoder=LlamaStackEncoder,
+    probe=probe,
+    container="sse",
+    sse_event_names=False,
+    single_lane=True,
+)
+
+__all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

@@ -1,0 +1,410 @@
+"""Decode Llama Stack legacy inference streams into IR events.
+
+One record gives one batch. ``start`` opens the stream and lane 0; text deltas become
+``TextDelta``; a ``succeeded`` tool call becomes one complete IR call (``ItemStart`` with
+its ``call_id`` and name, one ``ToolArgsDelta`` with the arguments JSON, ``ItemEnd``);
+``complete`` carries the metrics (``Usage``) and ends the stream. The first record with a
+``stop_reason`` gives the ``Finish`` (Llama Stack repeats it on ``complete``).
+
+**Hold-back.** Llama Stack sends a tool call in one of two shapes: (1) ``started`` →
+``in_progress`` fragments → ``succeeded``/``failed``, or (2) the call written as ordinary
+text deltas, then a lone ``succeeded`` (its parser read the whole message as a call). The
+fragments of (1) are the model's raw text — python for ``code_interpreter``,
+``brave_search.call(query="…")``, or a JSON envelope ``{"name", "parameters"}`` — never
+the JSON arguments, and the call's id and name only come with ``succeeded``; so they are
+held, and the call is emitted whole when ``succeeded`` arrives. For (2), text that could
+still be a call (it starts, after white space, with ``{"``, ``[name(``, ``<function=``,
+``<|python_tag|>`` or ``brave_search.call(``…) is held from the start of the turn until
+the stream decides: a ``succeeded`` consumes it; anything else releases it as text, one
+``TextDelta`` per held record. A ``failed`` call releases its raw text as message text,
+which is what Llama Stack's own parser makes of text it cannot read as a call.
+
+**Residue.** What else a record says travels under ``extra["llama_stack"]``, which the
+Llama Stack encoder merges back only when it encodes this decoder's events
+(``EncodeOptions.source_format``). Each record is compared with the canonical record the
+encoder writes for its content (:mod:`.records`): ``patch`` is the difference (keys the
+source left out are ``ABSENT``), reported by other encoders when it says anything. The
+record a held-back record becomes, when it is no IR content, is a ``Meta(0)`` whose one
+``~``-key names its kind (``~text``, ``~started``, ``~in_progress``, ``~failed``) and holds
+its raw text; a released ``in_progress`` fragment is a ``TextDelta`` tagged
+``~in_progress``. Keys starting with ``~`` are bookkeeping that other encoders skip
+(:func:`chatx.residue.report`): the raw text of a call says nothing the call does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.errors import InputError
+from chatx.notes import Notes
+from chatx.record import Record
+
+from . import records as r
+from .special_tokens import call_prefix
+
+LS = r.LS
+_HELD_STATUSES = ("started", "in_progress")
+
+
+class LlamaStackDecoder:
+    """Incremental decoder: ``feed(record)`` returns the IR events of one record."""
+
+    def __init__(self, notes: Notes) -> None:
+        self.notes = notes
+        self.open = False  # a stream has started and not completed
+        self.id = ""
+        self.line = 0
+        self._turn()
+
+    def _turn(self) -> None:
+        self.message = False  # an IR message item is open
+        self.may_hold = True  # nothing said yet in this turn: text may still be a call
+        self.text_out = False  # text went out as text in this turn
+        self.hold: str | None = None  # "text" or "tool": what ``held`` holds
+        self.held: list[dict[str, Any]] = []
+        self.held_text: list[str] = []
+        self.committed = False  # the held text has passed a call opener
+        self.stop: str | None = None  # the stop reason of the Finish emitted
+        self.calls = 0
+
+    def feed(self, record: Record) -> list[ir.Event]:
+        """Decode one record (an event or an ``{"error": …}`` frame)."""
+        self.line = record.line
+        data = self._payload(record)
+        if data is None:
+            return []
+        out: list[ir.Event] = []
+        event = data.get("event")
+        if not isinstance(event, dict):
+            if isinstance(data.get("error"), dict):
+                self._error(data, out)
+                return out
+            raise InputError(
+                'a Llama Stack event needs an "event" object',
+                line=record.line,
+                expected='{"event": {"event_type": …, "delta": …}}',
+            )
+        kind = event.get("event_type")
+        if kind == "start":
+            self._start(data, out)
+            return out
+        if not self.open:
+            self.notes.warning("the stream has no start event")
+            self._start(data, out, implicit=True)
+        if kind == "progress":
+            self._progress(data, event, out)
+        elif kind == "complete":
+            self._complete(data, event, out)
+        else:
+            self._passthrough(data, f"event_type {kind!r}", out)
+        return out
+
+    def finish(self) -> list[ir.Event]:
+        """End of input: release what is held and close the message. A stream without its
+        ``complete`` event is left unended (no ``StreamEnd``): nothing is invented."""
+        out: list[ir.Event] = []
+        if self.open:
+            self._release(out)
+            self._close_message(out)
+            self.notes.warning("the stream ends without a complete event")
+            self.open = False
+        return out
+
+    def _payload(self, record: Record) -> dict[str, Any] | None:
+        if record.done:
+            self.notes.warning("[DONE] is not part of a Llama Stack stream: ignored")
+            return None
+        if record.error:
+            raise InputError(record.error, line=record.line, expected="a JSON object")
+        if not isinstance(record.data, dict):
+            raise InputError(
+                "a Llama Stack event must be a JSON object",
+                line=record.line,
+                expected='{"event": {"event_type": …, "delta": …}}',
+            )
+        return record.data
+
+    # --- records ------------------------------------------------------------------------
+
+    def _start(self, data: dict[str, Any], out: list[ir.Event], implicit: bool = False) -> None:
+        if self.open:
+            self.notes.warning("a start event inside a stream: a new stream begins")
+            self._release(out)
+            self._close_message(out)
+        self._turn()
+        self.open = True
+        self.id = r.stream_id(data)
+        ls = {"implicit": None} if implicit else r.residue(data, r.event("start", r.text_delta("")))
+        out.append(ir.StreamStart(self.id, extra={LS: ls} if ls else {}))
+        out.append(ir.LaneStart(0))
+
+    def _progress(self, data: dict[str, Any], event: dict[str, Any], out: list[ir.Event]) -> None:
+        delta = event.get("delta")
+        kind = delta.get("type") if isinstance(delta, dict) else None
+        if kind == "text" and isinstance(delta.get("text"), str):
+            self._text(data, event, delta["text"], out)
+        elif kind == "tool_call":
+            self._tool_call(data, event, delta, out)
+        else:  # an image delta, or a shape this decoder does not know
+            self._passthrough(data, f"{kind or 'untyped'} delta", out)
+
+    def _complete(self, data: dict[str, Any], event: dict[str, Any], out: list[ir.Event]) -> None:
+        self._release(out)
+        self._close_message(out)
+        self._stop(event, out)
+        usage, metrics = self._usage(data.get("metrics"))
+        if usage is not None:
+            out.append(usage)
+        counts = (
+            {"input": usage.input, "output": usage.output, "total": usage.total} if usage else {}
+        )
+        canonical = r.event(
+            "complete",
+            r.text_delta(""),
+            None,
+            self.stop,
+            r.render_metrics(counts, metrics) if usage else None,
+        )
+        ls = r.residue(data, canonical)
+        out.append(ir.StreamEnd({LS: ls} if ls else {}))
+        self.open = False
+
+    def _error(self, data: dict[str, Any], out: list[ir.Event]) -> None:
+        """``{"error": {…}}``: what Llama Stack's server sends when generation fails."""
+        self._release(out)
+        error = data["error"]
+        known = ("message", "type", "param")
+        extra = {k: v for k, v in error.items() if k not in (*known, "code")}
+        extra.update({k: error[k] for k in known if k in error and not isinstance(error[k], str)})
+        if "code" in error and error["code"] is None:
+            extra["code"] = None
+        fields = {k: error[k] if isinstance(error.get(k), str) else None for k in known}
+        out.append(ir.Error(code=error.get("code"), extra=extra, **fields))
+        rest = {k: v for k, v in data.items() if k != "error"}
+        if rest:
+            out.append(ir.Meta(None, {LS: {"patch": rest}}))
+
+    def _passthrough(self, data: dict[str, Any], what: str, out: list[ir.Event]) -> None:
+        self._release(out)
+        self.notes.warning(f"{what}: kept as it is, no IR meaning")
+        out.append(ir.Passthrough(r.NAME, data, None, self.line))
+
+    # --- text and the shape-2 hold ------------------------------------------------------
+
+    def _text(
+        self, data: dict[str, Any], event: dict[str, Any], text: str, out: list[ir.Event]
+    ) -> None:
+        if self.hold == "tool":
+            self._release(out)
+        holdable = text != "" and event.get("stop_reason") is None
+        if holdable and (self.hold == "text" or (self.may_hold and self.hold is None)):
+            self.hold = "text"
+            self.held.append(data)
+            self.held_text.append(text)
+            if not self._could_be_call():
+                self._release(out)
+            return
+        self._release(out)
+        self._emit_text(data, event, text, out)
+
+    def _could_be_call(self) -> bool:
+        """Whether the held text may still turn out to be a tool call."""
+        if not self.committed:
+            verdict = call_prefix("".join(self.held_text))
+            self.committed = verdict == "call"  # past the opener: hold until decided
+            return verdict != "text"
+        return True
+
+    def _emit_text(
+        self, data: dict[str, Any], event: dict[str, Any], text: str, out: list[ir.Event]
+    ) -> None:
+        if not text:  # no content, one record all the same: a Meta says so
+            meta = ir.Meta(0, {})
+            out.append(meta)
+            stop = self._stop(event, out)
+            canonical = r.event("progress", r.text_delta(""), None, stop)
+            meta.extra = {LS: {"~text": "", **r.residue(data, canonical)}}
+            return
+        self._open_message(out)
+        logprobs = r.logprobs_to_ir(event.get("logprobs"))
+        delta = ir.TextDelta(0, text, logprobs)
+        out.append(delta)
+        stop = self._stop(event, out)
+        canonical = r.event("progress", r.text_delta(text), r.logprobs_from_ir(logprobs), stop)
+        ls = r.residue(data, canonical)
+        if ls:
+            delta.extra = {LS: ls}
+        self.may_hold = False
+        self.text_out = True
+
+    def _release(self, out: list[ir.Event]) -> None:
+        """The stream did not make a call of what is held: give it back as text."""
+        held, hold = self.held, self.hold
+        self.held, self.hold, self.held_text, self.committed = [], None, [], False
+        for data in held:
+            event = data["event"]
+            if hold == "text":
+                self._emit_text(data, event, event["delta"]["text"], out)
+            else:
+                self._release_tool(data, out)
+
+    def _release_tool(self, data: dict[str, Any], out: list[ir.Event]) -> None:
+        value = data["event"]["delta"].get("tool_call")
+        if (
+            data["event"]["delta"].get("parse_status") != "in_progress"
+            or not value
+            or not isinstance(value, str)
+        ):
+            out.append(self._instruction(data))
+            return
+        self._open_message(out)
+        canonical = r.event("progress", r.tool_delta("in_progress", value))
+        out.append(
+            ir.TextDelta(0, value, extra={LS: {"~in_progress": None, **r.residue(data, canonical)}})
+        )
+        self.may_hold = False
+        self.text_out = True
+
+    def _instruction(self, data: dict[str, Any]) -> ir.Meta:
+        """A held record that becomes no IR content, described for the Llama encoder."""
+        delta = data["event"]["delta"]
+        if delta.get("type") == "text":
+            key, value = "text", delta.get("text")
+            text = value if isinstance(value, str) else ""
+            canonical = r.event("progress", r.text_delta(text))
+        else:
+            key, value = delta.get("parse_status"), delta.get("tool_call")
+            text = value if isinstance(value, str) else ""
+            canonical = r.event("progress", r.tool_delta(key, text))
+        return ir.Meta(0, {LS: {f"~{key}": text, **r.residue(data, canonical)}})
+
+    # --- tool calls ---------------------------------------------------------------------
+
+    def _tool_call(
+        self,
+        data: dict[str, Any],
+        event: dict[str, Any],
+        delta: dict[str, Any],
+        out: list[ir.Event],
+    ) -> None:
+        status = delta.get("parse_status")
+        if status in _HELD_STATUSES:
+            if status == "started" or self.hold != "tool":
+                self._release(out)
+                self.hold = "tool"
+            self.held.append(data)
+        elif status == "succeeded" and isinstance(delta.get("tool_call"), dict):
+            self._succeeded(data, event, delta["tool_call"], out)
+        elif status == "failed":
+            self._failed(data, event, delta.get("tool_call"), out)
+        else:
+            self._passthrough(data, f"tool_call delta with parse_status {status!r}", out)
+
+    def _succeeded(
+        self, data: dict[str, Any], event: dict[str, Any], call: dict[str, Any], out: list[ir.Event]
+    ) -> None:
+        held, hold = self.held, self.hold
+        self.held, self.hold, self.held_text, self.committed = [], None, [], False
+        out.extend(self._instruction(data) for data in held)
+        if hold is None and self.text_out and not self.calls:
+            self.notes.warning(
+                "text before this tool call may have been the call itself "
+                "(it did not look like one): it stays message text"
+            )
+        self._close_message(out)
+        number = self.calls
+        self.calls += 1
+        self.may_hold = False
+        name = r.tool_name(call.get("tool_name"))
+        cid = call.get("call_id")
+        cid = cid if isinstance(cid, str) else r.call_id(self.id, number)
+        arguments, as_string = r.arguments_text(call)
+        end = ir.ItemEnd(0, "tool_call", call=number)
+        out += [
+            ir.ItemStart(0, "tool_call", call=number, call_id=cid, name=name),
+            ir.ToolArgsDelta(0, number, arguments),
+            end,
+        ]
+        stop = self._stop(event, out, terminal=True)
+        payload = r.tool_call(cid, name, arguments, as_string)
+        ls = r.residue(data, r.event("progress", r.tool_delta("succeeded", payload), None, stop))
+        if as_string:
+            ls["args_string"] = None
+        if ls:
+            end.extra = {LS: ls}
+
+    def _failed(
+        self, data: dict[str, Any], event: dict[str, Any], value: Any, out: list[ir.Event]
+    ) -> None:
+        """A call Llama Stack could not parse: its raw text is message text."""
+        if self.hold == "text":
+            self._release(out)
+        held = self.held
+        self.held, self.hold = [], None
+        fragments = [
+            d["event"]["delta"].get("tool_call")
+            for d in held
+            if d["event"]["delta"].get("parse_status") == "in_progress"
+        ]
+        joined = "".join(f for f in fragments if isinstance(f, str))
+        if isinstance(value, str) and value and value != joined:
+            # The failed text is not the fragments: it is the text, they are residue.
+            out.extend(self._instruction(d) for d in held)
+            self._open_message(out)
+            text = ir.TextDelta(0, value, extra={LS: {"~failed": None}})
+            out.append(text)
+            meta_extra = text.extra[LS]
+            shown = value
+            self.may_hold, self.text_out = False, True
+        else:
+            for d in held:
+                self._release_tool(d, out)
+            mark = None if isinstance(value, str) and value else ""
+            meta = ir.Meta(0, {LS: {"~failed": mark}})
+            out.append(meta)
+            meta_extra = meta.extra[LS]
+            shown = value if mark is None else ""
+        stop = self._stop(event, out, terminal=True)
+        canonical = r.event("progress", r.tool_delta("failed", shown), None, stop)
+        meta_extra.update(r.residue(data, canonical))
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _stop(self, event: dict[str, Any], out: list[ir.Event], terminal: bool = False) -> Any:
+        """Emit ``Finish`` for the first stop reason; return the one the encoder will write
+        on this record (terminal tool records repeat a stop reason already known)."""
+        stop = event.get("stop_reason")
+        if self.stop is None and isinstance(stop, str) and stop:
+            reason = r.STOP_TO_FINISH.get(stop)
+            if reason is None:
+                self.notes.warning(f"unknown stop_reason {stop!r}: read as end_of_turn")
+                reason = "stop"
+            # A turn that ends in a call is a tool_calls finish for chat and Responses
+            # clients, whichever of end_of_turn / end_of_message the model used.
+            if reason == "stop" and self.calls:
+                reason = "tool_calls"
+            self.stop = r.stop_word(reason, stop)
+            out.append(ir.Finish(0, reason, stop))
+            return self.stop
+        return self.stop if terminal else None
+
+    def _usage(self, metrics: Any) -> tuple[ir.Usage | None, list[Any] | None]:
+        """``metrics`` -> Usage, and the residue the complete record needs."""
+        read = r.read_metrics(metrics)
+        if read is None:
+            return None, None
+        counts, residue = read
+        extra = {LS: {"metrics": residue}} if residue is not None else {}
+        total = counts.get("total")
+        return ir.Usage(counts.get("input"), counts.get("output"), total, extra=extra), residue
+
+    def _open_message(self, out: list[ir.Event]) -> None:
+        if not self.message:
+            self.message = True
+            out.append(ir.ItemStart(0, "message"))
+
+    def _close_message(self, out: list[ir.Event]) -> None:
+        if self.message:
+            self.message = False
+            out.append(ir.ItemEnd(0, "message"))

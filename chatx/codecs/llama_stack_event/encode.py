@@ -1,0 +1,406 @@
+"""Encode IR events as Llama Stack legacy inference events.
+
+``start`` first (an empty text delta); text as ``progress`` text deltas; each tool call as
+``started`` → ``in_progress`` (the argument fragments) → ``succeeded`` (a parsed ToolCall
+whose ``arguments_json`` is the exact argument text) or ``failed`` (the raw text, when it
+is not JSON); ``complete`` last, with the stop reason and the usage as ``metrics``. A
+``Finish`` puts its stop reason on the record its batch wrote (Llama Stack puts it on the
+``succeeded`` event), and always on ``complete``; an ``Error`` is an ``{"error": …}`` frame.
+
+From another format, chat text is read for Llama's special tokens, as Llama Stack's own
+OpenAI-compat layer does: ``<|eot_id|>``/``<|eom_id|>`` set the stop reason and
+``<|python_tag|>`` opens a built-in tool call; no token reaches the text. What Llama Stack
+cannot hold (reasoning, refusal as such, a second choice, other formats' items and
+residue) is reported in ``notes``.
+
+From this codec's own decoder (``EncodeOptions.source_format``) the residue under
+``extra["llama_stack"]`` is put back (see the decoder's docstring), so each record comes
+back with the same JSON value; special tokens are not interpreted then.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.base import EncodeOptions
+from chatx.notes import Notes
+from chatx.residue import merge, report
+
+from . import records as r
+from .special_tokens import PYTHON_TAG, TOKEN_STOP, TokenScanner, parse_tool_call
+
+LS = r.LS
+_RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
+
+
+class _Call:
+    __slots__ = ("id", "name", "fragments")
+
+    def __init__(self, call_id: str, name: str | None) -> None:
+        self.id = call_id
+        self.name = name
+        self.fragments: list[str] = []
+
+
+class LlamaStackEncoder:
+    """Incremental encoder: ``feed(batch)`` returns the records of one source record."""
+
+    def __init__(self, notes: Notes, options: EncodeOptions) -> None:
+        self.notes = notes
+        self.options = options
+        self.own = options.source_format == r.NAME
+        self.open = False
+        self.ends = False  # the batch being encoded holds a StreamEnd
+        self.noted: set[str] = set()
+        self._reset("")
+
+    def _reset(self, stream: str) -> None:
+        self.id = stream
+        self.lane: int | None = None
+        self.stop: str | None = None  # from Finish
+        self.token_stop: str | None = None  # from <|eot_id|> / <|eom_id|>
+        self.usage: ir.Usage | None = None
+        self.calls: dict[int | None, _Call] = {}
+        self.count = 0  # calls written, for derived call ids
+        self.raw: list[str] = []  # in_progress fragments since the last started
+        self.scanner = TokenScanner()
+        self.python: list[str] | None = None  # the text after <|python_tag|>
+        self.logprobs: list[Any] | None = None  # of text the scanner still holds
+
+    def feed(self, events: list[ir.Event]) -> list[Any]:
+        """Encode one batch; from this codec's own decoder, one record per batch."""
+        out: list[Any] = []
+        self.ends = any(type(event) is ir.StreamEnd for event in events)
+        for event in events:
+            getattr(self, _HANDLERS[type(event)])(event, out)
+        return out
+
+    def finish(self) -> list[Any]:
+        """End of input: write what is pending; ``complete`` only if asked (``--finish``)."""
+        out: list[Any] = []
+        if self.open:
+            self._close_all(out)
+            if self.options.finish:
+                out.append(self._complete())
+            self.open = False
+        return out
+
+    # --- stream -------------------------------------------------------------------------
+
+    def _stream_start(self, event: ir.StreamStart, out: list[Any]) -> None:
+        if self.open:
+            self._close_all(out)
+        self._reset(event.id)
+        self.open = True
+        ls = self._own(event.extra, "stream.")
+        if "implicit" not in ls:
+            out.append(r.event("start", r.text_delta("")))
+            self._patch(out, ls)
+
+    def _stream_end(self, event: ir.StreamEnd, out: list[Any]) -> None:
+        ls = self._own(event.extra, "")
+        self._close_all(out)
+        out.append(self._complete())
+        self._patch(out, ls)
+        self.open = False
+
+    def _complete(self) -> dict[str, Any]:
+        metrics = None
+        usage = self.usage
+        if usage is not None:
+            counts = {"input": usage.input, "output": usage.output, "total": usage.total}
+            if counts["total"] is None and usage.input is not None and usage.output is not None:
+                counts["total"] = usage.input + usage.output
+            residue = usage.extra.get(LS, {}).get("metrics") if self.own else None
+            metrics = r.render_metrics(counts, residue)
+        stop = self._stop_word()
+        if stop is None and not self.own:
+            self.notes.warning("the input has no finish reason: complete has stop_reason null")
+        return r.event("complete", r.text_delta(""), None, stop, metrics)
+
+    def _lane_start(self, event: ir.LaneStart, out: list[Any]) -> None:
+        self._lane_ok(event.lane)
+
+    def _meta(self, event: ir.Meta, out: list[Any]) -> None:
+        if not self.own:
+            report(event.extra, self.notes)
+            if event.delta:
+                report(event.delta, self.notes, "delta.")
+            return
+        ls = event.extra.get(LS, {})
+        key = next((k for k in _RECORD_KEYS if k in ls), None)
+        if key is not None:
+            out.append(self._held_record(key, ls[key]))
+        self._patch(out, ls)
+
+    def _held_record(self, key: str, value: Any) -> dict[str, Any]:
+        """A record the decoder held back and described in a Meta (own residue)."""
+        text = value if isinstance(value, str) else ""
+        if key == "~text":
+            return r.event("progress", r.text_delta(text))
+        if key == "~started":
+            self.raw = []
+        elif key == "~in_progress":
+            self.raw.append(text)
+        else:  # failed: None stands for the fragments' text, as newer Llama Stack sends
+            text = "".join(self.raw) if value is None else text
+            return r.event("progress", r.tool_delta("failed", text), None, self._stop_word())
+        return r.event("progress", r.tool_delta(key[1:], text))
+
+    # --- text ---------------------------------------------------------------------------
+
+    def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
+        if not self._lane_ok(event.lane):
+            return
+        if not self.own:
+            if event.extra:
+                report(event.extra, self.notes, "delta.")
+            self._scan(event.text, event.logprobs, out)
+            return
+        ls = event.extra.get(LS, {})
+        if "~in_progress" in ls:
+            self.raw.append(event.text)
+            out.append(r.event("progress", r.tool_delta("in_progress", event.text)))
+        elif "~failed" in ls:
+            out.append(
+                r.event("progress", r.tool_delta("failed", event.text), None, self._stop_word())
+            )
+        else:
+            out.append(
+                r.event("progress", r.text_delta(event.text), r.logprobs_from_ir(event.logprobs))
+            )
+        self._patch(out, ls)
+
+    def _scan(self, text: str, logprobs: list[Any] | None, out: list[Any]) -> None:
+        """Chat text through the special-token scanner."""
+        if logprobs:
+            self.logprobs = (self.logprobs or []) + logprobs
+        for kind, piece in self.scanner.feed(text):
+            if kind == "text":
+                self._write_text(piece, out)
+            elif piece == PYTHON_TAG:
+                if self.python is None:  # a second tag inside a call says nothing new
+                    self.python = []
+                    out.append(r.event("progress", r.tool_delta("started", "")))
+            else:
+                self.token_stop = TOKEN_STOP[piece]
+                self._close_python(out)
+
+    def _write_text(self, text: str, out: list[Any]) -> None:
+        logprobs, self.logprobs = r.logprobs_from_ir(self.logprobs), None
+        if self.python is None:
+            out.append(r.event("progress", r.text_delta(text), logprobs))
+        else:
+            self.python.append(text)
+            out.append(r.event("progress", r.tool_delta("in_progress", text), logprobs))
+
+    def _close_python(self, out: list[Any]) -> None:
+        """The ``<|python_tag|>`` call is complete: parse it as Llama Stack would."""
+        if self.python is None:
+            return
+        raw = "".join(self.python)
+        self.python = None
+        parsed = parse_tool_call(raw)
+        if parsed is None:
+            out.append(r.event("progress", r.tool_delta("failed", raw), None, self._stop_word()))
+            return
+        name, arguments = parsed
+        call = r.tool_call(r.call_id(self.id, self.count), name, r.dumps(arguments))
+        self.count += 1
+        out.append(r.event("progress", r.tool_delta("succeeded", call), None, self._stop_word()))
+
+    def _flush(self, out: list[Any]) -> None:
+        """Text held by the scanner, and a python-tag call, end with the message."""
+        if self.own:
+            return
+        tail = self.scanner.flush()
+        if tail:
+            self._write_text(tail, out)
+        self._close_python(out)
+
+    def _refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
+        if not self._lane_ok(event.lane):
+            return
+        self._note_once(
+            "refusal", "a refusal is written as message text: Llama Stack events have no refusal"
+        )
+        self._flush(out)
+        self.logprobs = event.logprobs
+        self._write_text(event.text, out)
+
+    def _reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
+        self.notes.lost_field("reasoning")
+
+    # --- tool calls ---------------------------------------------------------------------
+
+    def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
+        if not self._lane_ok(event.lane):
+            return
+        self._own(event.extra, "tool_call." if event.kind == "tool_call" else "item.")
+        if event.kind == "tool_call":
+            self._flush(out)
+            self._call_start(event.call, event.call_id, event.name, out)
+
+    def _call_start(
+        self, number: int | None, call_id: str | None, name: str | None, out: list[Any]
+    ) -> _Call:
+        call = self.calls[number] = _Call(call_id or r.call_id(self.id, self.count), name)
+        self.count += 1
+        if not self.own:
+            self.raw = []
+            out.append(r.event("progress", r.tool_delta("started", "")))
+        return call
+
+    def _args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
+        if not self._lane_ok(event.lane):
+            return
+        self._own(event.extra, "tool_call.")
+        call = self.calls.get(event.call) or self._call_start(event.call, None, None, out)
+        if event.fragment:
+            call.fragments.append(event.fragment)
+            if not self.own:
+                out.append(r.event("progress", r.tool_delta("in_progress", event.fragment)))
+
+    def _item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
+        if not self._lane_ok(event.lane):
+            return
+        ls = self._own(event.extra, "item.")
+        if event.kind == "message":
+            self._flush(out)
+        call = self.calls.pop(event.call, None) if event.kind == "tool_call" else None
+        if call is not None:
+            self._end_call(call, "args_string" in ls, out)
+            self._patch(out, ls)
+
+    def _end_call(self, call: _Call, as_string: bool, out: list[Any]) -> None:
+        arguments = "".join(call.fragments)
+        if r.is_json(arguments):
+            payload = r.tool_call(call.id, call.name, arguments, as_string)
+            out.append(
+                r.event("progress", r.tool_delta("succeeded", payload), None, self._stop_word())
+            )
+            return
+        self.notes.lost(
+            f"tool call {call.name!r} ({call.id}): its arguments are not JSON; "
+            "written as a failed call, which has no name or call_id"
+        )
+        out.append(r.event("progress", r.tool_delta("failed", arguments), None, self._stop_word()))
+
+    def _close_all(self, out: list[Any]) -> None:
+        self._flush(out)
+        for call in list(self.calls.values()):
+            self._end_call(call, False, out)
+        self.calls.clear()
+
+    # --- usage, finish, errors ----------------------------------------------------------
+
+    def _usage(self, event: ir.Usage, out: list[Any]) -> None:
+        self.usage = event
+        if self.own:
+            return
+        report(event.extra, self.notes, "usage.")
+        if event.cached:
+            self.notes.lost_field("usage.cached_tokens")
+        if event.reasoning:
+            self.notes.lost_field("usage.reasoning_tokens")
+
+    def _finish(self, event: ir.Finish, out: list[Any]) -> None:
+        if not self._lane_ok(event.lane):
+            return
+        self._own(event.extra, "finish.")
+        self._flush(out)
+        self.stop = r.stop_word(event.reason, event.raw)
+        if not self.own and (
+            event.reason in ("content_filter", "error") or event.reason not in r.FINISH_TO_STOP
+        ):
+            self.notes.lost(
+                f"finish reason {event.reason!r} has no Llama Stack stop reason: "
+                f"written as {self.stop}"
+            )
+        # The record this batch wrote ends the generation; in a batch that also ends the
+        # stream, the stop reason belongs to the complete event alone.
+        last = out[-1] if out else None
+        if not self.ends and isinstance(last, dict) and isinstance(last.get("event"), dict):
+            last["event"]["stop_reason"] = self._stop_word()
+
+    def _error(self, event: ir.Error, out: list[Any]) -> None:
+        self._flush(out)
+        error: dict[str, Any] = {}
+        for key in ("message", "type", "param", "code"):
+            value = getattr(event, key)
+            if value is not None:
+                error[key] = value
+        if self.own:
+            merge(error, event.extra)
+        out.append({"error": error})
+
+    def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
+        if event.format == r.NAME:
+            out.append(event.data)
+            return
+        # As the chat encoder does: an item with no place is reported once, where it is
+        # added; its other events and lifecycle events say nothing more.
+        data = event.data if isinstance(event.data, dict) else {}
+        what, item = data.get("type"), data.get("item")
+        if isinstance(item, dict) and what == "response.output_item.added":
+            self.notes.lost(f"{item.get('type')} item has no place in Llama Stack events")
+        elif isinstance(what, str) and "annotation" in what:
+            self.notes.lost_field("annotations")
+        elif not isinstance(what, str):
+            self.notes.lost(f"a {event.format} record has no place in Llama Stack events")
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _stop_word(self) -> str | None:
+        return self.token_stop or self.stop
+
+    def _own(self, extra: dict[str, Any], prefix: str) -> dict[str, Any]:
+        """This codec's residue from ``extra``; from another format, report ``extra``."""
+        if self.own:
+            return extra.get(LS, {})
+        if extra:
+            report(extra, self.notes, prefix)
+        return {}
+
+    def _patch(self, out: list[Any], ls: dict[str, Any]) -> None:
+        """Apply own residue to the record just written."""
+        if not ls or not out or not isinstance(out[-1], dict):
+            return
+        if "patch" in ls:
+            merge(out[-1], ls["patch"])
+
+    def _lane_ok(self, lane: int) -> bool:
+        if self.lane is None:
+            self.lane = lane
+        if lane == self.lane:
+            return True
+        self._note_once(
+            f"lane {lane}",
+            f"choice {lane} left out: Llama Stack events hold "
+            "one choice (choose one with --choice)",
+        )
+        return False
+
+    def _note_once(self, key: str, message: str) -> None:
+        if key not in self.noted:
+            self.noted.add(key)
+            self.notes.lost(message)
+
+
+_HANDLERS = {
+    ir.StreamStart: "_stream_start",
+    ir.StreamEnd: "_stream_end",
+    ir.LaneStart: "_lane_start",
+    ir.Meta: "_meta",
+    ir.TextDelta: "_text",
+    ir.RefusalDelta: "_refusal",
+    ir.ReasoningDelta: "_reasoning",
+    ir.ItemStart: "_item_start",
+    ir.ToolArgsDelta: "_args",
+    ir.ItemEnd: "_item_end",
+    ir.Usage: "_usage",
+    ir.Finish: "_finish",
+    ir.Error: "_error",
+    ir.Passthrough: "_passthrough",
+}

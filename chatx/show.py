@@ -1,0 +1,297 @@
+"""A human view of one stream: what a client would reconstruct, rendered with rich.
+
+Everything that comes from the stream (text, ids, model, tool names, previews) goes
+through :func:`safe` and into ``Text`` objects, never into markup strings: an ANSI escape
+or ``[bold]`` in model output is shown as characters, not obeyed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from chatx.assemble import Assembler, Item, Lane, Side
+from chatx.record import Record
+from chatx.textsafe import escape_text
+
+_PREVIEW = 60
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def safe(text: str) -> str:
+    """Stream text made printable: control characters escaped, line breaks kept."""
+    return "\n".join(escape_text(line) for line in text.split("\n"))
+
+
+# -- what each record is -------------------------------------------------------------------
+
+
+def record_kinds(record: Record) -> list[str]:
+    """What a record carries, as short names (a chat chunk can carry several)."""
+    if record.done:
+        return ["[DONE]"]
+    if record.error is not None:
+        return ["unreadable"]
+    data = record.data
+    if not isinstance(data, dict):
+        return [type(data).__name__]
+    if isinstance(data.get("type"), str):
+        return [data["type"]]
+    event = data.get("event")
+    if isinstance(event, dict) and "event_type" in event:
+        return [_llama_kind(event)]
+    return _chat_kinds(data)
+
+
+def _llama_kind(event: dict[str, Any]) -> str:
+    delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+    kind = f"{event.get('event_type')} {delta.get('type', '')}".strip()
+    status = delta.get("parse_status")
+    return f"{kind} ({status})" if status else kind
+
+
+def _chat_kinds(data: dict[str, Any]) -> list[str]:
+    kinds: list[str] = []
+    for choice in data.get("choices") or ():
+        if not isinstance(choice, dict):
+            continue
+        delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+        for key in ("role", "content", "refusal", "tool_calls", *_REASONING_FIELDS):
+            name = "reasoning" if key in _REASONING_FIELDS else key
+            if delta.get(key) and name not in kinds:
+                kinds.append(name)
+        if choice.get("finish_reason") and "finish" not in kinds:
+            kinds.append("finish")
+    for key in ("usage", "error"):
+        if data.get(key):
+            kinds.append(key)
+    return kinds or ["empty chunk"]
+
+
+def record_preview(record: Record) -> str:
+    """A short, escaped glimpse of what the record says."""
+    data = record.data
+    if record.error is not None:
+        text = record.error
+    elif not isinstance(data, dict):
+        text = ""
+    elif isinstance(data.get("type"), str):
+        text = _responses_preview(data)
+    elif isinstance(data.get("event"), dict):
+        text = _llama_preview(data["event"])
+    else:
+        text = _chat_preview(data)
+    text = escape_text(text)
+    return text if len(text) <= _PREVIEW else text[:_PREVIEW - 1] + "…"
+
+
+def _responses_preview(data: dict[str, Any]) -> str:
+    if isinstance(data.get("delta"), str):
+        return repr(data["delta"])
+    item = data.get("item")
+    if isinstance(item, dict):
+        return " ".join(str(item[k]) for k in ("type", "name", "status") if item.get(k))
+    response = data.get("response")
+    if isinstance(response, dict):
+        return str(response.get("status") or "")
+    return str(data.get("message") or "")
+
+
+def _llama_preview(event: dict[str, Any]) -> str:
+    delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+    if isinstance(delta.get("text"), str) and delta["text"]:
+        return repr(delta["text"])
+    call = delta.get("tool_call")
+    if isinstance(call, dict):
+        return str(call.get("tool_name") or "")
+    return repr(call) if call else str(event.get("stop_reason") or "")
+
+
+def _chat_preview(data: dict[str, Any]) -> str:
+    pieces: list[str] = []
+    for choice in data.get("choices") or ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(delta, dict):
+            continue
+        for key in ("content", "refusal", *_REASONING_FIELDS):
+            if isinstance(delta.get(key), str) and delta[key]:
+                pieces.append(repr(delta[key]))
+        for call in delta.get("tool_calls") or ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                pieces.append(str(function.get("name") or "") + repr(function.get("arguments")
+                                                                     or ""))
+        if choice.get("finish_reason"):
+            pieces.append(f"finish={choice['finish_reason']}")
+    if isinstance(data.get("error"), dict):
+        pieces.append(str(data["error"].get("message")))
+    return " ".join(pieces)
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def render(side: Side, streams: list[Assembler], *, events: bool = False) -> list[RenderableType]:
+    """Everything ``chatx show`` prints, as rich renderables."""
+    out: list[RenderableType] = [_header(side)]
+    for number, stream in enumerate(streams):
+        if len(streams) > 1:
+            out.append(Rule(f"stream {number + 1} of {len(streams)}"))
+        out.extend(_stream(stream))
+    notes = side.notes.summary()
+    if notes:
+        out.append(Text("notes", style="bold yellow"))
+        out.extend(Text("  " + escape_text(str(note)), style="yellow") for note in notes)
+    if events:
+        out.append(Text("events", style="bold"))
+        out.append(timeline(side.records))
+    return out
+
+
+def show(side: Side, streams: list[Assembler], console: Console, *, events: bool = False
+         ) -> None:
+    for renderable in render(side, streams, events=events):
+        console.print(renderable)
+
+
+def _header(side: Side) -> RenderableType:
+    counts = Counter(kind for record in side.records for kind in record_kinds(record))
+    return _facts([
+        ("file", escape_text(side.name)),
+        ("format", f"{side.format} ({side.container}, {len(side.records)} records)"),
+        ("events", " · ".join(f"{escape_text(k)} {n}" for k, n in counts.most_common())),
+    ])
+
+
+def _facts(rows: list[tuple[str, str]], style: str = "") -> Table:
+    """Key/value lines; the values are already escaped."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for key, value in rows:
+        grid.add_row(key, Text(value, style=style))
+    return grid
+
+
+def _stream(stream: Assembler) -> list[RenderableType]:
+    out: list[RenderableType] = [_facts([
+        ("id", safe(stream.id or "")), ("model", safe(stream.model or "")),
+        ("created", _when(stream.created))])]
+    lanes = stream.choices
+    for lane in lanes:
+        if len(lanes) > 1:
+            out.append(Rule(f"choice {lane.index}"))
+        out.extend(_lane(lane))
+    out.append(_facts([("usage", _usage(stream))]))
+    for error in stream.errors:
+        what = " ".join(str(x) for x in (error.code, error.type) if x is not None)
+        out.append(_facts([("error", safe(f"{what}: {error.message or ''}".strip(": ")))],
+                          style="red"))
+    if not stream.ended:
+        out.append(Text("the stream stops without its ending", style="yellow"))
+    return out
+
+
+def _lane(lane: Lane) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    for item in lane.items:
+        if item.kind == "reasoning":
+            out.append(_section("reasoning", Text(safe(item.reasoning_text()), style="dim")))
+        elif item.kind == "message":
+            out.extend(_message(item))
+        elif item.kind == "other":
+            out.append(_facts([("item", safe(_other(item)))], style="cyan"))
+    if lane.calls:
+        out.append(_section("tool calls", _calls(lane)))
+    finish = lane.finish or "none (the stream did not say)"
+    if lane.raw_finish:
+        finish += f" ({lane.raw_finish})"
+    out.append(_facts([("finish", safe(finish))]))
+    return out
+
+
+def _message(item: Item) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    text, refusal = "".join(item.text), "".join(item.refusal)
+    if text:
+        out.append(_section("message", Text(safe(text))))
+    if refusal:
+        out.append(_section("refusal", Text(safe(refusal), style="red")))
+    return out
+
+
+def _other(item: Item) -> str:
+    data = item.data if isinstance(item.data, dict) else {}
+    return " ".join(str(data[k]) for k in ("type", "name", "status") if data.get(k))
+
+
+def _calls(lane: Lane) -> Table:
+    table = Table(show_lines=True, expand=False)
+    for column in ("#", "call id", "name", "arguments"):
+        table.add_column(column)
+    for call in lane.calls:
+        table.add_row(str(call.call), Text(safe(call.call_id or "")),
+                      Text(safe(call.name or "")), Text(safe(_pretty(call.arguments))))
+    return table
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+def _usage(stream: Assembler) -> str:
+    usage = stream.usage
+    if usage is None:
+        return "not reported"
+    parts = [f"input {usage.input}", f"output {usage.output}", f"total {usage.total}"]
+    if usage.cached is not None:
+        parts.append(f"cached {usage.cached}")
+    if usage.reasoning is not None:
+        parts.append(f"reasoning {usage.reasoning}")
+    return " · ".join(parts)
+
+
+def _when(created: Any) -> str:
+    if not isinstance(created, int | float) or isinstance(created, bool):
+        return "not given"
+    if created <= 0:
+        return str(created)
+    try:
+        stamp = datetime.fromtimestamp(created, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, ValueError, OSError):  # milliseconds, or nonsense
+        return str(created)
+    return f"{created} ({stamp})"
+
+
+def _section(title: str, body: RenderableType) -> RenderableType:
+    return Group(Text(title, style="bold"), body)
+
+
+def timeline(records: list[Record]) -> Text:
+    """The compact event list: index, line, type, preview — one line per record.
+
+    Plain fixed-width lines, not a rich Table: a table measures every cell, which
+    costs seconds on a capture of a few thousand events.
+    """
+    width = max((len("+".join(record_kinds(r))) for r in records), default=4)
+    width = min(width, 40)
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"{'#':>5} {'line':>6}  {'type':<{width}}  preview", style="bold")
+    for index, record in enumerate(records):
+        kind = escape_text("+".join(record_kinds(record)))
+        if len(kind) > width:
+            kind = kind[:width - 1] + "…"
+        out.append(f"\n{index:>5} {record.line:>6}  ")
+        out.append(f"{kind:<{width}}", style="cyan")
+        out.append("  " + record_preview(record))
+    return out

@@ -1,0 +1,153 @@
+"""The Assembler: IR batches in, what a client reconstructs out."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chatx import ir
+from chatx.assemble import Assembler, assemble, joined, load, streams_of
+from tests.conftest import sse
+
+
+def _feed(*batches: list[ir.Event]) -> Assembler:
+    stream = Assembler()
+    for batch in batches:
+        stream.feed(batch)
+    return stream
+
+
+def _chat(text: str = "Hi") -> list[dict]:
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 7, "model": "m"}
+    return [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
+        {**base, "choices": [{"index": 0, "delta": {"content": text}}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**base, "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1,
+                                          "total_tokens": 4}},
+    ]
+
+
+def test_text_reasoning_refusal_and_finish_per_lane() -> None:
+    stream = _feed(
+        [ir.StreamStart("chatcmpl-1", "m", 7), ir.LaneStart(0), ir.LaneStart(1)],
+        [ir.ItemStart(0, "reasoning"), ir.ReasoningDelta(0, "think", source_field="reasoning")],
+        [ir.ItemEnd(0, "reasoning"), ir.ItemStart(0, "message"), ir.TextDelta(0, "Hel")],
+        [ir.TextDelta(0, "lo", logprobs=[{"token": "lo"}]), ir.TextDelta(1, "Other")],
+        [ir.RefusalDelta(1, "No.")],
+        [ir.Finish(0, "stop"), ir.Finish(1, "length", "max_output_tokens"), ir.StreamEnd()],
+    )
+    assert (stream.id, stream.model, stream.created) == ("chatcmpl-1", "m", 7)
+    first, second = stream.choices
+    assert (first.text, first.reasoning, first.refusal, first.finish) == ("Hello", "think", "",
+                                                                          "stop")
+    assert first.reasoning_field == "reasoning"
+    assert first.logprobs == [{"token": "lo"}]
+    assert [i.kind for i in first.items] == ["reasoning", "message"]
+    assert (second.text, second.refusal, second.finish, second.raw_finish) == (
+        "Other", "No.", "length", "max_output_tokens")
+    assert stream.ended
+    assert stream.counts["TextDelta"] == 3
+
+
+def test_tool_calls_keep_their_order_ids_and_fragments() -> None:
+    stream = _feed(
+        [ir.StreamStart("x"), ir.ItemStart(0, "tool_call", call=0, call_id="c0", name="f")],
+        [ir.ToolArgsDelta(0, 0, '{"a"'), ir.ToolArgsDelta(0, 0, ""),
+         ir.ToolArgsDelta(0, 0, ": 1}")],
+        [ir.ItemEnd(0, "tool_call", 0), ir.ItemStart(0, "tool_call", call=1, call_id="c1",
+                                                     name="g")],
+        # A fragment for a call never opened is kept all the same.
+        [ir.ToolArgsDelta(0, 2, "{}")],
+    )
+    calls = stream.lanes[0].calls
+    assert [(c.call, c.call_id, c.name, c.arguments) for c in calls] == [
+        (0, "c0", "f", '{"a": 1}'), (1, "c1", "g", ""), (2, None, None, "{}")]
+    assert calls[0].fragments == ['{"a": 1}']  # empty pieces are not kept; joined once
+
+
+def test_usage_last_wins_and_errors_accumulate() -> None:
+    stream = _feed([ir.StreamStart("x"), ir.Usage(1, 2, 3)], [ir.Usage(4, 5, 9)],
+                   [ir.Error("boom", 500), ir.Error("again")])
+    assert stream.usage is not None and stream.usage.total == 9
+    assert [e.message for e in stream.errors] == ["boom", "again"]
+    assert not stream.ended
+
+
+def test_passthrough_items_keep_their_place_and_final_form() -> None:
+    added = {"type": "response.output_item.added", "output_index": 0,
+             "item": {"id": "ws_1", "type": "web_search_call", "status": "in_progress"}}
+    done = {"type": "response.output_item.done", "output_index": 0,
+            "item": {"id": "ws_1", "type": "web_search_call", "status": "completed"}}
+    stream = _feed(
+        [ir.StreamStart("resp_1"), ir.LaneStart(0)],
+        [ir.Passthrough("responses-event", added, "response.output_item.added")],
+        [ir.Passthrough("responses-event", {"type": "response.web_search_call.searching"})],
+        [ir.Passthrough("responses-event", done, "response.output_item.done")],
+        [ir.ItemStart(0, "message", "msg_1"), ir.TextDelta(0, "Found it.")],
+    )
+    lane = stream.lanes[0]
+    assert [i.kind for i in lane.items] == ["other", "message"]
+    assert lane.others()[0].data["status"] == "completed"
+    assert stream.passthrough["response.web_search_call.searching"] == 1
+
+
+def test_a_second_stream_start_begins_a_new_assembler() -> None:
+    batches = [
+        [ir.StreamStart("resp_1"), ir.LaneStart(0), ir.ItemStart(0, "message"),
+         ir.TextDelta(0, "one")],
+        # The Responses decoder closes the first stream and opens the next in one batch.
+        [ir.StreamEnd(), ir.StreamStart("resp_2"), ir.LaneStart(0)],
+        [ir.ItemStart(0, "message"), ir.TextDelta(0, "two"), ir.Finish(0, "stop")],
+    ]
+    first, second = assemble(batches)
+    assert (first.id, first.lanes[0].text, first.ended) == ("resp_1", "one", True)
+    assert (second.id, second.lanes[0].text, second.lanes[0].finish) == ("resp_2", "two", "stop")
+
+
+def test_lanes_that_say_nothing_are_not_choices() -> None:
+    stream = _feed([ir.StreamStart("x"), ir.LaneStart(0), ir.LaneStart(1)],
+                   [ir.ItemStart(1, "message"), ir.TextDelta(1, "hi")])
+    assert [lane.index for lane in stream.choices] == [1]
+
+
+def test_joined_collapses_the_list() -> None:
+    parts = ["a", "b", "c"]
+    assert joined(parts) == "abc" and parts == ["abc"]
+    assert joined([]) == ""
+
+
+def test_load_and_assemble_a_chat_stream() -> None:
+    side = load(sse(_chat("Hello")), "mem")
+    (stream,) = streams_of(side)
+    assert (side.format, side.container) == ("chat-chunk", "sse")
+    assert stream.lanes[0].text == "Hello"
+    assert stream.usage is not None and (stream.usage.input, stream.usage.output) == (3, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(min_size=0, max_size=8), min_size=1, max_size=30))
+def test_how_deltas_are_split_does_not_matter(pieces: list[str]) -> None:
+    stream = _feed([ir.StreamStart("x"), ir.ItemStart(0, "message")],
+                   *[[ir.TextDelta(0, p)] for p in pieces],
+                   [ir.ItemStart(0, "tool_call", call=0)],
+                   *[[ir.ToolArgsDelta(0, 0, p)] for p in pieces])
+    assert stream.lanes[0].text == "".join(pieces)
+    assert stream.lanes[0].calls[0].arguments == "".join(pieces)
+
+
+def test_memory_follows_the_text_not_the_events() -> None:
+    """20k empty deltas and bookkeeping events keep nothing but their counts."""
+    stream = Assembler()
+    stream.feed([ir.StreamStart("x"), ir.ItemStart(0, "message")])
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    empty = [ir.TextDelta(0, ""), ir.Meta(None, {"obfuscation": "abc"})]
+    for _ in range(20_000):
+        stream.feed(empty)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 32_000, grown
+    assert stream.lanes[0].text == ""

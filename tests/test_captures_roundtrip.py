@@ -1,0 +1,322 @@
+"""Every real capture in ``../shared/captures`` through chatx, both ways.
+
+* A → B → A says the same as A (the semantic summary of ``conftest.summarize``: per lane
+  text, reasoning, refusal, tool calls, finish; usage; error messages). Several-choice chat
+  captures go through ``choice=i`` once per choice. Responses built-in items (web search,
+  MCP…) have no chat form, so only what chat can hold is compared.
+* A → A gives back the same JSON values record for record; a malformed capture comes
+  back repaired and chatx says so. Such captures are listed below, each with a reason,
+  so that a new difference fails.
+* A table of counts (converted, accepted by the SDK, same meaning after the round trip),
+  printed with ``-s``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import (
+    CHAT,
+    OTHER,
+    RESPONSES,
+    capture_params,
+    captures,
+    convert,
+    lanes_of,
+    records,
+    skip_without_captures,
+    summarize,
+)
+
+
+def fmt_of(path: Path) -> str:
+    return path.parent.name
+
+
+def round_trip_params(fmt: str) -> list[Any]:
+    out = []
+    for param in capture_params(fmt):
+        path = param.values[0]
+        if path is None:
+            out.append(pytest.param(None, None, marks=param.marks, id=param.id))
+            continue
+        lanes = sorted(lanes_of(path.read_bytes(), fmt)) if fmt == CHAT else []
+        marks = (
+            [pytest.mark.xfail(strict=True, reason=ROUND_TRIP_BUGS[path.name])]
+            if path.name in ROUND_TRIP_BUGS
+            else []
+        )
+        for choice in lanes if len(lanes) > 1 else [None]:
+            suffix = f"-choice{choice}" if choice is not None else ""
+            out.append(pytest.param(path, choice, marks=marks, id=path.name + suffix))
+    return out
+
+
+# -- A → B → A -------------------------------------------------------------------------
+
+# What a round trip cannot keep, because the other format has no way to say it.
+EXPECTED_DIFFERENCES: dict[str, tuple[set[str], str]] = {
+    "pydantic-ai__openrouter_stream_error__i0.sse": (
+        {"finish"},
+        "finish_reason length, then an error chunk: a Responses stream ends in "
+        "one status (failed), so the length finish does not come back",
+    ),
+    "pydantic-ai__snowflake_model_streaming__i0.sse": (
+        {"finish"},
+        "no finish_reason in the source; chat output writes one per choice",
+    ),
+    "pydantic-ai__snowflake_thinking_streaming__i0.sse": (
+        {"finish"},
+        "no finish_reason in the source; chat output writes one per choice",
+    ),
+    "simonw-llm__tools_streaming_variant_a__i0.sse": (
+        {"finish"},
+        "no finish_reason in the source; chat output writes one per choice",
+    ),
+    "simonw-llm__tools_streaming_variant_b__i0.sse": (
+        {"finish"},
+        "no finish_reason in the source; chat output writes one per choice",
+    ),
+}
+
+_CONCATENATED = (
+    "BUG concatenated Responses streams come back as one: chatx writes them as chat streams "
+    "separated by [DONE], and chat_chunk/decode.py ChatChunkDecoder.feed reads a chunk after "
+    "[DONE] as part of the finished stream instead of starting a new one"
+)
+ROUND_TRIP_BUGS: dict[str, str] = {
+    "vercel-ai__azure-azure-client-tool-search.1.jsonl": _CONCATENATED,
+    "vercel-ai__azure-azure-reasoning-encrypted-content.1.jsonl": _CONCATENATED,
+    "vercel-ai__azure-azure-tool-search.1.jsonl": _CONCATENATED,
+    "vercel-ai__openai-openai-reasoning-encrypted-content.1.jsonl": _CONCATENATED,
+    "vercel-ai__openai-openai-shell-tool.1.jsonl": _CONCATENATED,
+    "vercel-ai__openai-openai-issue-8562-missing-reasoning-summary.1.jsonl": (
+        "BUG a Responses stream without a terminal event gets an invented ending on the way "
+        "back: chat_chunk/encode.py finish() writes [DONE] for it, which reads back as a "
+        "finished stream (finish None → stop)"
+    ),
+}
+
+
+def differences(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> set[str]:
+    """Which parts of the summary differ: streams, usage, errors, or a lane field."""
+    if len(before) != len(after):
+        return {"streams"}
+    out = set()
+    for a, b in zip(before, after, strict=True):
+        for key in ("usage", "errors"):
+            if a[key] != b[key]:
+                out.add(key)
+        if a["lanes"].keys() != b["lanes"].keys():
+            out.add("lanes")
+            continue
+        for number, lane in a["lanes"].items():
+            out |= {k for k, v in lane.items() if b["lanes"][number][k] != v}
+    return out
+
+
+def round_trip(path: Path, choice: int | None) -> tuple[list[Any], list[Any]]:
+    fmt = fmt_of(path)
+    data = path.read_bytes()
+    middle, _ = convert(data, OTHER[fmt], fmt, choice=choice)
+    back, _ = convert(middle, fmt, OTHER[fmt])
+    return summarize(data, fmt, lane=choice), summarize(back, fmt)
+
+
+def check_round_trip(path: Path, choice: int | None) -> None:
+    before, after = round_trip(path, choice)
+    found = differences(before, after)
+    expected, reason = EXPECTED_DIFFERENCES.get(path.name, (set(), ""))
+    if expected and not found:
+        pytest.fail(f"now the same: drop it from EXPECTED_DIFFERENCES ({reason})")
+    if found != expected:
+        assert after == before, f"differs in {sorted(found)}"
+
+
+@pytest.mark.parametrize(("path", "choice"), round_trip_params(CHAT))
+def test_chat_capture_round_trip_says_the_same(path, choice):
+    check_round_trip(path, choice)
+
+
+@pytest.mark.parametrize(("path", "choice"), round_trip_params(RESPONSES))
+def test_responses_capture_round_trip_says_the_same(path, choice):
+    check_round_trip(path, choice)
+
+
+@skip_without_captures
+def test_summaries_are_not_empty():
+    """The comparison above has teeth: the captures say things the summary sees."""
+    texts = calls = usages = reasonings = errors = 0
+    for fmt in (CHAT, RESPONSES):
+        for path in captures(fmt):
+            for stream in summarize(path.read_bytes(), fmt):
+                lanes = stream["lanes"].values()
+                texts += any(lane["text"] for lane in lanes)
+                calls += any(lane["calls"] for lane in lanes)
+                reasonings += any(lane["reasoning"] for lane in lanes)
+                usages += stream["usage"] is not None
+                errors += bool(stream["errors"])
+    assert texts > 200 and calls > 80 and reasonings > 40 and usages > 200 and errors >= 3
+
+
+# -- A → A -----------------------------------------------------------------------------
+
+# Malformed captures that chatx repairs (a `repaired` note says so), with what it repairs.
+REPAIRED: dict[str, str] = {
+    "pydantic-ai__groq_model_web_search_tool_stream__i0.sse": "a choice whose first delta has no role: role added",
+    "pydantic-ai__mistral_model_thinking_part_iter__i0.sse": "Mistral content as a list of parts: written as strings",
+    "vercel-ai__mistral-mistral-incremental-tool-call.jsonl": "a choice whose first delta has no role: role added",
+    "vercel-ai__mistral-mistral-reasoning.jsonl": "Mistral content as a list of parts: written as strings",
+    "vercel-ai__mistral-mistral-tool-call.jsonl": "a tool call without an index: numbered",
+    "vercel-ai__openai-compatible-azure-text.jsonl": "a choice without a delta: delta added",
+    "vercel-ai__openai-compatible-issue-13703-mistral-thinking.jsonl": "Mistral content as a list of parts: written as strings",
+    "vercel-ai__openai-issue-18970-programmatic-approval.1.jsonl": "an output_item.done for an item never added",
+    "vercel-ai__openai-openai-custom-text-tool.1.jsonl": "trimmed fixture: sequence gap, output_index renumbered from 0",
+    "vercel-ai__openai-openai-phase.1.jsonl": "trimmed fixture: sequence gaps, output_index renumbered from 0",
+    "vercel-ai__openai-openai-issue-8562-missing-reasoning-summary.1.jsonl": "trimmed fixture: sequence gap, message given only in output_item.done",
+}
+
+# Captures A → A changes without saying so (no `repaired` note): bugs.
+_NO_LOGPROBS = (
+    "BUG responses_event: an output_text.delta without `logprobs` comes back with "
+    "`logprobs: []`, and no repaired note"
+)
+_ARGS_IN_ADDED = (
+    "BUG responses_event: a function_call whose arguments are only in the added/"
+    "done item (no argument deltas) comes back with an invented "
+    "function_call_arguments.delta (and .done), and no repaired note"
+)
+AA_BUGS: dict[str, str] = {
+    "pydantic-ai__openrouter_stream_error__i0.sse": (
+        "BUG chat_chunk/encode.py: an error inside a chunk sets `failed`, so finish() drops "
+        "the [DONE] the source has after it"
+    ),
+    "pydantic-ai__openai_responses_raw_cot_stream_openrouter__i0.sse": (
+        "BUG responses_event: the reasoning item closed after the message (interleaved items) "
+        "is reordered, and the trailing data: [DONE] dropped, without a repaired note"
+    ),
+    "pydantic-ai__openai_responses_stream__i1.sse": _NO_LOGPROBS,
+    "vercel-ai__open-responses-lmstudio-tool-call.1.jsonl": _ARGS_IN_ADDED,
+    "vercel-ai__open-responses-lmstudio-tool-call.2.jsonl": _ARGS_IN_ADDED,
+    "vercel-ai__openai-compatible-tool-call.1.jsonl": _ARGS_IN_ADDED,
+    "vercel-ai__openai-compatible-reasoning.1.jsonl": (
+        "BUG responses_event: a message without output_text.done/content_part.done (xAI) "
+        "gets them added, without a repaired note"
+    ),
+    "vercel-ai__openai-github-copilot-id-rotation.1.jsonl": (
+        "BUG responses_event: rotating item ids are unified without a repaired note, and "
+        "`copilot_usage` beside the terminal response is dropped (only a warning)"
+    ),
+    "vercel-ai__openai-openai-image-generation-tool.1.jsonl": (
+        "BUG responses_event: an empty output_text part (content_part.added, "
+        "output_text.done and content_part.done with text '') is dropped without a note"
+    ),
+}
+
+
+def aa_params(fmt: str) -> list[Any]:
+    out = []
+    for param in capture_params(fmt):
+        path = param.values[0]
+        if path is not None and path.name in AA_BUGS:
+            out.append(
+                pytest.param(
+                    path,
+                    id=param.id,
+                    marks=pytest.mark.xfail(strict=True, reason=AA_BUGS[path.name]),
+                )
+            )
+        else:
+            out.append(param)
+    return out
+
+
+def _values(data: bytes) -> list[Any]:
+    return ["[DONE]" if r.done else r.data for r in records(data) if r.error is None]
+
+
+def _well_numbered(values: list[Any]) -> bool:
+    """Sequence numbers 0, 1, 2… in each stream (a stream starts at response.created)."""
+    expected = 0
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        if value.get("type") == "response.created":
+            expected = 0
+        if value.get("sequence_number") != expected:
+            return False
+        expected += 1
+    return True
+
+
+def _without_sequence(values: list[Any]) -> list[Any]:
+    return [
+        {k: v for k, v in value.items() if k != "sequence_number"}
+        if isinstance(value, dict)
+        else value
+        for value in values
+    ]
+
+
+def check_identity(path: Path) -> None:
+    fmt = fmt_of(path)
+    data = path.read_bytes()
+    out, notes = convert(data, fmt, fmt)
+    before, after = _values(data), _values(out)
+    same = before == after
+    if not same and fmt == RESPONSES and not _well_numbered(before):
+        same = _without_sequence(before) == _without_sequence(after) and _well_numbered(after)
+    repaired = [n.message for n in notes.items if n.kind == "repaired"]
+    if path.name in REPAIRED:
+        assert not same, f"now the same: drop it from REPAIRED ({REPAIRED[path.name]})"
+        assert repaired, "changed without a repaired note"
+        return
+    assert same, f"A → A changed the capture (notes: {[str(n) for n in notes.summary()]})"
+
+
+@pytest.mark.parametrize("path", aa_params(CHAT))
+def test_chat_capture_chat_to_chat_is_identity(path):
+    check_identity(path)
+
+
+@pytest.mark.parametrize("path", aa_params(RESPONSES))
+def test_responses_capture_responses_to_responses_is_identity(path):
+    check_identity(path)
+
+
+# -- the table -------------------------------------------------------------------------
+
+# Expected counts, per source format: conversions (one per chat choice), accepted by the
+# SDK oracle, same meaning after A → B → A. A change in either direction fails.
+EXPECTED_COUNTS = {CHAT: (177, 173, 177), RESPONSES: (121, 121, 115)}
+
+
+@skip_without_captures
+def test_capture_table(capsys):
+    from tests.test_oracle import sdk_problems
+
+    rows = {}
+    for fmt in (CHAT, RESPONSES):
+        converted = accepted = same = 0
+        for param in round_trip_params(fmt):
+            path, choice = param.values
+            data = path.read_bytes()
+            out, _ = convert(data, OTHER[fmt], fmt, choice=choice)
+            converted += 1
+            accepted += not sdk_problems(out, OTHER[fmt])
+            before, after = round_trip(path, choice)
+            found = differences(before, after)
+            same += not found or found == EXPECTED_DIFFERENCES.get(path.name, (None,))[0]
+        rows[fmt] = (converted, accepted, same)
+    with capsys.disabled():
+        print(
+            "\n\ncaptures through chatx (same meaning: equal or only an expected, listed "
+            "difference)"
+        )
+        print(f"  {'source':<18}{'converted':>10}{'SDK ok':>8}{'same meaning':>14}")
+        for fmt, (converted, accepted, same) in rows.items():
+            print(f"  {fmt:<18}{converted:>10}{accepted:>8}{same:>14}")
+    assert rows == EXPECTED_COUNTS
