@@ -324,8 +324,12 @@ class Side:
     notes: Notes = field(default_factory=Notes)
 
     def describe(self) -> dict[str, Any]:
-        return {"file": self.name, "format": self.format, "container": self.container,
-                "events": len(self.records)}
+        return {
+            "file": self.name,
+            "format": self.format,
+            "container": self.container,
+            "events": len(self.records),
+        }
 
 
 def load(data: bytes, name: str, fmt: str | None = None) -> Side:

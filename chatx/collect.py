@@ -31,12 +31,22 @@ TARGETS = {"chat": CHAT, "responses": RESPONSES, "llama-stack": LLAMA}
 DEFAULT_TARGET = {CHAT: "chat", RESPONSES: "responses", LLAMA: "llama-stack"}
 
 _CHAT_FINISH = ("stop", "length", "tool_calls", "content_filter", "function_call")
-_LLAMA_STOP = {"stop": "end_of_turn", "tool_calls": "end_of_message",
-               "function_call": "end_of_message", "length": "out_of_tokens"}
+_LLAMA_STOP = {
+    "stop": "end_of_turn",
+    "tool_calls": "end_of_message",
+    "function_call": "end_of_message",
+    "length": "out_of_tokens",
+}
 
 
-def collect(stream: Assembler, target: str, *, source: str | None = None,
-            choice: int | None = None, notes: Notes | None = None) -> dict[str, Any]:
+def collect(
+    stream: Assembler,
+    target: str,
+    *,
+    source: str | None = None,
+    choice: int | None = None,
+    notes: Notes | None = None,
+) -> dict[str, Any]:
     """Build the ``target`` object (``chat``, ``responses`` or ``llama-stack``)."""
     notes = notes if notes is not None else Notes()
     notes.line = None  # what collect says is about the whole stream, not its last line
@@ -45,8 +55,9 @@ def collect(stream: Assembler, target: str, *, source: str | None = None,
     if target == "responses":
         return to_response(stream, source, _one_lane(stream, choice, "a response"), notes)
     if target == "llama-stack":
-        return to_llama_stack(stream, source, _one_lane(stream, choice, "a Llama Stack "
-                                                        "response"), notes)
+        return to_llama_stack(
+            stream, source, _one_lane(stream, choice, "a Llama Stack response"), notes
+        )
     raise UsageError(f"unknown --as {target!r} (known: {', '.join(TARGETS)})")
 
 
@@ -54,12 +65,15 @@ def _one_lane(stream: Assembler, choice: int | None, what: str) -> Lane:
     lanes = stream.choices or [stream.lane(0)]
     if choice is not None:
         if choice not in stream.lanes:
-            raise UsageError(f"no choice {choice} in the stream "
-                             f"(choices: {', '.join(map(str, sorted(stream.lanes)))})")
+            raise UsageError(
+                f"no choice {choice} in the stream "
+                f"(choices: {', '.join(map(str, sorted(stream.lanes)))})"
+            )
         return stream.lanes[choice]
     if len(lanes) > 1:
-        raise UsageError(f"the stream has {len(lanes)} choices and {what} holds one: "
-                         "pass --choice N")
+        raise UsageError(
+            f"the stream has {len(lanes)} choices and {what} holds one: pass --choice N"
+        )
     return lanes[0]
 
 
@@ -71,8 +85,9 @@ def _copy(patch: dict[str, Any]) -> dict[str, Any]:
 # -- chat.completion -------------------------------------------------------------------
 
 
-def to_chat(stream: Assembler, source: str | None = None,
-            notes: Notes | None = None) -> dict[str, Any]:
+def to_chat(
+    stream: Assembler, source: str | None = None, notes: Notes | None = None
+) -> dict[str, Any]:
     """A ``chat.completion`` object, as the openai SDK's stream accumulator builds it."""
     notes = notes if notes is not None else Notes()
     own = source == CHAT
@@ -87,37 +102,43 @@ def to_chat(stream: Assembler, source: str | None = None,
     for key, value in stream.meta.items():
         completion[key] = value
     if stream.errors:
-        notes.lost(f"{len(stream.errors)} error(s) in the stream have no place in a "
-                   "chat.completion")
+        notes.lost(
+            f"{len(stream.errors)} error(s) in the stream have no place in a chat.completion"
+        )
     return completion
 
 
 def _chat_choice(lane: Lane, notes: Notes) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": lane.role, "content": lane.text or None,
-                               "refusal": lane.refusal or None}
+    message: dict[str, Any] = {
+        "role": lane.role,
+        "content": lane.text or None,
+        "refusal": lane.refusal or None,
+    }
     if lane.reasoning:
         # Not in the openai types, but what the SDK's accumulator keeps from the deltas.
         message[lane.reasoning_field or "reasoning_content"] = lane.reasoning
     calls = lane.calls
     if calls:
         message["tool_calls"] = [
-            {"id": call.call_id or "", "type": "function",
-             "function": {"name": call.name or "", "arguments": call.arguments}}
-            for call in calls]
+            {
+                "id": call.call_id or "",
+                "type": "function",
+                "function": {"name": call.name or "", "arguments": call.arguments},
+            }
+            for call in calls
+        ]
     content, refusal = lane.logprobs, lane.refusal_logprobs
-    logprobs = {"content": content or None, "refusal": refusal or None} \
-        if content or refusal else None
+    logprobs = (
+        {"content": content or None, "refusal": refusal or None} if content or refusal else None
+    )
     reason = lane.finish
     if reason == "error":
         reason = "stop"  # as chat output does: the error frame says it, "stop" ends it
     elif reason is not None and reason not in _CHAT_FINISH:
-        notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat "
-                      "finish reason")
+        notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
     if any(i.kind == "other" for i in lane.items):
-        notes.lost(f"choice {lane.index}: built-in tool items have no place in a "
-                   "chat.completion")
-    return {"index": lane.index, "message": message, "logprobs": logprobs,
-            "finish_reason": reason}
+        notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
+    return {"index": lane.index, "message": message, "logprobs": logprobs, "finish_reason": reason}
 
 
 def _chat_usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
@@ -126,7 +147,8 @@ def _chat_usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
         return None
     prompt, completion = usage.input or 0, usage.output or 0
     out: dict[str, Any] = {
-        "prompt_tokens": prompt, "completion_tokens": completion,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
         "total_tokens": usage.total if usage.total is not None else prompt + completion,
     }
     if usage.cached is not None:
@@ -141,8 +163,12 @@ def _chat_usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
 # -- Responses response ----------------------------------------------------------------
 
 
-def to_response(stream: Assembler, source: str | None = None, lane: Lane | None = None,
-                notes: Notes | None = None) -> dict[str, Any]:
+def to_response(
+    stream: Assembler,
+    source: str | None = None,
+    lane: Lane | None = None,
+    notes: Notes | None = None,
+) -> dict[str, Any]:
     """A Responses ``response`` object: the terminal event's, or the in-progress snapshot
     of a stream that stopped without one."""
     notes = notes if notes is not None else Notes()
@@ -213,16 +239,27 @@ def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:
             parts.append(shapes.refusal_part(refusal))
         built = shapes.message_item(item.id or item_id(rid, "msg", index), "completed", parts)
     elif item.kind == "reasoning":
-        summary = [shapes.summary_part(joined(p)) for (kind, _), p in item.reasoning.items()
-                   if kind == "summary" or not own]
-        content = [shapes.reasoning_text_part(joined(p)) for (kind, _), p in
-                   item.reasoning.items() if kind == "text" and own]
+        summary = [
+            shapes.summary_part(joined(p))
+            for (kind, _), p in item.reasoning.items()
+            if kind == "summary" or not own
+        ]
+        content = [
+            shapes.reasoning_text_part(joined(p))
+            for (kind, _), p in item.reasoning.items()
+            if kind == "text" and own
+        ]
         built = shapes.reasoning_item(item.id or item_id(rid, "rs", index), summary, content)
     else:
         call = item.call
         assert call is not None
-        built = shapes.function_item(item.id or item_id(rid, "fc", index), "completed",
-                                     call.arguments, call.call_id, call.name)
+        built = shapes.function_item(
+            item.id or item_id(rid, "fc", index),
+            "completed",
+            call.arguments,
+            call.call_id,
+            call.name,
+        )
     if own and item.patch:
         merge(built, _copy(item.patch))
     return built
@@ -231,8 +268,12 @@ def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:
 # -- Llama Stack chat completion response ------------------------------------------------
 
 
-def to_llama_stack(stream: Assembler, source: str | None = None, lane: Lane | None = None,
-                   notes: Notes | None = None) -> dict[str, Any]:
+def to_llama_stack(
+    stream: Assembler,
+    source: str | None = None,
+    lane: Lane | None = None,
+    notes: Notes | None = None,
+) -> dict[str, Any]:
     """A Llama Stack ``ChatCompletionResponse``: ``completion_message`` and ``metrics``."""
     notes = notes if notes is not None else Notes()
     lane = lane if lane is not None else _one_lane(stream, None, "a Llama Stack response")
@@ -240,11 +281,17 @@ def to_llama_stack(stream: Assembler, source: str | None = None, lane: Lane | No
         notes.lost("reasoning has no place in a Llama Stack response: left out")
     if lane.refusal:
         notes.lost("the refusal is written as message content")
-    stop = lane.raw_finish if source == LLAMA and lane.raw_finish else \
-        _LLAMA_STOP.get(lane.finish or "", "end_of_turn" if lane.finish else None)
-    message = {"role": "assistant", "content": lane.text + lane.refusal, "stop_reason": stop,
-               "tool_calls": [_llama_call(call.call_id, call.name, call.arguments)
-                              for call in lane.calls]}
+    stop = (
+        lane.raw_finish
+        if source == LLAMA and lane.raw_finish
+        else _LLAMA_STOP.get(lane.finish or "", "end_of_turn" if lane.finish else None)
+    )
+    message = {
+        "role": "assistant",
+        "content": lane.text + lane.refusal,
+        "stop_reason": stop,
+        "tool_calls": [_llama_call(call.call_id, call.name, call.arguments) for call in lane.calls],
+    }
     return {"completion_message": message, "logprobs": None, "metrics": _metrics(stream)}
 
 
@@ -253,16 +300,25 @@ def _llama_call(call_id: str | None, name: str | None, arguments: str) -> dict[s
         parsed: Any = orjson.loads(arguments) if arguments else {}
     except orjson.JSONDecodeError:
         parsed = None
-    return {"call_id": call_id or "", "tool_name": name or "",
-            "arguments": parsed if isinstance(parsed, dict) else arguments,
-            "arguments_json": arguments}
+    return {
+        "call_id": call_id or "",
+        "tool_name": name or "",
+        "arguments": parsed if isinstance(parsed, dict) else arguments,
+        "arguments_json": arguments,
+    }
 
 
 def _metrics(stream: Assembler) -> list[dict[str, Any]] | None:
     usage = stream.usage
     if usage is None:
         return None
-    counts = (("prompt_tokens", usage.input), ("completion_tokens", usage.output),
-              ("total_tokens", usage.total))
-    return [{"metric": name, "value": value, "unit": "tokens"}
-            for name, value in counts if value is not None]
+    counts = (
+        ("prompt_tokens", usage.input),
+        ("completion_tokens", usage.output),
+        ("total_tokens", usage.total),
+    )
+    return [
+        {"metric": name, "value": value, "unit": "tokens"}
+        for name, value in counts
+        if value is not None
+    ]

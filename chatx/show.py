@@ -89,7 +89,7 @@ def record_preview(record: Record) -> str:
     else:
         text = _chat_preview(data)
     text = escape_text(text)
-    return text if len(text) <= _PREVIEW else text[:_PREVIEW - 1] + "…"
+    return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
 
 
 def _responses_preview(data: dict[str, Any]) -> str:
@@ -126,8 +126,9 @@ def _chat_preview(data: dict[str, Any]) -> str:
         for call in delta.get("tool_calls") or ():
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
-                pieces.append(str(function.get("name") or "") + repr(function.get("arguments")
-                                                                     or ""))
+                pieces.append(
+                    str(function.get("name") or "") + repr(function.get("arguments") or "")
+                )
         if choice.get("finish_reason"):
             pieces.append(f"finish={choice['finish_reason']}")
     if isinstance(data.get("error"), dict):
@@ -155,19 +156,20 @@ def render(side: Side, streams: list[Assembler], *, events: bool = False) -> lis
     return out
 
 
-def show(side: Side, streams: list[Assembler], console: Console, *, events: bool = False
-         ) -> None:
+def show(side: Side, streams: list[Assembler], console: Console, *, events: bool = False) -> None:
     for renderable in render(side, streams, events=events):
         console.print(renderable)
 
 
 def _header(side: Side) -> RenderableType:
     counts = Counter(kind for record in side.records for kind in record_kinds(record))
-    return _facts([
-        ("file", escape_text(side.name)),
-        ("format", f"{side.format} ({side.container}, {len(side.records)} records)"),
-        ("events", " · ".join(f"{escape_text(k)} {n}" for k, n in counts.most_common())),
-    ])
+    return _facts(
+        [
+            ("file", escape_text(side.name)),
+            ("format", f"{side.format} ({side.container}, {len(side.records)} records)"),
+            ("events", " · ".join(f"{escape_text(k)} {n}" for k, n in counts.most_common())),
+        ]
+    )
 
 
 def _facts(rows: list[tuple[str, str]], style: str = "") -> Table:
@@ -181,9 +183,15 @@ def _facts(rows: list[tuple[str, str]], style: str = "") -> Table:
 
 
 def _stream(stream: Assembler) -> list[RenderableType]:
-    out: list[RenderableType] = [_facts([
-        ("id", safe(stream.id or "")), ("model", safe(stream.model or "")),
-        ("created", _when(stream.created))])]
+    out: list[RenderableType] = [
+        _facts(
+            [
+                ("id", safe(stream.id or "")),
+                ("model", safe(stream.model or "")),
+                ("created", _when(stream.created)),
+            ]
+        )
+    ]
     lanes = stream.choices
     for lane in lanes:
         if len(lanes) > 1:
@@ -192,8 +200,9 @@ def _stream(stream: Assembler) -> list[RenderableType]:
     out.append(_facts([("usage", _usage(stream))]))
     for error in stream.errors:
         what = " ".join(str(x) for x in (error.code, error.type) if x is not None)
-        out.append(_facts([("error", safe(f"{what}: {error.message or ''}".strip(": ")))],
-                          style="red"))
+        out.append(
+            _facts([("error", safe(f"{what}: {error.message or ''}".strip(": ")))], style="red")
+        )
     if not stream.ended:
         out.append(Text("the stream stops without its ending", style="yellow"))
     return out
@@ -237,8 +246,12 @@ def _calls(lane: Lane) -> Table:
     for column in ("#", "call id", "name", "arguments"):
         table.add_column(column)
     for call in lane.calls:
-        table.add_row(str(call.call), Text(safe(call.call_id or "")),
-                      Text(safe(call.name or "")), Text(safe(_pretty(call.arguments))))
+        table.add_row(
+            str(call.call),
+            Text(safe(call.call_id or "")),
+            Text(safe(call.name or "")),
+            Text(safe(_pretty(call.arguments))),
+        )
     return table
 
 
@@ -290,7 +303,7 @@ def timeline(records: list[Record]) -> Text:
     for index, record in enumerate(records):
         kind = escape_text("+".join(record_kinds(record)))
         if len(kind) > width:
-            kind = kind[:width - 1] + "…"
+            kind = kind[: width - 1] + "…"
         out.append(f"\n{index:>5} {record.line:>6}  ")
         out.append(f"{kind:<{width}}", style="cyan")
         out.append("  " + record_preview(record))

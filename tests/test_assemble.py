@@ -25,8 +25,11 @@ def _chat(text: str = "Hi") -> list[dict]:
         {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]},
         {**base, "choices": [{"index": 0, "delta": {"content": text}}]},
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-        {**base, "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1,
-                                          "total_tokens": 4}},
+        {
+            **base,
+            "choices": [],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+        },
     ]
 
 
@@ -41,13 +44,21 @@ def test_text_reasoning_refusal_and_finish_per_lane() -> None:
     )
     assert (stream.id, stream.model, stream.created) == ("chatcmpl-1", "m", 7)
     first, second = stream.choices
-    assert (first.text, first.reasoning, first.refusal, first.finish) == ("Hello", "think", "",
-                                                                          "stop")
+    assert (first.text, first.reasoning, first.refusal, first.finish) == (
+        "Hello",
+        "think",
+        "",
+        "stop",
+    )
     assert first.reasoning_field == "reasoning"
     assert first.logprobs == [{"token": "lo"}]
     assert [i.kind for i in first.items] == ["reasoning", "message"]
     assert (second.text, second.refusal, second.finish, second.raw_finish) == (
-        "Other", "No.", "length", "max_output_tokens")
+        "Other",
+        "No.",
+        "length",
+        "max_output_tokens",
+    )
     assert stream.ended
     assert stream.counts["TextDelta"] == 3
 
@@ -55,32 +66,49 @@ def test_text_reasoning_refusal_and_finish_per_lane() -> None:
 def test_tool_calls_keep_their_order_ids_and_fragments() -> None:
     stream = _feed(
         [ir.StreamStart("x"), ir.ItemStart(0, "tool_call", call=0, call_id="c0", name="f")],
-        [ir.ToolArgsDelta(0, 0, '{"a"'), ir.ToolArgsDelta(0, 0, ""),
-         ir.ToolArgsDelta(0, 0, ": 1}")],
-        [ir.ItemEnd(0, "tool_call", 0), ir.ItemStart(0, "tool_call", call=1, call_id="c1",
-                                                     name="g")],
+        [
+            ir.ToolArgsDelta(0, 0, '{"a"'),
+            ir.ToolArgsDelta(0, 0, ""),
+            ir.ToolArgsDelta(0, 0, ": 1}"),
+        ],
+        [
+            ir.ItemEnd(0, "tool_call", 0),
+            ir.ItemStart(0, "tool_call", call=1, call_id="c1", name="g"),
+        ],
         # A fragment for a call never opened is kept all the same.
         [ir.ToolArgsDelta(0, 2, "{}")],
     )
     calls = stream.lanes[0].calls
     assert [(c.call, c.call_id, c.name, c.arguments) for c in calls] == [
-        (0, "c0", "f", '{"a": 1}'), (1, "c1", "g", ""), (2, None, None, "{}")]
+        (0, "c0", "f", '{"a": 1}'),
+        (1, "c1", "g", ""),
+        (2, None, None, "{}"),
+    ]
     assert calls[0].fragments == ['{"a": 1}']  # empty pieces are not kept; joined once
 
 
 def test_usage_last_wins_and_errors_accumulate() -> None:
-    stream = _feed([ir.StreamStart("x"), ir.Usage(1, 2, 3)], [ir.Usage(4, 5, 9)],
-                   [ir.Error("boom", 500), ir.Error("again")])
+    stream = _feed(
+        [ir.StreamStart("x"), ir.Usage(1, 2, 3)],
+        [ir.Usage(4, 5, 9)],
+        [ir.Error("boom", 500), ir.Error("again")],
+    )
     assert stream.usage is not None and stream.usage.total == 9
     assert [e.message for e in stream.errors] == ["boom", "again"]
     assert not stream.ended
 
 
 def test_passthrough_items_keep_their_place_and_final_form() -> None:
-    added = {"type": "response.output_item.added", "output_index": 0,
-             "item": {"id": "ws_1", "type": "web_search_call", "status": "in_progress"}}
-    done = {"type": "response.output_item.done", "output_index": 0,
-            "item": {"id": "ws_1", "type": "web_search_call", "status": "completed"}}
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {"id": "ws_1", "type": "web_search_call", "status": "in_progress"},
+    }
+    done = {
+        "type": "response.output_item.done",
+        "output_index": 0,
+        "item": {"id": "ws_1", "type": "web_search_call", "status": "completed"},
+    }
     stream = _feed(
         [ir.StreamStart("resp_1"), ir.LaneStart(0)],
         [ir.Passthrough("responses-event", added, "response.output_item.added")],
@@ -96,8 +124,12 @@ def test_passthrough_items_keep_their_place_and_final_form() -> None:
 
 def test_a_second_stream_start_begins_a_new_assembler() -> None:
     batches = [
-        [ir.StreamStart("resp_1"), ir.LaneStart(0), ir.ItemStart(0, "message"),
-         ir.TextDelta(0, "one")],
+        [
+            ir.StreamStart("resp_1"),
+            ir.LaneStart(0),
+            ir.ItemStart(0, "message"),
+            ir.TextDelta(0, "one"),
+        ],
         # The Responses decoder closes the first stream and opens the next in one batch.
         [ir.StreamEnd(), ir.StreamStart("resp_2"), ir.LaneStart(0)],
         [ir.ItemStart(0, "message"), ir.TextDelta(0, "two"), ir.Finish(0, "stop")],
@@ -108,8 +140,10 @@ def test_a_second_stream_start_begins_a_new_assembler() -> None:
 
 
 def test_lanes_that_say_nothing_are_not_choices() -> None:
-    stream = _feed([ir.StreamStart("x"), ir.LaneStart(0), ir.LaneStart(1)],
-                   [ir.ItemStart(1, "message"), ir.TextDelta(1, "hi")])
+    stream = _feed(
+        [ir.StreamStart("x"), ir.LaneStart(0), ir.LaneStart(1)],
+        [ir.ItemStart(1, "message"), ir.TextDelta(1, "hi")],
+    )
     assert [lane.index for lane in stream.choices] == [1]
 
 
@@ -130,10 +164,12 @@ def test_load_and_assemble_a_chat_stream() -> None:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.text(min_size=0, max_size=8), min_size=1, max_size=30))
 def test_how_deltas_are_split_does_not_matter(pieces: list[str]) -> None:
-    stream = _feed([ir.StreamStart("x"), ir.ItemStart(0, "message")],
-                   *[[ir.TextDelta(0, p)] for p in pieces],
-                   [ir.ItemStart(0, "tool_call", call=0)],
-                   *[[ir.ToolArgsDelta(0, 0, p)] for p in pieces])
+    stream = _feed(
+        [ir.StreamStart("x"), ir.ItemStart(0, "message")],
+        *[[ir.TextDelta(0, p)] for p in pieces],
+        [ir.ItemStart(0, "tool_call", call=0)],
+        *[[ir.ToolArgsDelta(0, 0, p)] for p in pieces],
+    )
     assert stream.lanes[0].text == "".join(pieces)
     assert stream.lanes[0].calls[0].arguments == "".join(pieces)
 

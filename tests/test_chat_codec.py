@@ -468,6 +468,32 @@ def test_error_event_and_failed_back_to_an_error_frame():
     assert summarize(out, CHAT)[0]["lanes"][0]["text"] == "par"
 
 
+@pytest.mark.parametrize("source", ["responses", "chat"])
+def test_error_round_trip_ends_failed(source):
+    if source == "responses":
+        rs = ResponsesBuilder().message("par").error("boom")
+        data, fmt = rs.bytes(), RESPONSES
+    else:
+        data = sse(
+            [
+                chunk({"role": "assistant", "content": "par"}),
+                {"error": {"message": "boom", "type": "server_error", "code": None}},
+            ],
+            done=False,
+        )
+        fmt = CHAT
+    other = CHAT if fmt == RESPONSES else RESPONSES
+    middle, _ = convert(data, other, fmt)
+    back, _ = convert(middle, fmt, other)
+    responses = back if fmt == RESPONSES else middle
+    out = payloads(responses)
+    assert [e["type"] for e in out if e["type"] in ("error", "response.failed")] == [
+        "error",
+        "response.failed",
+    ]
+    assert summarize(back, fmt) == summarize(data, fmt)
+
+
 def test_openrouter_error_inside_a_chunk():
     chunks = [
         chunk({"role": "assistant", "content": "abc"}),

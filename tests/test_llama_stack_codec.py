@@ -157,6 +157,55 @@ def test_text_released_before_a_lone_succeeded_warns() -> None:
     assert any("may have been the call" in note.message for note in notes.items)
 
 
+def _tool(status: str, value: object, stop: str | None = None) -> dict:
+    return _ev("progress", {"type": "tool_call", "tool_call": value, "parse_status": status}, stop)
+
+
+def test_fragments_that_are_the_arguments_stay_argument_fragments() -> None:
+    call = {"call_id": "c", "tool_name": "f", "arguments": {"a": 1}, "arguments_json": '{"a": 1}'}
+    recs = records(
+        START,
+        _tool("started", ""),
+        _tool("in_progress", '{"a": '),
+        _tool("in_progress", "1}"),
+        _tool("succeeded", call, "end_of_message"),
+        COMPLETE,
+    )
+    batches = decode(recs)
+    assert batches[1] == batches[2] == batches[3] == []  # id and name come with succeeded
+    fragments = [e.fragment for e in batches[4] if isinstance(e, ir.ToolArgsDelta)]
+    assert fragments == ['{"a": ', "1}"]
+    assert encode(batches, OWN) == [rec.data for rec in recs]
+
+
+def test_raw_fragments_are_not_argument_fragments() -> None:
+    events = decode(read_jsonl(fixture("builtin-code-interpreter")))[4]
+    fragments = [e.fragment for e in events if isinstance(e, ir.ToolArgsDelta)]
+    assert fragments == ['{"code":"import math\\nprint(math.pi)"}']
+
+
+@pytest.mark.parametrize(
+    ("name", "middle", "text"),
+    [
+        # Older Llama Stack sends failed with no text: the fragments are what was said.
+        ("failed-empty", [_tool("in_progress", "x("), _tool("failed", "", "end_of_turn")], "x("),
+        # A failed text that is not the fragments is the text.
+        ("failed-other", [_tool("in_progress", "x("), _tool("failed", "y(")], "y("),
+        # A streamed call the stream never finished is released as text.
+        ("unfinished", [_tool("in_progress", "print(1)")], "print(1)"),
+        ("empty-fragment", [_tool("in_progress", ""), _tool("failed", "")], ""),
+    ],
+)
+def test_unparsed_calls_are_text_and_come_back_exactly(
+    name: str, middle: list[dict], text: str
+) -> None:
+    recs = records(START, _tool("started", ""), *middle, COMPLETE)
+    batches = decode(recs)
+    got = said(flat(batches))
+    assert (got.text, got.calls) == (text, [])
+    assert encode(batches, OWN) == [rec.data for rec in recs]
+
+
 # --- other records ------------------------------------------------------------------------
 
 

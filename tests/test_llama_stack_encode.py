@@ -171,6 +171,13 @@ def test_error_event_is_an_error_frame() -> None:
     assert out[-1] == {"error": {"message": "boom", "type": "server", "code": "server_error"}}
 
 
+def test_an_error_frame_ends_the_stream() -> None:
+    notes = Notes()
+    out = encode([OPEN, [ir.Error("boom")], [ir.Finish(0, "error")], END], notes=notes)
+    assert _types(out) == ["start", "error"]  # as Llama Stack's server ends it
+    assert not notes
+
+
 def test_what_llama_stack_cannot_hold_is_reported() -> None:
     notes = Notes()
     batches = [

@@ -133,7 +133,8 @@ RELEASED_TEXT = {  # text held back as a possible call, released in one batch
 
 def _meaning(data: bytes, fmt: str, lane: int | None = None) -> list[dict[str, Any]]:
     """What a stream says, as far as Llama Stack events can say it: reasoning dropped,
-    a refusal read as text, finish reasons in the words a stop reason maps back to."""
+    a refusal read as text, finish reasons in the words a stop reason maps back to (an
+    error ends a Llama Stack stream by itself: no complete, no stop reason)."""
     from tests.conftest import summarize
 
     out = []
@@ -141,7 +142,7 @@ def _meaning(data: bytes, fmt: str, lane: int | None = None) -> list[dict[str, A
         lanes = {}
         for number, lane_ in stream["lanes"].items():
             text = lane_["text"] + lane_["refusal"]
-            finish = {"content_filter": "stop", "error": "stop", "function_call": "tool_calls"}.get(
+            finish = {"content_filter": "stop", "error": None, "function_call": "tool_calls"}.get(
                 lane_["finish"], lane_["finish"]
             )
             if text or lane_["calls"] or finish:

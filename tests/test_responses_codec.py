@@ -319,14 +319,6 @@ def test_concatenated_streams_stay_two_responses_streams():
         assert [e["sequence_number"] for e in stream] == list(range(len(stream)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG chat_chunk/decode.py ChatChunkDecoder.feed: a chunk after [DONE] is decoded as part "
-        "of the finished stream instead of starting a new one, so two chat streams back to back "
-        "(what chatx writes for concatenated Responses captures) read back as one"
-    ),
-)
 def test_concatenated_streams_survive_responses_chat_responses():
     mid, _ = convert(_two_streams(), CHAT, RESPONSES)
     back, _ = convert(mid, RESPONSES, CHAT)
@@ -346,13 +338,6 @@ def test_truncated_responses_stream_gets_no_invented_ending():
     assert payloads(finished)[-1]["type"] in TERMINAL
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG chat_chunk/encode.py ChatChunkEncoder.finish writes data: [DONE] for a Responses "
-        "stream that has no terminal event: an ending chatx invented (DESIGN §4 truncated input)"
-    ),
-)
 def test_truncated_responses_stream_to_chat_has_no_ending():
     rs = ResponsesBuilder().message("par", "tial")
     out, _ = convert(rs.bytes(), CHAT, RESPONSES)
@@ -362,14 +347,6 @@ def test_truncated_responses_stream_to_chat_has_no_ending():
     assert b"[DONE]" not in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG a chat stream with neither finish_reason nor [DONE] (cut off) converts to a "
-        "Responses stream ending in response.completed: chat_chunk/decode.py finish() sends "
-        "StreamEnd and responses_event/encode.py _end writes a terminal event for it"
-    ),
-)
 def test_truncated_chat_stream_gets_no_invented_ending():
     data = sse(
         [chunk({"role": "assistant", "content": "par"}), chunk({"content": "tial"})], done=False

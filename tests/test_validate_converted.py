@@ -26,15 +26,12 @@ FIXTURES = ROOT / "fixtures" / "validate"
 KNOWN: dict[tuple[str, str], set[str]] = {
     # JSONL chat captures (no sentinel) re-encoded as SSE get no data: [DONE].
     ("chat-chunk", "chat-chunk"): {"CHK015"},
-    # A Groq error frame becomes an `error` event followed by the items' .done events and
-    # no terminal event, where DESIGN §4 asks for `error` then response.failed.
-    ("chat-chunk", "responses-event"): {"RSP007", "RSP010"},
     # The same Groq error frame is written as a raw {"error": …} record inside the Llama
     # Stack stream, which then has no complete event.
     ("chat-chunk", "llama-stack-event"): {"LLS002", "LLS003"},
     # Likewise a Responses `error` event (the RSP010/RSP031 twins, openai-error) is
     # written as a raw {"error": …} record in the Llama Stack stream.
-    ("responses-event", "llama-stack-event"): {"LLS003"},
+    ("responses-event", "llama-stack-event"): {"LLS002", "LLS003"},
 }
 
 

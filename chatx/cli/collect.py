@@ -11,20 +11,32 @@ from chatx.errors import ExitStatus, UsageError
 
 
 def register(app: typer.Typer) -> None:
-    app.command("collect", help="Print the final object a client would build from a stream "
-                                "(chat.completion, response, Llama Stack response) as JSON."
-                )(collect)
+    # main() registers on every call (tests call it many times): add the command once.
+    if any(c.name == "collect" for c in app.registered_commands):
+        return
+    app.command(
+        "collect",
+        help="Print the final object a client would build from a stream "
+        "(chat.completion, response, Llama Stack response) as JSON.",
+    )(collect)
 
 
 def collect(
     file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
-    as_: Annotated[str | None, typer.Option(
-        "--as", help="Object to build: chat, responses or llama-stack (default: the "
-                     "stream's own format).")] = None,
-    src: Annotated[str | None, typer.Option("--from", "-f", help="Source format (detected "
-                                            "when not given).")] = None,
-    choice: Annotated[int | None, typer.Option(
-        "--choice", help="The choice to build a one-choice object from.")] = None,
+    as_: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Object to build: chat, responses or llama-stack (default: the "
+            "stream's own format).",
+        ),
+    ] = None,
+    src: Annotated[
+        str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
+    ] = None,
+    choice: Annotated[
+        int | None, typer.Option("--choice", help="The choice to build a one-choice object from.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print notes.")] = False,
 ) -> int:
     import orjson

@@ -19,33 +19,55 @@ _WINDOW = 40  # characters of a long string shown around where it starts to diff
 
 
 def register(app: typer.Typer) -> None:
-    app.command("diff", help="Compare two streams, event by event (--wire, the default for "
-                             "one format) or by what a client builds (--semantic, the "
-                             "default across formats).")(diff)
+    # main() registers on every call (tests call it many times): add the command once.
+    if any(c.name == "diff" for c in app.registered_commands):
+        return
+    app.command(
+        "diff",
+        help="Compare two streams, event by event (--wire, the default for "
+        "one format) or by what a client builds (--semantic, the "
+        "default across formats).",
+    )(diff)
 
 
 def diff(
     a: Annotated[str, typer.Argument(help="First stream, or - for stdin.")],
     b: Annotated[str, typer.Argument(help="Second stream, or - for stdin.")],
-    semantic: Annotated[bool | None, typer.Option(
-        "--semantic/--wire", help="Compare what a client builds / the events themselves.")
+    semantic: Annotated[
+        bool | None,
+        typer.Option(
+            "--semantic/--wire", help="Compare what a client builds / the events themselves."
+        ),
     ] = None,
-    ignore: Annotated[list[str] | None, typer.Option(
-        "--ignore", help="Leave out a field: a key name anywhere, or a dotted path "
-                         "(choices.delta.role). Semantic names: text, reasoning, refusal, "
-                         "tool_calls, call_id, arguments, finish_reason, usage, errors, "
-                         "items.")] = None,
-    no_normalize: Annotated[bool, typer.Option(
-        "--no-normalize", help="Also compare ids, timestamps, sequence numbers, obfuscation "
-                               "and system_fingerprint (wire); keep format differences "
-                               "(semantic).")] = False,
-    all_: Annotated[bool, typer.Option("--all", help="List every difference, not only the "
-                                                     "first.")] = False,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore",
+            help="Leave out a field: a key name anywhere, or a dotted path "
+            "(choices.delta.role). Semantic names: text, reasoning, refusal, "
+            "tool_calls, call_id, arguments, finish_reason, usage, errors, "
+            "items.",
+        ),
+    ] = None,
+    no_normalize: Annotated[
+        bool,
+        typer.Option(
+            "--no-normalize",
+            help="Also compare ids, timestamps, sequence numbers, obfuscation "
+            "and system_fingerprint (wire); keep format differences "
+            "(semantic).",
+        ),
+    ] = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="List every difference, not only the first.")
+    ] = False,
     output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
-    from_a: Annotated[str | None, typer.Option("--from-a", help="Format of A (detected "
-                                               "when not given).")] = None,
-    from_b: Annotated[str | None, typer.Option("--from-b", help="Format of B (detected "
-                                               "when not given).")] = None,
+    from_a: Annotated[
+        str | None, typer.Option("--from-a", help="Format of A (detected when not given).")
+    ] = None,
+    from_b: Annotated[
+        str | None, typer.Option("--from-b", help="Format of B (detected when not given).")
+    ] = None,
 ) -> int:
     import orjson
 
@@ -57,9 +79,18 @@ def diff(
     if output not in ("text", "json"):
         raise UsageError(f"--output takes text or json, not {output!r}")
     mode = None if semantic is None else ("semantic" if semantic else "wire")
-    result = compare(read_input(a), read_input(b), mode=mode, src_a=from_a, src_b=from_b,
-                     normalize=not no_normalize, ignore=tuple(ignore or ()),
-                     first_only=not all_, name_a=_name(a), name_b=_name(b))
+    result = compare(
+        read_input(a),
+        read_input(b),
+        mode=mode,
+        src_a=from_a,
+        src_b=from_b,
+        normalize=not no_normalize,
+        ignore=tuple(ignore or ()),
+        first_only=not all_,
+        name_a=_name(a),
+        name_b=_name(b),
+    )
     if output == "json":
         data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
         sys.stdout.buffer.write(data + b"\n")
@@ -83,10 +114,14 @@ def render(result: DiffResult, console: Console, *, everything: bool = False) ->
     if result.same:
         return  # as diff(1): silence and exit 0
     a, b = result.a, result.b
-    console.print(Text(f"--- {escape_text(a.name)} ({a.format}, {len(a.records)} events)",
-                       style="red"), soft_wrap=True)
-    console.print(Text(f"+++ {escape_text(b.name)} ({b.format}, {len(b.records)} events)",
-                       style="green"), soft_wrap=True)
+    console.print(
+        Text(f"--- {escape_text(a.name)} ({a.format}, {len(a.records)} events)", style="red"),
+        soft_wrap=True,
+    )
+    console.print(
+        Text(f"+++ {escape_text(b.name)} ({b.format}, {len(b.records)} events)", style="green"),
+        soft_wrap=True,
+    )
     for diff in result.differences:
         _difference(console, result, diff)
     first = result.differences[0]
@@ -94,8 +129,11 @@ def render(result: DiffResult, console: Console, *, everything: bool = False) ->
         _context(console, result, first.row)
     count = len(result.differences)
     what = "difference" if count == 1 else "differences"
-    more = " in the first differing event (--all for every one)" \
-        if result.mode == "wire" and not everything else ""
+    more = (
+        " in the first differing event (--all for every one)"
+        if result.mode == "wire" and not everything
+        else ""
+    )
     console.print(Text(f"different ({result.mode}): {count} {what}{more}", style="bold"))
 
 
@@ -137,15 +175,16 @@ def _where(diff: Difference) -> str:
 def _values(a: Any, b: Any) -> tuple[str, str, int | None]:
     """Both values, escaped; long strings cut around where they start to differ."""
     if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > 2 * _WINDOW:
-        at = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
-                  min(len(a), len(b)))
+        at = next(
+            (n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
         return _cut(a, at), _cut(b, at), at
     return _show(a), _show(b), None
 
 
 def _cut(text: str, at: int) -> str:
     start = max(0, at - _WINDOW // 2)
-    piece = _show(text[start:start + _WINDOW])
+    piece = _show(text[start : start + _WINDOW])
     return ("…" if start else "") + piece + ("…" if start + _WINDOW < len(text) else "")
 
 
@@ -177,8 +216,12 @@ def _context(console: Console, result: DiffResult, row: int) -> None:
         i, j = result.rows[number]
         record = result.a.records[i] if i is not None else result.b.records[j]  # type: ignore[index]
         label = escape_text("+".join(record_kinds(record))) + " " + record_preview(record)
-        table.add_row(">" if number == row else "", _index(i, result.a.records),
-                      _index(j, result.b.records), Text(label))
+        table.add_row(
+            ">" if number == row else "",
+            _index(i, result.a.records),
+            _index(j, result.b.records),
+            Text(label),
+        )
     console.print(table)
 
 

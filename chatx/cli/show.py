@@ -10,16 +10,22 @@ from chatx.errors import ExitStatus
 
 
 def register(app: typer.Typer) -> None:
-    app.command("show", help="Show what a client would reconstruct from a stream: message, "
-                             "reasoning, tool calls, usage, finish reason.")(show)
+    # main() registers on every call (tests call it many times): add the command once.
+    if any(c.name == "show" for c in app.registered_commands):
+        return
+    app.command(
+        "show",
+        help="Show what a client would reconstruct from a stream: message, "
+        "reasoning, tool calls, usage, finish reason.",
+    )(show)
 
 
 def show(
     file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
-    events: Annotated[bool, typer.Option("--events", help="Add a timeline of the events.")
-                      ] = False,
-    src: Annotated[str | None, typer.Option("--from", "-f", help="Source format (detected "
-                                            "when not given).")] = None,
+    events: Annotated[bool, typer.Option("--events", help="Add a timeline of the events.")] = False,
+    src: Annotated[
+        str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
+    ] = None,
 ) -> int:
     from rich.console import Console
 

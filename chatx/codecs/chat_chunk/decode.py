@@ -48,6 +48,7 @@ class ChatChunkDecoder:
         self.model: Any = None
         self.created: Any = None
         self.lanes: dict[int, _Lane] = {}
+        self.errored = False
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
@@ -68,6 +69,7 @@ class ChatChunkDecoder:
         choices = data.get("choices")
         error = data.get("error")
         if choices is None and isinstance(error, dict):
+            self.errored = True  # an error frame ends the stream (Groq sends no [DONE])
             return [_error(error)]
         out: list[ir.Event] = []
         if not self.started:
@@ -93,7 +95,9 @@ class ChatChunkDecoder:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
         if not self.started or self.ended:
             return []
-        if not all(lane.finished for lane in self.lanes.values()) or not self.lanes:
+        if not self.errored and (
+            not self.lanes or not all(lane.finished for lane in self.lanes.values())
+        ):
             # Cut off: close the open items, but invent no ending (DESIGN §4).
             self.notes.warning("input ended without finish_reason or [DONE]: no ending written")
             out: list[ir.Event] = []

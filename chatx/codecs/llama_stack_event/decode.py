@@ -173,14 +173,7 @@ class LlamaStackDecoder:
     def _error(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         """``{"error": {…}}``: what Llama Stack's server sends when generation fails."""
         self._release(out)
-        error = data["error"]
-        known = ("message", "type", "param")
-        extra = {k: v for k, v in error.items() if k not in (*known, "code")}
-        extra.update({k: error[k] for k in known if k in error and not isinstance(error[k], str)})
-        if "code" in error and error["code"] is None:
-            extra["code"] = None
-        fields = {k: error[k] if isinstance(error.get(k), str) else None for k in known}
-        out.append(ir.Error(code=error.get("code"), extra=extra, **fields))
+        out.append(r.read_error(data["error"]))
         rest = {k: v for k, v in data.items() if k != "error"}
         if rest:
             out.append(ir.Meta(None, {LS: {"patch": rest}}))
@@ -226,13 +219,15 @@ class LlamaStackDecoder:
             canonical = r.event("progress", r.text_delta(""), None, stop)
             meta.extra = {LS: {"~text": "", **r.residue(data, canonical)}}
             return
-        self._open_message(out)
-        logprobs = r.logprobs_to_ir(event.get("logprobs"))
+        if not self.message:
+            self._open_message(out)
+        raw = event.get("logprobs")
+        logprobs = r.logprobs_to_ir(raw) if raw is not None else None
         delta = ir.TextDelta(0, text, logprobs)
         out.append(delta)
-        stop = self._stop(event, out)
-        canonical = r.event("progress", r.text_delta(text), r.logprobs_from_ir(logprobs), stop)
-        ls = r.residue(data, canonical)
+        stop = self._stop(event, out) if event.get("stop_reason") is not None else None
+        back = r.logprobs_from_ir(logprobs) if logprobs is not None else None
+        ls = r.residue(data, r.event("progress", r.text_delta(text), back, stop))
         if ls:
             delta.extra = {LS: ls}
         self.may_hold = False
@@ -306,7 +301,11 @@ class LlamaStackDecoder:
     ) -> None:
         held, hold = self.held, self.hold
         self.held, self.hold, self.held_text, self.committed = [], None, [], False
-        out.extend(self._instruction(data) for data in held)
+        arguments, as_string = r.arguments_text(call)
+        streamed = _argument_fragments(held, arguments) if hold == "tool" else None
+        # The started record (and, unless they are the arguments, the fragments) say no
+        # more than the call: only the Llama encoder writes them back.
+        out.extend(self._instruction(d) for d in (held[:1] if streamed else held))
         if hold is None and self.text_out and not self.calls:
             self.notes.warning(
                 "text before this tool call may have been the call itself "
@@ -319,13 +318,16 @@ class LlamaStackDecoder:
         name = r.tool_name(call.get("tool_name"))
         cid = call.get("call_id")
         cid = cid if isinstance(cid, str) else r.call_id(self.id, number)
-        arguments, as_string = r.arguments_text(call)
+        out.append(ir.ItemStart(0, "tool_call", call=number, call_id=cid, name=name))
+        if streamed:
+            for held_data, fragment in streamed:
+                canonical = r.event("progress", r.tool_delta("in_progress", fragment))
+                ls = {"~in_progress": None, **r.residue(held_data, canonical)}
+                out.append(ir.ToolArgsDelta(0, number, fragment, {LS: ls}))
+        else:
+            out.append(ir.ToolArgsDelta(0, number, arguments))
         end = ir.ItemEnd(0, "tool_call", call=number)
-        out += [
-            ir.ItemStart(0, "tool_call", call=number, call_id=cid, name=name),
-            ir.ToolArgsDelta(0, number, arguments),
-            end,
-        ]
+        out.append(end)
         stop = self._stop(event, out, terminal=True)
         payload = r.tool_call(cid, name, arguments, as_string)
         ls = r.residue(data, r.event("progress", r.tool_delta("succeeded", payload), None, stop))
@@ -408,3 +410,19 @@ class LlamaStackDecoder:
         if self.message:
             self.message = False
             out.append(ir.ItemEnd(0, "message"))
+
+
+def _argument_fragments(held: list[dict[str, Any]], arguments: str) -> list[tuple] | None:
+    """The ``in_progress`` fragments with their records, when they are the call's JSON
+    arguments (as chatx and Llama Stack's OpenAI-compat layer write them); ``None`` when
+    they are the model's raw text (python, ``tool.call(…)``, a ``{"name", "parameters"}``
+    envelope), which a JSON-arguments stream cannot carry."""
+    if len(held) < 2 or held[0]["event"]["delta"].get("parse_status") != "started":
+        return None
+    out = []
+    for data in held[1:]:
+        value = data["event"]["delta"].get("tool_call")
+        if not isinstance(value, str) or not value:
+            return None
+        out.append((data, value))
+    return out if "".join(value for _, value in out) == arguments else None

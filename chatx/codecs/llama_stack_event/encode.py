@@ -53,6 +53,7 @@ class LlamaStackEncoder:
         self.open = False
         self.ends = False  # the batch being encoded holds a StreamEnd
         self.noted: set[str] = set()
+        self._handlers = {kind: getattr(self, name) for kind, name in _HANDLERS.items()}
         self._reset("")
 
     def _reset(self, stream: str) -> None:
@@ -67,13 +68,16 @@ class LlamaStackEncoder:
         self.scanner = TokenScanner()
         self.python: list[str] | None = None  # the text after <|python_tag|>
         self.logprobs: list[Any] | None = None  # of text the scanner still holds
+        self.failed = False  # an error frame was written
+        self.reason: str | None = None  # the IR finish reason
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
         """Encode one batch; from this codec's own decoder, one record per batch."""
         out: list[Any] = []
         self.ends = any(type(event) is ir.StreamEnd for event in events)
+        handlers = self._handlers
         for event in events:
-            getattr(self, _HANDLERS[type(event)])(event, out)
+            handlers[type(event)](event, out)
         return out
 
     def finish(self) -> list[Any]:
@@ -93,7 +97,7 @@ class LlamaStackEncoder:
             self._close_all(out)
         self._reset(event.id)
         self.open = True
-        ls = self._own(event.extra, "stream.")
+        ls = self._own(event.extra, "response.")
         if "implicit" not in ls:
             out.append(r.event("start", r.text_delta("")))
             self._patch(out, ls)
@@ -101,8 +105,13 @@ class LlamaStackEncoder:
     def _stream_end(self, event: ir.StreamEnd, out: list[Any]) -> None:
         ls = self._own(event.extra, "")
         self._close_all(out)
-        out.append(self._complete())
-        self._patch(out, ls)
+        # Llama Stack's server ends a stream with the error frame (server.py sse_generator):
+        # a complete event after it would say the turn ended well. One is written when the
+        # source still says how it ended (a finish reason, usage), not to lose that.
+        said = self.usage is not None or self.reason not in (None, "error")
+        if self.own or not self.failed or said:
+            out.append(self._complete())
+            self._patch(out, ls)
         self.open = False
 
     def _complete(self) -> dict[str, Any]:
@@ -237,7 +246,7 @@ class LlamaStackEncoder:
     def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
             return
-        self._own(event.extra, "tool_call." if event.kind == "tool_call" else "item.")
+        self._own(event.extra, "tool_call." if event.kind == "tool_call" else "")
         if event.kind == "tool_call":
             self._flush(out)
             self._call_start(event.call, event.call_id, event.name, out)
@@ -255,17 +264,19 @@ class LlamaStackEncoder:
     def _args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
             return
-        self._own(event.extra, "tool_call.")
+        ls = self._own(event.extra, "tool_call.")
         call = self.calls.get(event.call) or self._call_start(event.call, None, None, out)
         if event.fragment:
             call.fragments.append(event.fragment)
-            if not self.own:
+            # From the Llama decoder, only fragments it read from in_progress records.
+            if not self.own or "~in_progress" in ls:
                 out.append(r.event("progress", r.tool_delta("in_progress", event.fragment)))
+                self._patch(out, ls)
 
     def _item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
             return
-        ls = self._own(event.extra, "item.")
+        ls = self._own(event.extra, "")
         if event.kind == "message":
             self._flush(out)
         call = self.calls.pop(event.call, None) if event.kind == "tool_call" else None
@@ -311,9 +322,9 @@ class LlamaStackEncoder:
         self._own(event.extra, "finish.")
         self._flush(out)
         self.stop = r.stop_word(event.reason, event.raw)
-        if not self.own and (
-            event.reason in ("content_filter", "error") or event.reason not in r.FINISH_TO_STOP
-        ):
+        self.reason = event.reason
+        unsaid = event.reason in ("content_filter", "error") or event.reason not in r.FINISH_TO_STOP
+        if not self.own and unsaid and not (event.reason == "error" and self.failed):
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Llama Stack stop reason: "
                 f"written as {self.stop}"
@@ -334,6 +345,7 @@ class LlamaStackEncoder:
         if self.own:
             merge(error, event.extra)
         out.append({"error": error})
+        self.failed = True
 
     def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
         if event.format == r.NAME:

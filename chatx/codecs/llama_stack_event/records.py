@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from chatx import ir
 from chatx.residue import diff
 
 NAME = "llama-stack-event"
@@ -257,6 +258,17 @@ def arguments_text(call: dict[str, Any]) -> tuple[str, bool]:
     if isinstance(value, str):
         return value, True
     return dumps(value if value is not None else {}), False
+
+
+def read_error(error: dict[str, Any]) -> ir.Error:
+    """An ``{"error": {…}}`` frame's object; what is not a string field stays as residue."""
+    known = ("message", "type", "param")
+    extra = {k: v for k, v in error.items() if k not in (*known, "code")}
+    extra.update({k: error[k] for k in known if k in error and not isinstance(error[k], str)})
+    if "code" in error and error["code"] is None:
+        extra["code"] = None
+    fields = {k: error[k] if isinstance(error.get(k), str) else None for k in known}
+    return ir.Error(code=error.get("code"), extra=extra, **fields)
 
 
 # --- residue --------------------------------------------------------------------------

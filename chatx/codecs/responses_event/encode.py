@@ -204,6 +204,8 @@ class ResponsesEncoder:
             self._lost(event.extra, "finish.")
 
     def _error(self, event: ir.Error, out: list[dict[str, Any]]) -> None:
+        # Close what is open first: after an error only response.failed may follow.
+        self._close(out)
         extra = event.extra
         if self.own:
             payload = shapes.error_event(event.code, event.message, event.param, event.type, None)

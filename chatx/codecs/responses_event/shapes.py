@@ -103,8 +103,12 @@ def error_event(
     ``message``, ``param``), the Open Responses schema the nested ``error`` object."""
     code = str(code) if code is not None and not isinstance(code, str) else code
     # Open Responses' ErrorPayload requires type, code, message and param (nullable).
-    nested: dict[str, Any] = {"type": etype or "server_error", "code": code,
-                              "message": message or "", "param": param}
+    nested: dict[str, Any] = {
+        "type": etype or "server_error",
+        "code": code,
+        "message": message or "",
+        "param": param,
+    }
     if details:
         nested.update(details)
     return {
