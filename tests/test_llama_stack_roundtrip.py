@@ -115,19 +115,10 @@ needs_codecs = pytest.mark.skipif(
     not (_registered(CHAT) and _registered(RESPONSES) and _registered(LLAMA)),
     reason="the chat-chunk / responses-event codecs are not registered yet (chatx.codecs.get)",
 )
-# ChatChunkEncoder.feed sets delta["content"] = event.text for each TextDelta, so a batch
-# holding several (the decoder releases held-back text that way) keeps only the last one.
-CHAT_KEEPS_LAST_DELTA = "chat encoder keeps only the last TextDelta of a batch"
 # Captures whose meaning changes through Llama Stack events, by design.
 CHANGED_BY_DESIGN = {
     "llama-stack-rec__ollama-tool_runtime-dd48d347f0ab.jsonl": "its chat text starts with <|python_tag|>: Llama Stack reads that as a "
     "code_interpreter call",
-}
-RELEASED_TEXT = {  # text held back as a possible call, released in one batch
-    "llama-stack-rec__vllm-responses-d85c30b66ab6.jsonl",
-    "openai-python__non_pydantic_response_format_d61558.sse",
-    "openai-python__parse_pydantic_model_7e5ea4.sse",
-    "openai-python__parse_pydantic_model_multiple_choices_a491ad.sse",
 }
 
 
@@ -172,10 +163,7 @@ def _captures(fmt: str) -> list[Any]:
                 None, marks=pytest.mark.skip(reason=f"no {fmt} captures in {CAPTURES}"), id="absent"
             )
         ]
-    marks = {
-        name: pytest.mark.xfail(strict=True, reason=CHAT_KEEPS_LAST_DELTA) for name in RELEASED_TEXT
-    }
-    return [pytest.param(p, id=p.name, marks=marks.get(p.name, ())) for p in paths]
+    return [pytest.param(p, id=p.name) for p in paths]
 
 
 @needs_codecs

@@ -55,9 +55,9 @@ class ChatChunkEncoder:
         for event in events:
             kind = type(event)
             if kind is ir.TextDelta:
-                self._delta(choices, event.lane)["content"] = event.text
+                _append(self._delta(choices, event.lane), "content", event.text)
                 if event.logprobs:
-                    self._logprobs(choices, event.lane)["content"] = event.logprobs
+                    _extend(self._logprobs(choices, event.lane), "content", event.logprobs)
                 if event.extra:
                     self._extra(event.extra, "delta.")
             elif kind is ir.Meta:
@@ -69,7 +69,7 @@ class ChatChunkEncoder:
                         self._extra(event.delta, "delta.")
             elif kind is ir.ReasoningDelta:
                 field = self.options.reasoning_field or event.source_field or "reasoning_content"
-                self._delta(choices, event.lane)[field] = event.text
+                _append(self._delta(choices, event.lane), field, event.text)
                 if event.extra:
                     self._extra(event.extra, "reasoning.")
             elif kind is ir.ToolArgsDelta:
@@ -78,9 +78,9 @@ class ChatChunkEncoder:
                 if event.kind == "tool_call":
                     self._call_start(choices, event)
             elif kind is ir.RefusalDelta:
-                self._delta(choices, event.lane)["refusal"] = event.text
+                _append(self._delta(choices, event.lane), "refusal", event.text)
                 if event.logprobs:
-                    self._logprobs(choices, event.lane)["refusal"] = event.logprobs
+                    _extend(self._logprobs(choices, event.lane), "refusal", event.logprobs)
             elif kind is ir.LaneStart:
                 self.roles.add(event.lane)
                 self._delta(choices, event.lane)["role"] = event.role
@@ -279,6 +279,18 @@ class ChatChunkEncoder:
     def _extra(self, extra: dict[str, Any], prefix: str) -> None:
         if not self.own:
             report(extra, self.notes, prefix)
+
+
+def _append(delta: dict[str, Any], key: str, text: str) -> None:
+    # A batch can carry several pieces of one kind (held-back text released at once):
+    # one chunk says them all, in order.
+    old = delta.get(key)
+    delta[key] = old + text if isinstance(old, str) else text
+
+
+def _extend(logprobs: dict[str, Any], key: str, entries: list[Any]) -> None:
+    old = logprobs.get(key)
+    logprobs[key] = old + entries if isinstance(old, list) else entries
 
 
 def _finish(reason: str) -> str:
