@@ -51,7 +51,8 @@ def collect(
     notes = notes if notes is not None else Notes()
     notes.line = None  # what collect says is about the whole stream, not its last line
     if target == "chat":
-        return to_chat(stream, source, notes)
+        lanes = None if choice is None else [_one_lane(stream, choice, "")]
+        return to_chat(stream, source, notes, lanes)
     if target == "responses":
         return to_response(stream, source, _one_lane(stream, choice, "a response"), notes)
     if target == "llama-stack":
@@ -86,17 +87,22 @@ def _copy(patch: dict[str, Any]) -> dict[str, Any]:
 
 
 def to_chat(
-    stream: Assembler, source: str | None = None, notes: Notes | None = None
+    stream: Assembler,
+    source: str | None = None,
+    notes: Notes | None = None,
+    lanes: list[Lane] | None = None,
 ) -> dict[str, Any]:
-    """A ``chat.completion`` object, as the openai SDK's stream accumulator builds it."""
+    """A ``chat.completion`` object, as the openai SDK's stream accumulator builds it;
+    ``lanes`` keeps some choices only (``--choice``), all by default."""
     notes = notes if notes is not None else Notes()
     own = source == CHAT
+    lanes = stream.choices if lanes is None else lanes
     completion: dict[str, Any] = {
         "id": (stream.id or "") if own else chat_id(stream.id or ""),
         "object": "chat.completion",
         "created": stream.created if isinstance(stream.created, int) else 0,
         "model": stream.model or "",
-        "choices": [_chat_choice(lane, notes) for lane in stream.choices],
+        "choices": [_chat_choice(lane, notes) for lane in lanes],
         "usage": _chat_usage(stream, own),
     }
     for key, value in stream.meta.items():
@@ -181,7 +187,7 @@ def to_response(
         rid = responses_id(stream.id or "")
         template = envelope(rid, stream.created, stream.model, None)
     output = [_output_item(item, rid, index, own) for index, item in enumerate(lane.items)]
-    error = _response_error(stream)
+    error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
     if lane.finish is None and error is None:
         # No terminal event: what a client holds is the snapshot, still in progress.
@@ -192,7 +198,10 @@ def to_response(
     status, details = shapes.terminal_status(lane.finish, error is not None)
     response = shapes.terminal_response(template, status, details, output, error, usage)
     if own and stream.end_extra:
-        merge(response, _copy(stream.end_extra))
+        # "~" keys are the codec's own bookkeeping (fields beside the response), not
+        # fields of the response.
+        patch = {k: v for k, v in stream.end_extra.items() if not k.startswith("~")}
+        merge(response, _copy(patch))
     return response
 
 
@@ -217,12 +226,30 @@ def _source_envelope(extra: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _response_error(stream: Assembler) -> dict[str, Any] | None:
+# ResponseError.code as the openai SDK and the Responses API define it.
+_RESPONSE_ERROR_CODES = frozenset((
+    "server_error", "rate_limit_exceeded", "invalid_prompt", "data_residency_mismatch",
+    "bio_policy", "misalignment_policy_violation", "vector_store_timeout", "invalid_image",
+    "invalid_image_format", "invalid_base64_image", "invalid_image_url", "image_too_large",
+    "image_too_small", "image_parse_error", "image_content_policy_violation",
+    "invalid_image_mode", "image_file_too_large", "unsupported_image_media_type",
+    "empty_image_file", "failed_to_download_image", "image_file_not_found",
+))  # fmt: skip
+
+
+def _response_error(stream: Assembler, own: bool, notes: Notes) -> dict[str, Any] | None:
     if not stream.errors:
         return None
     # The last error is the one that ended the stream (the Responses decoder agrees).
     last = stream.errors[-1]
     code = last.code if last.code is None or isinstance(last.code, str) else str(last.code)
+    if not own and code not in _RESPONSE_ERROR_CODES:
+        # Groq's tool_use_failed, OpenRouter's 400: not a response error code.
+        if code is not None:
+            notes.lost(
+                f"error code {code!r} is not a Responses error code: written as server_error"
+            )
+        code = None
     return {"code": code or "server_error", "message": last.message or ""}
 
 

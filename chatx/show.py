@@ -212,7 +212,11 @@ def _lane(lane: Lane) -> list[RenderableType]:
     out: list[RenderableType] = []
     for item in lane.items:
         if item.kind == "reasoning":
-            out.append(_section("reasoning", Text(safe(item.reasoning_text()), style="dim")))
+            text = item.reasoning_text()
+            if text:
+                out.append(_section("reasoning", Text(safe(text), style="dim")))
+            else:  # OpenAI sends encrypted reasoning with no summary
+                out.append(_facts([("reasoning", "(no text)")], style="dim"))
         elif item.kind == "message":
             out.extend(_message(item))
         elif item.kind == "other":
@@ -238,7 +242,11 @@ def _message(item: Item) -> list[RenderableType]:
 
 def _other(item: Item) -> str:
     data = item.data if isinstance(item.data, dict) else {}
-    return " ".join(str(data[k]) for k in ("type", "name", "status") if data.get(k))
+    words = [str(data[k]) for k in ("type", "server_label", "name", "status") if data.get(k)]
+    action = data.get("action")
+    if isinstance(action, dict) and action.get("query"):
+        words.append(f"query {action['query']!r}")  # a web search says what it looked for
+    return " ".join(words)
 
 
 def _calls(lane: Lane) -> Table:

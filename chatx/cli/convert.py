@@ -1,7 +1,14 @@
-"""``chatx convert``: transcode a stream from one format to another."""
+"""``chatx convert``: transcode a stream from one format to another.
+
+One input to stdout or ``-o`` is converted as it arrives (a live pipe sees each event at
+once). With ``--out-dir`` (or ``--check``) many inputs go through :mod:`chatx.batch`:
+one output per input per format, a progress bar on a terminal, a summary line.
+"""
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
@@ -26,8 +33,24 @@ def register(app: typer.Typer) -> None:
 
 
 def convert(
-    file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
-    to: Annotated[str, typer.Option("--to", "-t", help="Target format.")] = "responses-event",
+    files: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Input files or directories (walked for *.sse, *.jsonl, *.ndjson, *.json); "
+            "- for stdin (the default).",
+            show_default=False,
+        ),
+    ] = None,
+    to: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--to",
+            "-t",
+            help="Target format; with --out-dir several: repeat --to or separate with commas "
+            "('all' for every format).  [default: responses-event]",
+            show_default=False,
+        ),
+    ] = None,
     src: Annotated[
         str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
     ] = None,
@@ -44,6 +67,28 @@ def convert(
         ),
     ] = None,
     output: Annotated[str, typer.Option("-o", "--output", help="Output file, - for stdout.")] = "-",
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out-dir",
+            "-d",
+            help="Write one output per input per format into DIR, named "
+            "<stem>.<format>.<container> (a directory's captures keep their relative path); "
+            "a file is rewritten only when its bytes change.",
+            metavar="DIR",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Write nothing; exit 1 listing the outputs (in --out-dir or -o) that are "
+            "stale or missing.",
+        ),
+    ] = False,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="With --out-dir: convert in N processes.")
+    ] = 1,
     choice: Annotated[
         int | None,
         typer.Option("--choice", help="Keep this choice of a several-choice chat stream."),
@@ -79,30 +124,50 @@ def convert(
             "--request", help="The original request body (JSON), to fill the Responses envelope."
         ),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print notes.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Do not print notes (nor the --out-dir summary).")
+    ] = False,
 ) -> int:
-    from chatx.pipeline import Transcoder
+    from chatx import batch
 
     if reasoning not in ("summary", "text"):
         raise UsageError("--reasoning takes 'summary' or 'text'")
     if reasoning_field not in (None, "reasoning", "reasoning_content"):
         raise UsageError("--reasoning-field takes 'reasoning' or 'reasoning_content'")
+    files = files or ["-"]
+    formats = batch.targets(to or ["responses-event"])
     options = EncodeOptions(
         reasoning=reasoning,
         reasoning_field=reasoning_field,  # type: ignore[arg-type]
         request=_load_request(request),
         finish=finish,
     )
+    settings = batch.Settings(src, container, out_container, options, choice, strict)
+    if out_dir is not None or check:
+        plan = _plan(files, formats, out_dir, output, out_container)
+        return run_many(*plan, settings, check=check, workers=jobs, quiet=quiet)
+    if len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
+        raise UsageError(
+            "several inputs, several --to formats or a directory need --out-dir DIR "
+            "(one output per input per format)"
+        )
+    return convert_one(files[0], formats[0], output, settings, quiet)
+
+
+def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> int:
+    """One stream, stdin or a file, to stdout or ``-o``: written as it is converted."""
+    from chatx.pipeline import Transcoder
+
     name = "<stdin>" if file == "-" else file
     notes = Notes()
     transcoder = Transcoder(
         to,
-        src=src,
-        container=container,
-        out_container=out_container,
-        options=options,
-        choice=choice,
-        strict=strict,
+        src=settings.src,
+        container=settings.container,
+        out_container=settings.out_container,
+        options=settings.options,
+        choice=settings.choice,
+        strict=settings.strict,
         name=name,
         notes=notes,
     )
@@ -115,6 +180,137 @@ def convert(
             raise exc.located(name) from None
     reporter.flush(final=True)
     return ExitStatus.ERROR if transcoder.skipped else ExitStatus.OK
+
+
+def _plan(
+    files: list[str],
+    formats: list[str],
+    out_dir: Path | None,
+    output: str,
+    out_container: str | None,
+) -> tuple[list[Any], list[str]]:
+    """The jobs of a many-file run (``--out-dir``) or of ``-o FILE --check``."""
+    from chatx import batch
+
+    if "-" in files:
+        raise UsageError("--out-dir and --check read files and directories, not stdin (-)")
+    if out_dir is not None:
+        if output != "-":
+            raise UsageError("-o and --out-dir do not go together: -o names one output file")
+        return batch.plan(files, formats, out_dir, out_container)
+    if output == "-" or len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
+        raise UsageError("--check compares with --out-dir DIR, or with -o FILE for one input")
+    if not Path(files[0]).is_file():
+        return [], [f"{files[0]}: {os.strerror(errno.ENOENT)}"]
+    return [batch.Job(Path(files[0]), files[0], formats[0], Path(output))], []
+
+
+def run_many(
+    jobs: list[Any],
+    problems: list[str],
+    settings: Any,
+    *,
+    check: bool,
+    workers: int,
+    quiet: bool,
+) -> int:
+    """Convert (or check) every job; say what happened on stderr; list stale files."""
+    from chatx import batch
+
+    if workers < 1:
+        raise UsageError("-j takes a number of processes, 1 or more")
+    tally = batch.Tally()
+    for problem in problems:
+        _say("error", problem)
+        tally.problem()
+    several = len({job.target for job in jobs}) > 1
+    stale = []
+    outcomes = batch.run(jobs, settings, check=check, workers=workers)
+    with _progress(len(jobs)) as progress:
+        for outcome in outcomes:
+            tally.add(outcome)
+            _report(outcome, several, quiet, progress)
+            if outcome.status in ("stale", "missing"):
+                stale.append(outcome)
+    for outcome in stale:  # data, for CI logs and scripts: one "stale PATH" per line
+        sys.stdout.write(f"{outcome.status} {escape_text(str(outcome.job.output))}\n")
+    if not quiet:
+        _say(None, tally.summary(check))
+    return tally.exit_status
+
+
+def _report(outcome: Any, several: bool, quiet: bool, progress: Any) -> None:
+    to = f" (to {outcome.job.target})" if several else ""
+    if not quiet:
+        for note in outcome.notes:
+            where = f"{outcome.job.name}:{note.line}" if note.line else outcome.job.name
+            progress.say(note.kind, f"{where}: {note.message}{to}")
+    if outcome.error is not None:
+        progress.say("error", outcome.error + to)
+    progress.advance()
+
+
+def _say(kind: str | None, message: str) -> None:
+    prefix = f"chatx: {kind}: " if kind else "chatx: "
+    sys.stderr.write(prefix + escape_text(message) + "\n")
+
+
+class _Quiet:
+    """No progress bar: messages go straight to stderr."""
+
+    def __enter__(self) -> _Quiet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def say(self, kind: str | None, message: str) -> None:
+        _say(kind, message)
+
+    def advance(self) -> None:
+        return None
+
+
+class _Bar(_Quiet):
+    """A rich progress bar on stderr; messages are printed above it."""
+
+    def __init__(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        console = Console(stderr=True, markup=False, highlight=False, emoji=False)
+        self.progress = Progress(
+            "converting",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self.task = self.progress.add_task("converting", total=total)
+
+    def __enter__(self) -> _Bar:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def say(self, kind: str | None, message: str) -> None:
+        prefix = f"chatx: {kind}: " if kind else "chatx: "
+        self.progress.console.print(prefix + escape_text(message), soft_wrap=True)
+
+    def advance(self) -> None:
+        self.progress.advance(self.task)
+
+
+def _progress(total: int) -> _Quiet:
+    """A bar for a multi-file run when stderr is a terminal; silent otherwise."""
+    if total > 1 and sys.stderr.isatty():
+        return _Bar(total)
+    return _Quiet()
 
 
 def pump(inp: BinaryIO, out: BinaryIO, transcoder: Any, reporter: NoteReporter) -> None:

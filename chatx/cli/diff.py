@@ -31,8 +31,8 @@ def register(app: typer.Typer) -> None:
 
 
 def diff(
-    a: Annotated[str, typer.Argument(help="First stream, or - for stdin.")],
-    b: Annotated[str, typer.Argument(help="Second stream, or - for stdin.")],
+    a: Annotated[str, typer.Argument(metavar="A", help="First stream, or - for stdin.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="Second stream, or - for stdin.")],
     semantic: Annotated[
         bool | None,
         typer.Option(
@@ -43,6 +43,7 @@ def diff(
         list[str] | None,
         typer.Option(
             "--ignore",
+            metavar="FIELD",
             help="Leave out a field: a key name anywhere, or a dotted path "
             "(choices.delta.role). Semantic names: text, reasoning, refusal, "
             "tool_calls, call_id, arguments, finish_reason, usage, errors, "
@@ -91,6 +92,7 @@ def diff(
         name_a=_name(a),
         name_b=_name(b),
     )
+    _say_skipped(result)
     if output == "json":
         data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
         sys.stdout.buffer.write(data + b"\n")
@@ -99,6 +101,19 @@ def diff(
 
         render(result, Console(highlight=False), everything=all_)
     return ExitStatus.OK if result.same else ExitStatus.FAILED
+
+
+def _say_skipped(result: DiffResult) -> None:
+    """Records a side could not decode are left out of a semantic comparison: say so."""
+    from chatx.textsafe import escape_text
+
+    for side in (result.a, result.b):
+        for note in side.notes.items:
+            if note.kind == "skipped":
+                where = f"{side.name}:{note.line}" if note.line else side.name
+                sys.stderr.write(
+                    f"chatx: skipped: {escape_text(where)}: {escape_text(note.message)}\n"
+                )
 
 
 def _name(path: str) -> str:

@@ -52,9 +52,13 @@ class ChatChunkDecoder:
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
+        data = record.data
+        if self.ended is False and type(data) is dict:
+            fast = self._text_chunk(data)
+            if fast is not None:
+                return fast
         if record.done:
             return self._end(True)
-        data = record.data
         if not isinstance(data, dict):
             raise InputError(
                 f"a chat chunk must be a JSON object, not {_kind(data)}",
@@ -89,6 +93,54 @@ class ChatChunkDecoder:
             out.append(decode_usage(usage))
         if isinstance(error, dict):
             out.append(_error(error))
+        return out
+
+    def _text_chunk(self, data: dict[str, Any]) -> list[ir.Event] | None:
+        """The common case, decoded without the general path: one choice whose delta is
+        only more text for the message already open. ``None`` sends it the long way."""
+        choices = data.get("choices")
+        if type(choices) is not list or len(choices) != 1:
+            return None
+        choice = choices[0]
+        if type(choice) is not dict:
+            return None
+        delta = choice.get("delta")
+        if type(delta) is not dict or len(delta) != 1:
+            return None
+        text = delta.get("content")
+        if type(text) is not str or not text or choice.get("finish_reason") is not None:
+            return None
+        lane = self.lanes.get(choice.get("index"))  # type: ignore[arg-type]
+        if lane is None or lane.open != "message" or lane.finished or "error" in data:
+            return None
+        logprobs = choice.get("logprobs")
+        out: list[ir.Event] = []
+        extra = self._chunk_residue(data)
+        if extra:
+            out.append(ir.Meta(None, extra))
+        number = choice["index"]
+        if type(logprobs) is dict:
+            lps = _split_logprobs(logprobs, cextra := {})
+            if lps[1]:
+                return None
+            out.append(ir.TextDelta(number, text, lps[0]))
+        elif logprobs is None:
+            out.append(ir.TextDelta(number, text))
+            cextra = {}
+        else:
+            return None
+        for key, value in choice.items():
+            if key != "index" and key != "delta" and key != "logprobs":
+                cextra[key] = value
+        if logprobs is None and "logprobs" in choice:
+            cextra["logprobs"] = None
+        if cextra:
+            out.append(ir.Meta(number, cextra))
+        usage = data.get("usage")
+        if usage:
+            if type(usage) is not dict:
+                return None
+            out.append(decode_usage(usage))
         return out
 
     def finish(self) -> list[ir.Event]:

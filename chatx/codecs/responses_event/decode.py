@@ -37,6 +37,7 @@ _MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "
 _UNSET = object()
 # Key of the Meta residue that carries patches for derived events; private to this codec.
 PATCH = "~responses.derived"
+OPEN_PART = "~responses.open_part"
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 _IGNORED = frozenset(
@@ -56,7 +57,7 @@ _IGNORED = frozenset(
 
 
 class _Item:
-    __slots__ = ("kind", "id", "call", "call_id", "name", "parts", "args")
+    __slots__ = ("kind", "id", "call", "call_id", "name", "parts", "args", "seen", "done")
 
     def __init__(self, kind: str, iid: str) -> None:
         self.kind = kind
@@ -66,6 +67,8 @@ class _Item:
         self.name: str | None = None
         self.parts: dict[tuple[str, int], list[Any]] = {}  # (family, index) → [texts, lps]
         self.args: list[str] = []
+        self.seen: set[str] = set()  # derived event types the source sent for this item
+        self.done = False
 
 
 class ResponsesDecoder:
@@ -83,10 +86,16 @@ class ResponsesDecoder:
         self.error: dict[str, Any] | None = None
         self.expected_seq: int | None = None
         self.renumbered = False
+        self.noted: set[str] = set()
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
         if record.done:
+            if self.ended:
+                self._repaired(
+                    "data: [DONE] after the terminal event left out: Responses "
+                    "streams end with their terminal event"
+                )
             return []
         data = record.data
         if not isinstance(data, dict):
@@ -125,6 +134,12 @@ class ResponsesDecoder:
     def finish(self) -> list[ir.Event]:
         """End of input; a stream without a terminal event stays unfinished."""
         return []
+
+    def _repaired(self, message: str) -> None:
+        """Say a repair once per stream, not once per event."""
+        if message not in self.noted:
+            self.noted.add(message)
+            self.notes.repaired(message)
 
     def _is_new_stream(self, data: dict[str, Any]) -> bool:
         # vercel fixtures concatenate several turns: a second response.created starts over.
@@ -209,9 +224,7 @@ class ResponsesDecoder:
             k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")
         }
         if event_extra:
-            self.notes.warning(
-                f"fields beside the terminal response left out: {', '.join(event_extra)}"
-            )
+            patch["~event"] = event_extra
         if data["type"] != shapes.TERMINAL_EVENT[tstatus]:
             self.notes.repaired(
                 f"{data['type']} with status {status!r}: written as "
@@ -230,7 +243,7 @@ class ResponsesDecoder:
         etype = source.get("type") if source is nested else None
         canonical = shapes.error_event(code, message, param, etype, None)
         patch = diff({k: v for k, v in data.items() if k != "sequence_number"}, canonical)
-        self.error = {"code": canonical["code"] or "server_error", "message": canonical["message"]}
+        self.error = shapes.response_error(code, message if isinstance(message, str) else None)
         return ir.Error(
             message if isinstance(message, str) else None,
             code,
@@ -253,6 +266,11 @@ class ResponsesDecoder:
             item = {}
         kind = _ITEM_KINDS.get(item.get("type"))  # type: ignore[arg-type]
         index = data.get("output_index")
+        if any(not other.done for other in self.items.values()):
+            self._repaired(
+                "an item was added before the previous one was done: items "
+                "written one after another"
+            )
         iid = str(item.get("id") or "")
         if kind is None:
             self.items[index] = _Item("passthrough", iid)
@@ -282,8 +300,10 @@ class ResponsesDecoder:
         out: list[ir.Event] = [start]
         if kind == "tool_call" and item.get("arguments"):
             # Some servers put the whole call in the added item and stream nothing.
+            # "~silent": the arguments were in the item, not in delta events; Responses
+            # output keeps them there.
             state.args.append(item["arguments"])
-            out.append(ir.ToolArgsDelta(0, state.call, item["arguments"]))
+            out.append(ir.ToolArgsDelta(0, state.call, item["arguments"], {"~silent": True}))
         return out
 
     def _item_done(self, data: dict[str, Any]) -> list[ir.Event]:
@@ -294,9 +314,11 @@ class ResponsesDecoder:
         if state is None:
             self.notes.repaired("output_item.done for an item never added: kept as it came")
             state = self._adopt(data, item)
+        state.done = True
         if state.kind == "passthrough":
             self.output.append(item)
             return [ir.Passthrough(NAME, data, data.get("type"))]
+        self._check_derived(state)
         out: list[ir.Event] = []
         if state.kind == "message":
             canonical = shapes.message_item(state.id, "completed", self._parts(state, out, item))
@@ -334,6 +356,19 @@ class ResponsesDecoder:
             extra["event"] = event_extra
         out.append(ir.ItemEnd(0, kind, state.call, extra))  # type: ignore[arg-type]
         return out
+
+    def _check_derived(self, state: _Item) -> None:
+        if state.kind == "tool_call":
+            if "response.function_call_arguments.done" not in state.seen:
+                self._repaired("function call without function_call_arguments.done: added")
+        elif (
+            state.parts
+            and "response.content_part.done" not in state.seen
+            and not (
+                state.kind == "reasoning" and "response.reasoning_summary_part.done" in state.seen
+            )
+        ):
+            self._repaired("content parts without their done events: added")
 
     def _adopt(self, data: dict[str, Any], item: dict[str, Any]) -> _Item:
         state = _Item("passthrough", str(item.get("id") or ""))
@@ -390,6 +425,8 @@ class ResponsesDecoder:
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
         if state is None or state.kind == "passthrough":
             return None, extra
+        if data.get("item_id", state.id) != state.id:
+            self._repaired("item_id changes within an item: the item's first id is kept")
         index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
         part = state.parts.get((family, index))
         if part is None:
@@ -407,6 +444,8 @@ class ResponsesDecoder:
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
         lps = data.get("logprobs")
+        if lps is None:
+            self._repaired("output_text.delta without logprobs: logprobs [] added")
         return [ir.TextDelta(0, _str(data.get("delta")), lps if lps else None, extra)]
 
     def _refusal(self, data: dict[str, Any]) -> list[ir.Event]:
@@ -449,12 +488,19 @@ class ResponsesDecoder:
         state = self.items.get(data.get("output_index"))
         if state is None or state.kind == "passthrough":
             return [ir.Passthrough(NAME, data, data.get("type"))]
+        state.seen.add(kind)
         canonical = self._canonical(kind, data, state)
         source = {k: v for k, v in data.items() if k != "sequence_number"}
         patch = diff(source, canonical) if canonical is not None else {}
-        if not patch:
-            return []
-        return [ir.Meta(None, {PATCH: {shapes.derived_key(data): patch}})]
+        extra: dict[str, Any] = {}
+        if patch:
+            extra[PATCH] = {shapes.derived_key(data): patch}
+        if kind.endswith("part.added") and canonical is not None:
+            # Open the part where the source did: a part may never get a delta.
+            number = data.get("summary_index" if "summary" in kind else "content_index")
+            ptype = canonical["part"]["type"]
+            extra[OPEN_PART] = (ptype, number)
+        return [ir.Meta(None, extra)] if extra else []
 
     def _canonical(self, kind: str, data: dict[str, Any], state: _Item) -> dict[str, Any] | None:
         index = data.get("output_index")

@@ -15,7 +15,7 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.decode import PATCH
+from chatx.codecs.responses_event.decode import OPEN_PART, PATCH
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.notes import Notes
 from chatx.residue import merge, report
@@ -100,8 +100,8 @@ class ResponsesEncoder:
                     self._lost(event.extra, "")
                     if event.delta:
                         self._lost(event.delta, "delta.")
-                elif PATCH in event.extra:
-                    self.patches.update(event.extra[PATCH])
+                else:
+                    self._meta(event, out)
             elif kind is ir.StreamStart:
                 self._start(event, out)
             elif kind is ir.Finish:
@@ -127,6 +127,17 @@ class ResponsesEncoder:
             else:
                 self.notes.warning("input ended without a terminal event (--finish writes one)")
         return out
+
+    def _meta(self, event: ir.Meta, out: list[dict[str, Any]]) -> None:
+        """Responses residue: patches for derived events, and parts opened early."""
+        extra = event.extra
+        if PATCH in extra:
+            self.patches.update(extra[PATCH])
+        if OPEN_PART in extra and self.item is not None:
+            ptype, number = extra[OPEN_PART]
+            kind = "message" if ptype in ("output_text", "refusal") else "reasoning"
+            if self.item.kind == kind:
+                self._part(self.item, ptype, out, number if isinstance(number, int) else 0)
 
     # -- emit -----------------------------------------------------------------------
 
@@ -186,12 +197,14 @@ class ResponsesEncoder:
         response = shapes.terminal_response(
             self.response, status, details, self.output, self.error, usage
         )
+        terminal: dict[str, Any] = {"type": shapes.TERMINAL_EVENT[status], "response": response}
         if event.extra:
             if self.own:
-                merge(response, event.extra)
+                merge(response, {k: v for k, v in event.extra.items() if k != "~event"})
+                merge(terminal, event.extra.get("~event") or {})
             else:
                 self._lost(event.extra, "response.")
-        self._emit(out, {"type": shapes.TERMINAL_EVENT[status], "response": response})
+        self._emit(out, terminal)
         self.active = False
 
     def _finish(self, event: ir.Finish, out: list[dict[str, Any]]) -> None:
@@ -213,8 +226,7 @@ class ResponsesEncoder:
         else:
             payload = shapes.error_event(event.code, event.message, event.param, event.type, extra)
             self._emit(out, payload)
-        code = event.code if event.code is None or isinstance(event.code, str) else str(event.code)
-        self.error = {"code": code or "server_error", "message": event.message or ""}
+        self.error = shapes.response_error(event.code, event.message)
 
     def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
         if event.format != NAME:
@@ -431,6 +443,8 @@ class ResponsesEncoder:
         if not event.fragment and not event.extra:
             return
         item.args.append(event.fragment)
+        if self.own and event.extra.get("~silent"):
+            return  # the source had these arguments in the item, not in a delta event
         self._emit(
             out,
             {
@@ -450,22 +464,27 @@ def _message_part(part: list[Any]) -> dict[str, Any]:
     return shapes.text_part(text, part[3])
 
 
+def _logprob(entry: dict[str, Any]) -> dict[str, Any]:
+    # Responses logprobs need ``bytes`` as a list of ints; chat sends null for special
+    # tokens, which have no bytes: the empty list says that.
+    data = entry.get("bytes")
+    return {
+        "token": entry.get("token", ""),
+        "logprob": entry.get("logprob", 0.0),
+        "bytes": data if isinstance(data, list) else [],
+    }
+
+
 def _logprobs(entries: list[Any]) -> list[Any]:
     """Chat logprob entries → Responses ones: the same fields, ``top_logprobs`` kept."""
     out = []
     for entry in entries:
         if not isinstance(entry, dict):
             continue
-        converted = {"token": entry.get("token", ""), "logprob": entry.get("logprob", 0.0)}
-        if entry.get("bytes") is not None:
-            converted["bytes"] = entry["bytes"]
+        converted = _logprob(entry)
         tops = entry.get("top_logprobs")
         converted["top_logprobs"] = (
-            [
-                {k: v for k, v in top.items() if k in ("token", "logprob", "bytes")}
-                for top in tops
-                if isinstance(top, dict)
-            ]
+            [_logprob(top) for top in tops if isinstance(top, dict)]
             if isinstance(tops, list)
             else []
         )

@@ -217,3 +217,42 @@ def derived_key(event: dict[str, Any]) -> tuple[Any, ...]:
         event.get("output_index"),
         event.get("summary_index", event.get("content_index")),
     )
+
+
+# The codes a terminal ``response.error`` may carry (the openai SDK's ResponseError enum).
+RESPONSE_ERROR_CODES = frozenset(
+    (
+        "server_error",
+        "rate_limit_exceeded",
+        "invalid_prompt",
+        "data_residency_mismatch",
+        "bio_policy",
+        "misalignment_policy_violation",
+        "vector_store_timeout",
+        "invalid_image",
+        "invalid_image_format",
+        "invalid_base64_image",
+        "invalid_image_url",
+        "image_too_large",
+        "image_too_small",
+        "image_parse_error",
+        "image_content_policy_violation",
+        "invalid_image_mode",
+        "image_file_too_large",
+        "unsupported_image_media_type",
+        "empty_image_file",
+        "failed_to_download_image",
+        "image_file_not_found",
+    )
+)
+
+
+def response_error(code: Any, message: str | None) -> dict[str, Any]:
+    """The terminal response's ``error``. A provider's own code (Groq's
+    ``tool_use_failed``, OpenRouter's 400) is not one a Responses client accepts there:
+    it becomes ``server_error``, and the ``error`` event before it keeps the original."""
+    code = str(code) if code is not None and not isinstance(code, str) else code
+    return {
+        "code": code if code in RESPONSE_ERROR_CODES else "server_error",
+        "message": message or "",
+    }
