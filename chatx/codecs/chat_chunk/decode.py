@@ -129,11 +129,9 @@ class ChatChunkDecoder:
             cextra = {}
         else:
             return None
-        for key, value in choice.items():
-            if key != "index" and key != "delta" and key != "logprobs":
+        for key, value in choice.items():  # in the source's order, for byte fidelity
+            if key != "index" and key != "delta" and (key != "logprobs" or value is None):
                 cextra[key] = value
-        if logprobs is None and "logprobs" in choice:
-            cextra["logprobs"] = None
         if cextra:
             out.append(ir.Meta(number, cextra))
         usage = data.get("usage")
