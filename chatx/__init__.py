@@ -15,5 +15,29 @@ from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert, decode, read_records
 
-__all__ = ["EncodeOptions", "Notes", "Transcoder", "convert", "decode", "read_records"]
+
+def diff(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """Compare two streams: see :func:`chatx.diffing.diff` (imported when first used)."""
+    from chatx.diffing import diff as _diff
+
+    return _diff(*args, **kwargs)
+
+
+def validate(*args, **kwargs):  # type: ignore[no-untyped-def]
+    """Check records against a format's rules: see :func:`chatx.validate.validate_records`."""
+    from chatx.validate import validate_records
+
+    return validate_records(*args, **kwargs)
+
+
+__all__ = [
+    "EncodeOptions",
+    "Notes",
+    "Transcoder",
+    "convert",
+    "decode",
+    "diff",
+    "read_records",
+    "validate",
+]
 __version__ = "0.1.0"

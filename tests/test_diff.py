@@ -138,6 +138,19 @@ def test_trouble_exits_2(
     assert err.startswith("chatx: error:") and message in err and "Traceback" not in err
 
 
+def test_skipped_records_are_said_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = (PAIRS / "text" / "a.sse").read_bytes()
+    broken = good.replace(b'"content":" is"', b'"content":" is"\x00broken', 1)
+    (tmp_path / "broken.sse").write_bytes(broken)
+    code, out, err = _run(
+        capsys, str(PAIRS / "text" / "a.sse"), str(tmp_path / "broken.sse"), "--semantic"
+    )
+    assert code == 1 and "choices[0].text" in out
+    assert err.startswith("chatx: skipped: ") and ":5: record skipped" in err
+
+
 def test_long_text_is_cut_around_where_it_differs(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
