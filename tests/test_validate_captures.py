@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from chatx.pipeline import read_records
-from chatx.validate import validate_records
+from chatx.validation import validate_records
 
 CAPTURES = Path(__file__).resolve().parents[1].parent / "shared" / "captures"
 FORMATS = ("chat-chunk", "responses-event", "llama-stack-event")

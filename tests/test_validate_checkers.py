@@ -9,7 +9,7 @@ import pytest
 
 from chatx.pipeline import read_records
 from chatx.record import Record
-from chatx.validate import make_checker, validate_records
+from chatx.validation import make_checker, validate_records
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 
@@ -121,7 +121,7 @@ def test_findings_carry_file_line_and_index() -> None:
 def test_every_sdk_event_type_is_known() -> None:
     """A type the openai SDK defines is never reported as an extension (RSP029)."""
     pytest.importorskip("openai")
-    from chatx.validate.responses import KNOWN_TYPES
-    from chatx.validate.schema import responses_classes
+    from chatx.validation.responses import KNOWN_TYPES
+    from chatx.validation.schema import responses_classes
 
     assert set(responses_classes()) <= KNOWN_TYPES

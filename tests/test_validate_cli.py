@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chatx.cli import main
-from chatx.validate import RULES
+from chatx.validation import RULES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 LINE = re.compile(r"^(?P<file>.+):(?P<line>\d+): (?P<rule>[A-Z]{3}\d{3}) (?P<sev>[EW]) .+$")

@@ -15,7 +15,7 @@ import pytest
 from chatx import codecs
 from chatx.errors import InputError, UsageError
 from chatx.pipeline import convert, read_records
-from chatx.validate import validate_records
+from chatx.validation import validate_records
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT.parent / "shared" / "captures"

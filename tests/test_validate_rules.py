@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from chatx.pipeline import read_records
-from chatx.validate import RULES, validate_records
-from chatx.validate.rules import Rule
+from chatx.validation import RULES, validate_records
+from chatx.validation.rules import Rule
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "validate"
 CONTAINER = {".sse": "sse", ".jsonl": "jsonl", ".json": "json"}

@@ -9,7 +9,7 @@ import orjson
 import typer
 
 from chatx.errors import UsageError
-from chatx.validate.rules import Rule
+from chatx.validation.rules import Rule
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +27,7 @@ def rules(
     ] = None,
     output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
 ) -> int:
-    from chatx.validate import RULES, get_rule
+    from chatx.validation import RULES, get_rule
 
     if output not in ("text", "json"):
         raise UsageError("--output takes 'text' or 'json'")

@@ -93,7 +93,7 @@ def validate(
 def _format_name(fmt: str) -> str:
     """A format chatx can validate: a checker's name or a codec alias of one."""
     from chatx import codecs
-    from chatx.validate import CHECKERS
+    from chatx.validation import CHECKERS
 
     if fmt in CHECKERS:
         return fmt
@@ -153,7 +153,7 @@ def check_file(
     file: str, name: str, *, fmt: str | None, container: str | None, schema: bool, printer: Printer
 ) -> FileResult:
     """Check one file (``-`` is stdin), printing findings as they come."""
-    from chatx.validate import make_checker
+    from chatx.validation import make_checker
 
     container, records = open_records(file, container)
     head = _head(records)

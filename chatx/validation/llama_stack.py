@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.record import Record
-from chatx.validate.base import Checker, is_int
+from chatx.validation.base import Checker, is_int
 
 EVENT_TYPES = ("start", "progress", "complete")
 DELTA_TYPES = ("text", "tool_call", "image")

@@ -6,7 +6,7 @@ Library entry point::
 
 Each format has a streaming checker (``feed(record)`` / ``finish()``) that keeps only the
 state later rules need; the rules themselves, with their ids and documentation, are in
-:mod:`chatx.validate.rules`. Format detection is not done here: callers pass the codec
+:mod:`chatx.validation.rules`. Format detection is not done here: callers pass the codec
 name (``chatx.codecs.detect`` finds it).
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable
 
 from chatx.errors import UsageError
 from chatx.record import Record
-from chatx.validate.base import Checker, Finding
-from chatx.validate.chat import ChatChecker
-from chatx.validate.llama_stack import LlamaStackChecker
-from chatx.validate.responses import ResponsesChecker
-from chatx.validate.rules import RULES, Rule, get_rule, rules_for
+from chatx.validation.base import Checker, Finding
+from chatx.validation.chat import ChatChecker
+from chatx.validation.llama_stack import LlamaStackChecker
+from chatx.validation.responses import ResponsesChecker
+from chatx.validation.rules import RULES, Rule, get_rule, rules_for
 
 __all__ = [
     "CHECKERS",
@@ -54,7 +54,7 @@ def make_checker(
     checker = factory(file, container)
     if schema:
         # Imported only here: the schema module pulls in the openai SDK (about 1 s).
-        from chatx.validate.schema import with_schema
+        from chatx.validation.schema import with_schema
 
         checker = with_schema(checker)
     return checker

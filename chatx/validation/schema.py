@@ -1,6 +1,6 @@
 """``validate --schema``: check each event's fields against the openai SDK's types.
 
-This is the only module of chatx.validate that imports the openai SDK, and it is itself
+This is the only module of chatx.validation that imports the openai SDK, and it is itself
 imported only when ``--schema`` is asked for (``import openai`` costs about a second).
 
 Responses events are looked up by their ``type`` in a dict built once from the SDK's event
@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from chatx.record import Record
-from chatx.validate.base import Checker
-from chatx.validate.chat import is_azure_preamble
+from chatx.validation.base import Checker
+from chatx.validation.chat import is_azure_preamble
 
 RULE_FOR_FORMAT = {"responses-event": "RSP100", "chat-chunk": "CHK100"}
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx.record import Record
-from chatx.validate.rules import RULES
+from chatx.validation.rules import RULES
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,9 +46,9 @@ STREAM_RULES = (
 
 def _collect() -> dict[str, Rule]:
     # Imported here so the catalogue modules can import Rule from this module.
-    from chatx.validate.rules_chat import CHAT_RULES
-    from chatx.validate.rules_llama_stack import LLAMA_STACK_RULES
-    from chatx.validate.rules_responses import RESPONSES_RULES
+    from chatx.validation.rules_chat import CHAT_RULES
+    from chatx.validation.rules_llama_stack import LLAMA_STACK_RULES
+    from chatx.validation.rules_responses import RESPONSES_RULES
 
     rules: dict[str, Rule] = {}
     for rule in (*STREAM_RULES, *RESPONSES_RULES, *CHAT_RULES, *LLAMA_STACK_RULES):

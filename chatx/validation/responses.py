@@ -1,7 +1,7 @@
 """Streaming checker for OpenAI Responses API events (rules ``RSP…``).
 
 Lifecycle and sequence numbers are checked here; items, parts and the agreement of
-``.done`` events with their deltas in :mod:`chatx.validate.responses_items`.
+``.done`` events with their deltas in :mod:`chatx.validation.responses_items`.
 
 A file may hold several streams one after the other (vercel/ai fixtures concatenate the
 turns of a conversation): a ``response.created`` after a terminal event starts a new
@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.record import Record
-from chatx.validate.base import Checker, is_int
-from chatx.validate.responses_items import ItemTracker
-from chatx.validate.responses_shapes import FAMILIES
+from chatx.validation.base import Checker, is_int
+from chatx.validation.responses_items import ItemTracker
+from chatx.validation.responses_shapes import FAMILIES
 
 TERMINAL = {
     "response.completed": "completed",

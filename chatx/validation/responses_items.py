@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chatx.validate.base import is_int
-from chatx.validate.responses_shapes import (
+from chatx.validation.base import is_int
+from chatx.validation.responses_shapes import (
     FAMILIES,
     PART_CONTAINER,
     PART_TEXT_FIELD,
@@ -24,7 +24,7 @@ from chatx.validate.responses_shapes import (
 )
 
 if TYPE_CHECKING:
-    from chatx.validate.responses import ResponsesChecker
+    from chatx.validation.responses import ResponsesChecker
 
 
 class ItemTracker:

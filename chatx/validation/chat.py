@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from chatx.record import Record
-from chatx.validate.base import Checker, is_int
+from chatx.validation.base import Checker, is_int
 
 # Delta fields that carry content; anything else (role, channel, nulls, "") does not.
 CONTENT_FIELDS = (

@@ -6,7 +6,7 @@ fireworks streams described in ``../shared/captures/NOTES.md``.
 
 from __future__ import annotations
 
-from chatx.validate.rules import Rule
+from chatx.validation.rules import Rule
 
 F = "llama-stack-event"
 
