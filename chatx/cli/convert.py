@@ -39,6 +39,7 @@ def convert(
             help="Input files or directories (walked for *.sse, *.jsonl, *.ndjson, *.json); "
             "- for stdin (the default).",
             show_default=False,
+            metavar="FILE|DIR",
         ),
     ] = None,
     to: Annotated[
@@ -49,6 +50,7 @@ def convert(
             help="Target format; with --out-dir several: repeat --to or separate with commas "
             "('all' for every format).  [default: responses-event]",
             show_default=False,
+            metavar="FORMAT",
         ),
     ] = None,
     src: Annotated[
@@ -87,7 +89,8 @@ def convert(
         ),
     ] = False,
     jobs: Annotated[
-        int, typer.Option("--jobs", "-j", help="With --out-dir: convert in N processes.")
+        int,
+        typer.Option("--jobs", "-j", help="With --out-dir: convert in N processes.", metavar="N"),
     ] = 1,
     choice: Annotated[
         int | None,
