@@ -24,6 +24,15 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
+class NullResidue(dict):  # type: ignore[type-arg]
+    """Residue that holds only nulls (``"logprobs": null, "finish_reason": null``).
+
+    A decoder may share one such dict between records (it is never mutated); encoders of
+    another format skip it by its type, since nulls are nothing to report."""
+
+    __slots__ = ()
+
+
 def is_empty(value: Any) -> bool:
     """Empty values carry no content: ``None``, ``""``, ``[]``, ``{}``."""
     return value is None or value is ABSENT or value == "" or value == [] or value == {}
@@ -63,16 +72,22 @@ def diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
 
 
 def report(extra: dict[str, Any], notes: Notes, prefix: str = "") -> None:
-    """Count every non-empty leaf of ``extra`` as a field the target cannot hold."""
+    """Count every non-empty leaf of ``extra`` as a field the target cannot hold.
+
+    Keys starting with "~" are a codec's private bookkeeping, not source fields. This
+    runs once per record on cross-format conversions, hence the flat type tests."""
+    lost = notes.lost_fields
     for key, value in extra.items():
-        # Keys starting with "~" are a codec's private bookkeeping, not source fields.
-        if is_empty(value) or key[:1] == "~":
+        if value is None or value is ABSENT or key[:1] == "~":
             continue
-        path = f"{prefix}{key}"
-        if isinstance(value, dict):
-            report(value, notes, path + ".")
+        kind = type(value)
+        if kind is dict:
+            if value:
+                report(value, notes, f"{prefix}{key}.")
+        elif (kind is str or kind is list) and not value:
+            continue
         else:
-            notes.lost_field(path)
+            lost[prefix + key] += 1
 
 
 def split(source: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ by path and skip with a reason when the folder is absent. Nothing is copied in.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -253,6 +254,16 @@ def summarize(data: bytes, src: str | None = None, *, lane: int | None = None) -
 
 def lanes_of(data: bytes, src: str | None = None) -> set[int]:
     return {n for stream in meaning(batches(data, src)) for n in stream.lanes}
+
+
+@functools.cache
+def capture_choices(path: Path) -> list[int | None]:
+    """The choices to convert a capture with: each lane of a several-choice chat stream,
+    else ``None`` (computed once per process: parametrizations ask for it at collection)."""
+    if path.parent.name != CHAT:
+        return [None]
+    lanes = sorted(lanes_of(path.read_bytes(), CHAT))
+    return list(lanes) if len(lanes) > 1 else [None]
 
 
 # -- hand-made streams ------------------------------------------------------------------

@@ -163,8 +163,6 @@ REPAIRED: dict[str, str] = {
     "vercel-ai__openai-openai-issue-8562-missing-reasoning-summary.1.jsonl": "trimmed fixture: sequence gap, message given only in output_item.done",
     "pydantic-ai__openai_responses_raw_cot_stream_openrouter__i0.sse": "items overlap (reasoning closed after the message) and a trailing [DONE]: written one after another, [DONE] left out",
     "pydantic-ai__openai_responses_stream__i1.sse": "output_text.delta without logprobs: logprobs [] added",
-    "vercel-ai__open-responses-lmstudio-tool-call.1.jsonl": "function call without function_call_arguments.done: added",
-    "vercel-ai__open-responses-lmstudio-tool-call.2.jsonl": "function call without function_call_arguments.done: added",
     "vercel-ai__openai-compatible-tool-call.1.jsonl": "function call whole in the added item, no arguments.done: added",
     "vercel-ai__openai-compatible-reasoning.1.jsonl": "message without output_text.done/content_part.done: added",
     "vercel-ai__openai-github-copilot-id-rotation.1.jsonl": "item ids rotate within an item: the first id is kept",

@@ -666,3 +666,43 @@ def test_chat_output_done_last():
     assert out.endswith(b"data: [DONE]\n\n")
     assert out.count(b"[DONE]") == 1
     assert all(line.startswith(b"data: ") for line in out.split(b"\n") if line)
+
+
+# -- delta boundaries --------------------------------------------------------------------
+
+
+def _pieces(chunks, key):
+    out = []
+    for c in chunks:
+        for choice in c.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if key == "arguments":
+                out += [
+                    (tc.get("index"), tc["function"]["arguments"])
+                    for tc in delta.get("tool_calls") or ()
+                    if (tc.get("function") or {}).get("arguments")
+                ]
+            elif delta.get(key):
+                out.append(delta[key])
+    return out
+
+
+@pytest.mark.parametrize("key", ["content", "reasoning_content", "refusal", "arguments"])
+def test_round_trip_keeps_delta_boundaries(key):
+    chunks = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"reasoning_content": "a"}),
+        chunk({"reasoning_content": "bc"}),
+        chunk({"content": "Hel"}),
+        chunk({"content": "lo, "}),
+        chunk({"content": "wörld"}),
+        chunk({"refusal": "no"}),
+        chunk({"refusal": "pe"}),
+        chunk({"tool_calls": [tool_call(0, id="c0", name="f", arguments='{"a"')]}),
+        chunk({"tool_calls": [tool_call(0, arguments=": 1")]}),
+        chunk({"tool_calls": [tool_call(0, arguments="}")]}),
+        chunk({}, "tool_calls"),
+    ]
+    middle, _ = convert(sse(chunks), RESPONSES, CHAT)
+    back, _ = convert(middle, CHAT, RESPONSES)
+    assert _pieces(payloads(back), key) == _pieces(chunks, key)

@@ -26,11 +26,11 @@ from tests.conftest import (
     RESPONSES,
     SPEC,
     ResponsesBuilder,
+    capture_choices,
     capture_params,
     chat_text,
     chunk,
     convert,
-    lanes_of,
     parse_arguments,
     records,
     responses_usage,
@@ -408,22 +408,12 @@ _TWO = (
 
 
 # Hand-made inputs whose conversion the oracles refuse: bugs, each with what is wrong.
-SAMPLE_BUGS: dict[str, str] = {
-    "logprobs_null_bytes": (
-        "BUG responses_event/encode.py _logprobs: a chat logprob with `bytes: null` (a special "
-        "token) is written with `bytes` left out, a top_logprobs entry with `bytes: null`; "
-        "the SDK's output_text logprobs (and Open Responses LogProb) require a list of ints"
-    ),
-    "error_in_chunk": (
-        "BUG response.failed carries the provider's error code ('400') as response.error.code;"
-        " the SDK's ResponseError.code is an enum (server_error, rate_limit_exceeded, …): "
-        "responses_event/encode.py _error / shapes.terminal_response"
-    ),
-}
+SAMPLE_BUGS: dict[str, str] = {}
 
 
-# The Open Responses schema has no enum for error codes: only the logprobs bug shows.
-SCHEMA_SAMPLE_BUGS = {k: v for k, v in SAMPLE_BUGS.items() if k != "error_in_chunk"}
+# The Open Responses schema has no enum for error codes, so an error-code bug would not
+# show there; list schema-only bugs here.
+SCHEMA_SAMPLE_BUGS: dict[str, str] = {}
 
 
 def _samples(names: dict[str, Any], bugs: dict[str, str] = SAMPLE_BUGS) -> list[Any]:
@@ -489,16 +479,7 @@ def test_checker_can_fail():
 # -- captures (the table of counts is in test_captures_roundtrip.py) --------------------
 
 # Conversions the SDK refuses, with why; a new refusal, or one that went away, fails.
-SDK_REFUSES: dict[str, str] = {
-    "llama-stack-rec__azure-responses-87ed3224d495.jsonl": "BUG responses_event/encode.py _logprobs copies top_logprobs[].bytes null from chat; "
-    "the SDK (and Open Responses LogProb) require a list of ints",
-    "pydantic-ai__groq-tool_use_failed_error_streaming__i0.sse": "BUG response.failed response.error.code is the provider's code (tool_use_failed); "
-    "the SDK's ResponseError.code is an enum (server_error, rate_limit_exceeded, …)",
-    "pydantic-ai__openrouter_stream_error__i0.sse": "BUG response.failed response.error.code is the provider's code ('400'); the SDK's "
-    "ResponseError.code is an enum (server_error, rate_limit_exceeded, …)",
-    "pydantic-ai__groq-tool_use_failed_error_streaming_with_text__i0.sse": "BUG response.failed response.error.code is the provider's code (tool_use_failed); "
-    "the SDK's ResponseError.code is an enum (server_error, rate_limit_exceeded, …)",
-}
+SDK_REFUSES: dict[str, str] = {}
 
 
 def conversions(fmt: str) -> list[Any]:
@@ -509,8 +490,7 @@ def conversions(fmt: str) -> list[Any]:
         if path is None:
             out.append(pytest.param(None, None, marks=param.marks, id=param.id))
             continue
-        lanes = sorted(lanes_of(path.read_bytes(), fmt)) if fmt == CHAT else []
-        for choice in lanes if len(lanes) > 1 else [None]:
+        for choice in capture_choices(path):
             suffix = f"-choice{choice}" if choice is not None else ""
             out.append(pytest.param(path, choice, id=path.name + suffix))
     return out

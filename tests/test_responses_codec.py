@@ -356,3 +356,23 @@ def test_truncated_chat_stream_gets_no_invented_ending():
     assert "".join(e["delta"] for e in of_type(out, "response.output_text.delta")) == "partial"
     assert not [e for e in out if e["type"] in TERMINAL]
     assert any(n.kind == "warning" for n in notes.items)
+
+
+def test_round_trip_keeps_delta_boundaries():
+    rs = (
+        ResponsesBuilder()
+        .reasoning("th", "ink")
+        .message("Hel", "lo", "!")
+        .call("f", "call_1", '{"a"', ": 1", "}")
+        .end()
+    )
+    middle, _ = convert(rs.bytes(), CHAT, RESPONSES)
+    back, _ = convert(middle, RESPONSES, CHAT)
+    for kind in (
+        "response.reasoning_summary_text.delta",
+        "response.output_text.delta",
+        "response.function_call_arguments.delta",
+    ):
+        assert [e["delta"] for e in of_type(payloads(back), kind)] == [
+            e["delta"] for e in of_type(rs.events, kind)
+        ]

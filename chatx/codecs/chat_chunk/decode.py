@@ -15,6 +15,7 @@ from chatx import ir
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
+from chatx.residue import ABSENT, NullResidue
 from chatx.residue import set_or_drop as _set_or_drop
 
 _CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
@@ -49,6 +50,8 @@ class ChatChunkDecoder:
         self.created: Any = None
         self.lanes: dict[int, _Lane] = {}
         self.errored = False
+        self.expect: dict[str, Any] = {}
+        self.null_metas: dict[tuple[Any, ...], ir.Meta] = {}
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
@@ -129,10 +132,20 @@ class ChatChunkDecoder:
             cextra = {}
         else:
             return None
+        nulls = True
         for key, value in choice.items():  # in the source's order, for byte fidelity
             if key != "index" and key != "delta" and (key != "logprobs" or value is None):
                 cextra[key] = value
-        if cextra:
+                if value is not None:
+                    nulls = False
+        if nulls and cextra:
+            # Most chunks repeat "logprobs": null, "finish_reason": null: one shared event.
+            shape = (number, *cextra)
+            meta = self.null_metas.get(shape)
+            if meta is None:
+                meta = self.null_metas[shape] = ir.Meta(number, NullResidue(cextra))
+            out.append(meta)
+        elif cextra:
             out.append(ir.Meta(number, cextra))
         usage = data.get("usage")
         if usage:
@@ -172,29 +185,36 @@ class ChatChunkDecoder:
         self.id = data.get("id") or ""
         self.model = data.get("model")
         self.created = data.get("created")
+        self.expect = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+        }
         out.append(ir.StreamStart(self.id, self.model, self.created))
 
     def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:
-        extra = {k: v for k, v in data.items() if k not in _CHUNK_KEYS}
-        # A field that differs from the stream's own value is residue too (Groq's
-        # compound final chunk has id "stub"; Perplexity ends with chat.completion.done).
-        if data.get("id") != self.id and "id" in data:
-            extra["id"] = data["id"]
-        if data.get("object") != "chat.completion.chunk":
-            extra["object"] = data.get("object")
-        if data.get("created") != self.created and "created" in data:
-            extra["created"] = data["created"]
-        if data.get("model") != self.model and "model" in data:
-            extra["model"] = data["model"]
-        choices = data.get("choices", _MISSING)
-        if choices is not _MISSING and not choices:
-            extra["choices"] = choices
-        usage = data.get("usage", _MISSING)
-        if usage is not _MISSING and not usage:
-            extra["usage"] = usage
-        error = data.get("error", _MISSING)
-        if error is not _MISSING and not isinstance(error, dict):
-            extra["error"] = error
+        """The chunk's fields the IR has no name for, in one pass over its keys.
+
+        A field that differs from the stream's own value is residue too (Groq's compound
+        final chunk has id "stub"; Perplexity ends with chat.completion.done)."""
+        expect = self.expect
+        extra: dict[str, Any] = {}
+        for key, value in data.items():
+            want = expect.get(key, _MISSING)
+            if want is _MISSING:
+                if key == "choices" or key == "usage":
+                    if not value:
+                        extra[key] = value
+                elif key == "error":
+                    if type(value) is not dict:
+                        extra[key] = value
+                else:
+                    extra[key] = value
+            elif value != want:
+                extra[key] = value
+        if "object" not in data:
+            extra["object"] = ABSENT
         return extra
 
     def _choice(self, choice: Any, position: int, out: list[ir.Event]) -> None:

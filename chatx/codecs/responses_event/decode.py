@@ -200,6 +200,8 @@ class ResponsesDecoder:
         if not isinstance(response, dict):
             response = {}
         out: list[ir.Event] = []
+        if any(not item.done for item in self.items.values()):
+            self._repaired("items still open at the terminal event: closed before it")
         usage = response.get("usage")
         if isinstance(usage, dict) and usage:
             self.usage = decode_usage(usage)
@@ -489,6 +491,7 @@ class ResponsesDecoder:
         if state is None or state.kind == "passthrough":
             return [ir.Passthrough(NAME, data, data.get("type"))]
         state.seen.add(kind)
+        out: list[ir.Event] = self._done_only(kind, data, state)
         canonical = self._canonical(kind, data, state)
         source = {k: v for k, v in data.items() if k != "sequence_number"}
         patch = diff(source, canonical) if canonical is not None else {}
@@ -500,7 +503,26 @@ class ResponsesDecoder:
             number = data.get("summary_index" if "summary" in kind else "content_index")
             ptype = canonical["part"]["type"]
             extra[OPEN_PART] = (ptype, number)
-        return [ir.Meta(None, extra)] if extra else []
+        if extra:
+            out.append(ir.Meta(None, extra))
+        return out
+
+    def _done_only(self, kind: str, data: dict[str, Any], state: _Item) -> list[ir.Event]:
+        """Text or arguments given only in a ``.done`` event, with no delta before it
+        (LM Studio does this for arguments): said once, as a silent delta the Responses
+        encoder does not write as an event of its own."""
+        if kind == "response.function_call_arguments.done":
+            arguments = data.get("arguments")
+            if not state.args and isinstance(arguments, str) and arguments:
+                state.args.append(arguments)
+                return [ir.ToolArgsDelta(0, state.call or 0, arguments, {"~silent": True})]
+        elif kind == "response.output_text.done":
+            number = data.get("content_index", 0)
+            text = data.get("text")
+            if ("output_text", number) not in state.parts and isinstance(text, str) and text:
+                state.parts[("output_text", number)] = [[text], []]
+                return [ir.TextDelta(0, text, None, {"~silent": True})]
+        return []
 
     def _canonical(self, kind: str, data: dict[str, Any], state: _Item) -> dict[str, Any] | None:
         index = data.get("output_index")

@@ -18,7 +18,8 @@ from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.decode import OPEN_PART, PATCH
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.notes import Notes
-from chatx.residue import merge, report
+from chatx.pieces import Pieces
+from chatx.residue import NullResidue, merge, report
 
 NAME = "responses-event"
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
@@ -52,7 +53,7 @@ class _Item:
         # message: [type, [texts], [logprobs], extra]; reasoning: [kind, [texts], part no]
         self.parts: list[list[Any]] = []
         self.part: list[Any] | None = None
-        self.args: list[str] = []
+        self.args = Pieces()
         self.summary_mode = True
 
 
@@ -85,6 +86,13 @@ class ResponsesEncoder:
             kind = type(event)
             if kind is ir.TextDelta:
                 self._text(event, out)
+            elif kind is ir.Meta:
+                if self.own:
+                    self._meta(event, out)
+                elif type(event.extra) is not NullResidue:
+                    report(event.extra, self.notes, "")
+                    if event.delta:
+                        report(event.delta, self.notes, "delta.")
             elif kind is ir.ReasoningDelta:
                 self._reasoning(event, out)
             elif kind is ir.ToolArgsDelta:
@@ -95,13 +103,6 @@ class ResponsesEncoder:
                 self._item_end(event, out)
             elif kind is ir.RefusalDelta:
                 self._refusal(event, out)
-            elif kind is ir.Meta:
-                if not self.own:
-                    self._lost(event.extra, "")
-                    if event.delta:
-                        self._lost(event.delta, "delta.")
-                else:
-                    self._meta(event, out)
             elif kind is ir.StreamStart:
                 self._start(event, out)
             elif kind is ir.Finish:
@@ -303,16 +304,16 @@ class ResponsesEncoder:
             done = shapes.message_item(item.id, "completed", [_message_part(p) for p in item.parts])
         elif item.kind == "reasoning":
             summary = [
-                shapes.summary_part("".join(p[1])) for p in item.parts if p[0] == "summary_text"
+                shapes.summary_part(p[1].text()) for p in item.parts if p[0] == "summary_text"
             ]
             content = [
-                shapes.reasoning_text_part("".join(p[1]))
+                shapes.reasoning_text_part(p[1].text())
                 for p in item.parts
                 if p[0] == "reasoning_text"
             ]
             done = shapes.reasoning_item(item.id, summary, content)
         else:
-            arguments = "".join(item.args)
+            arguments = item.args.text()
             self._emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))
             done = shapes.function_item(item.id, "completed", arguments, item.call_id, item.name)
         if extra and extra.get("item"):
@@ -331,7 +332,7 @@ class ResponsesEncoder:
         if part is not None and part[0] == ptype and (ptype != "summary_text" or part[2] == number):
             return part
         self._close_part(item, out)
-        part = [ptype, [], number if ptype == "summary_text" else len(item.parts), []]
+        part = [ptype, Pieces(), number if ptype == "summary_text" else len(item.parts), []]
         item.parts.append(part)
         item.part = part
         self._emit(out, shapes.part_added(item.id, item.index, part[2], ptype))
@@ -343,7 +344,7 @@ class ResponsesEncoder:
             return
         item.part = None
         for payload in shapes.part_done(
-            item.id, item.index, part[2], part[0], "".join(part[1]), part[3]
+            item.id, item.index, part[2], part[0], part[1].text(), part[3]
         ):
             self._emit(out, payload)
 
@@ -355,6 +356,8 @@ class ResponsesEncoder:
         if part is None or part[0] != "output_text":
             part = self._part(item, "output_text", out)
         part[1].append(event.text)
+        if self.own and event.extra and event.extra.get("~silent"):
+            return  # the source gave this text only in output_text.done
         if event.logprobs:
             logprobs = event.logprobs if self.own else _logprobs(event.logprobs)
         else:
@@ -458,7 +461,7 @@ class ResponsesEncoder:
 
 
 def _message_part(part: list[Any]) -> dict[str, Any]:
-    text = "".join(part[1])
+    text = part[1].text()
     if part[0] == "refusal":
         return shapes.refusal_part(text)
     return shapes.text_part(text, part[3])
