@@ -12,11 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.chat_chunk.fields import (
+    MISSING,
+    decode_error,
+    decode_usage,
+    is_empty,
+    kind_of,
+    split_logprobs,
+)
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
 from chatx.residue import ABSENT, NullResidue
-from chatx.residue import set_or_drop as _set_or_drop
 
 _CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
@@ -24,7 +31,6 @@ _DELTA_KEYS = frozenset(
     ("role", "content", "refusal", "reasoning_content", "reasoning", "tool_calls")
 )
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
-_USAGE_KEYS = frozenset(("prompt_tokens", "completion_tokens", "total_tokens"))
 
 
 class _Lane:
@@ -64,7 +70,7 @@ class ChatChunkDecoder:
             return self._end(True)
         if not isinstance(data, dict):
             raise InputError(
-                f"a chat chunk must be a JSON object, not {_kind(data)}",
+                f"a chat chunk must be a JSON object, not {kind_of(data)}",
                 line=record.line,
                 expected='{"object": "chat.completion.chunk", …}',
             )
@@ -77,7 +83,7 @@ class ChatChunkDecoder:
         error = data.get("error")
         if choices is None and isinstance(error, dict):
             self.errored = True  # an error frame ends the stream (Groq sends no [DONE])
-            return [_error(error)]
+            return [decode_error(error)]
         out: list[ir.Event] = []
         if not self.started:
             # Azure sends a first chunk with an empty id, no choices and only
@@ -95,7 +101,7 @@ class ChatChunkDecoder:
         if isinstance(usage, dict) and usage:
             out.append(decode_usage(usage))
         if isinstance(error, dict):
-            out.append(_error(error))
+            out.append(decode_error(error))
         return out
 
     def _text_chunk(self, data: dict[str, Any]) -> list[ir.Event] | None:
@@ -123,7 +129,7 @@ class ChatChunkDecoder:
             out.append(ir.Meta(None, extra))
         number = choice["index"]
         if type(logprobs) is dict:
-            lps = _split_logprobs(logprobs, cextra := {})
+            lps = split_logprobs(logprobs, cextra := {})
             if lps[1]:
                 return None
             out.append(ir.TextDelta(number, text, lps[0]))
@@ -201,8 +207,8 @@ class ChatChunkDecoder:
         expect = self.expect
         extra: dict[str, Any] = {}
         for key, value in data.items():
-            want = expect.get(key, _MISSING)
-            if want is _MISSING:
+            want = expect.get(key, MISSING)
+            if want is MISSING:
                 if key == "choices" or key == "usage":
                     if not value:
                         extra[key] = value
@@ -231,10 +237,10 @@ class ChatChunkDecoder:
         delta = choice.get("delta")
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_KEYS}
         delta_extra: dict[str, Any] = {}
-        logprobs = choice.get("logprobs", _MISSING)
-        lps = _split_logprobs(logprobs, extra)
+        logprobs = choice.get("logprobs", MISSING)
+        lps = split_logprobs(logprobs, extra)
         if isinstance(delta, dict):
-            if lane.finished and any(not _empty(v) for v in delta.values()):
+            if lane.finished and any(not is_empty(v) for v in delta.values()):
                 self.notes.warning(f"choice {number} has content after its finish_reason")
             lps = self._delta(number, lane, delta, lps, out, delta_extra)
         elif "delta" in choice:
@@ -412,85 +418,3 @@ class ChatChunkDecoder:
             out.append(ir.ItemEnd(number, lane.open, lane.open_call))  # type: ignore[arg-type]
             lane.open = None
             lane.open_call = None
-
-
-_MISSING = object()
-
-
-def decode_usage(usage: dict[str, Any]) -> ir.Usage:
-    """Chat ``usage`` → IR Usage; the cached and reasoning counts come from the details."""
-    extra = {k: v for k, v in usage.items() if k not in _USAGE_KEYS}
-    cached = reasoning = None
-    details = extra.get("prompt_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
-        cached = details["cached_tokens"]
-        rest = {k: v for k, v in details.items() if k != "cached_tokens"}
-        _set_or_drop(extra, "prompt_tokens_details", rest)
-    details = extra.get("completion_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
-        reasoning = details["reasoning_tokens"]
-        rest = {k: v for k, v in details.items() if k != "reasoning_tokens"}
-        _set_or_drop(extra, "completion_tokens_details", rest)
-    return ir.Usage(
-        usage.get("prompt_tokens"),
-        usage.get("completion_tokens"),
-        usage.get("total_tokens"),
-        cached,
-        reasoning,
-        extra,
-    )
-
-
-def _split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:
-    """Chat ``logprobs`` → (content entries, refusal entries); the rest is residue."""
-    if logprobs is _MISSING:
-        return None, None
-    if not isinstance(logprobs, dict):
-        extra["logprobs"] = logprobs
-        return None, None
-    content = logprobs.get("content")
-    refusal = logprobs.get("refusal")
-    rest = {
-        k: v
-        for k, v in logprobs.items()
-        if not (k in ("content", "refusal") and isinstance(v, list) and v)
-    }
-    if rest:
-        extra["logprobs"] = rest
-    return (
-        content if isinstance(content, list) and content else None,
-        refusal if isinstance(refusal, list) and refusal else None,
-    )
-
-
-def _error(error: dict[str, Any]) -> ir.Error:
-    extra = {k: v for k, v in error.items() if k not in ("message", "code", "type", "param")}
-    for key in ("message", "type", "param"):
-        value = error.get(key, _MISSING)
-        if value is not _MISSING and not isinstance(value, str):
-            extra[key] = value
-    if "code" in error and error["code"] is None:
-        extra["code"] = None
-    message = error.get("message")
-    return ir.Error(
-        message if isinstance(message, str) else None,
-        error.get("code"),
-        error.get("type") if isinstance(error.get("type"), str) else None,
-        error.get("param") if isinstance(error.get("param"), str) else None,
-        extra,
-    )
-
-
-def _empty(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
-def _kind(value: Any) -> str:
-    return {
-        list: "an array",
-        str: "a string",
-        int: "a number",
-        float: "a number",
-        bool: "a boolean",
-        type(None): "null",
-    }.get(type(value), type(value).__name__)

@@ -14,13 +14,13 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import DEFAULTS, usage_object
+from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
 from chatx.residue import diff
 from chatx.residue import set_or_drop as _set_or_drop
 
-NAME = "responses-event"
 _DELTA_KEYS = frozenset(
     (
         "type",
@@ -36,10 +36,6 @@ _DELTA_KEYS = frozenset(
 _MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "output", "usage"))
 _UNSET = object()
 # Key of the Meta residue that carries patches for derived events; private to this codec.
-PATCH = "~responses.derived"
-OPEN_PART = "~responses.open_part"
-_ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
-_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 _IGNORED = frozenset(
     (
         "response.content_part.added",
@@ -56,29 +52,14 @@ _IGNORED = frozenset(
 )
 
 
-class _Item:
-    __slots__ = ("kind", "id", "call", "call_id", "name", "parts", "args", "seen", "done")
-
-    def __init__(self, kind: str, iid: str) -> None:
-        self.kind = kind
-        self.id = iid
-        self.call: int | None = None
-        self.call_id: str | None = None
-        self.name: str | None = None
-        self.parts: dict[tuple[str, int], list[Any]] = {}  # (family, index) → [texts, lps]
-        self.args: list[str] = []
-        self.seen: set[str] = set()  # derived event types the source sent for this item
-        self.done = False
-
-
-class ResponsesDecoder:
+class ResponsesDecoder(ItemDecoding):
     """Incremental decoder: ``feed(record)`` returns the IR events of one event."""
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
         self.started = False
         self.ended = False
-        self.items: dict[Any, _Item] = {}  # by output_index
+        self.items: dict[Any, ItemState] = {}  # by output_index
         self.calls = 0
         self.output: list[Any] = []
         self.template: dict[str, Any] = {}
@@ -262,167 +243,7 @@ class ResponsesDecoder:
 
     # -- items ----------------------------------------------------------------------
 
-    def _item_added(self, data: dict[str, Any]) -> list[ir.Event]:
-        item = data.get("item")
-        if not isinstance(item, dict):
-            item = {}
-        kind = _ITEM_KINDS.get(item.get("type"))  # type: ignore[arg-type]
-        index = data.get("output_index")
-        if any(not other.done for other in self.items.values()):
-            self._repaired(
-                "an item was added before the previous one was done: items "
-                "written one after another"
-            )
-        iid = str(item.get("id") or "")
-        if kind is None:
-            self.items[index] = _Item("passthrough", iid)
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        state = self.items[index] = _Item(kind, iid)
-        event_extra = {
-            k: v
-            for k, v in data.items()
-            if k not in ("type", "item", "output_index", "sequence_number")
-        }
-        if kind == "message":
-            canonical = shapes.message_item(iid, "in_progress", [])
-            start = ir.ItemStart(0, "message", iid)
-        elif kind == "reasoning":
-            canonical = shapes.reasoning_item(iid, [], None)
-            start = ir.ItemStart(0, "reasoning", iid)
-        else:
-            state.call = self.calls
-            self.calls += 1
-            state.call_id = item.get("call_id")
-            state.name = item.get("name")
-            canonical = shapes.function_item(iid, "in_progress", "", state.call_id, state.name)
-            start = ir.ItemStart(0, "tool_call", iid, state.call, state.call_id, state.name)
-        patch = diff(item, canonical)
-        if patch or event_extra:
-            start.extra = {"added": patch, "event": event_extra}
-        out: list[ir.Event] = [start]
-        if kind == "tool_call" and item.get("arguments"):
-            # Some servers put the whole call in the added item and stream nothing.
-            # "~silent": the arguments were in the item, not in delta events; Responses
-            # output keeps them there.
-            state.args.append(item["arguments"])
-            out.append(ir.ToolArgsDelta(0, state.call, item["arguments"], {"~silent": True}))
-        return out
-
-    def _item_done(self, data: dict[str, Any]) -> list[ir.Event]:
-        item = data.get("item")
-        if not isinstance(item, dict):
-            item = {}
-        state = self.items.get(data.get("output_index"))
-        if state is None:
-            self.notes.repaired("output_item.done for an item never added: kept as it came")
-            state = self._adopt(data, item)
-        state.done = True
-        if state.kind == "passthrough":
-            self.output.append(item)
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        self._check_derived(state)
-        out: list[ir.Event] = []
-        if state.kind == "message":
-            canonical = shapes.message_item(state.id, "completed", self._parts(state, out, item))
-            kind = "message"
-        elif state.kind == "reasoning":
-            summary, content = self._reasoning_parts(state, out, item)
-            canonical = shapes.reasoning_item(state.id, summary, content)
-            kind = "reasoning"
-        else:
-            arguments = item.get("arguments")
-            joined = "".join(state.args)
-            if isinstance(arguments, str) and arguments != joined:
-                if arguments.startswith(joined):
-                    out.append(ir.ToolArgsDelta(0, state.call or 0, arguments[len(joined) :]))
-                    state.args.append(arguments[len(joined) :])
-                else:
-                    self.notes.repaired(
-                        "function call arguments differ from their deltas: the deltas are kept"
-                    )
-            canonical = shapes.function_item(
-                state.id, "completed", "".join(state.args), state.call_id, state.name
-            )
-            kind = "tool_call"
-        self.output.append(item)
-        event_extra = {
-            k: v
-            for k, v in data.items()
-            if k not in ("type", "item", "output_index", "sequence_number")
-        }
-        patch = diff(item, canonical)
-        extra = {}
-        if patch:
-            extra["item"] = patch
-        if event_extra:
-            extra["event"] = event_extra
-        out.append(ir.ItemEnd(0, kind, state.call, extra))  # type: ignore[arg-type]
-        return out
-
-    def _check_derived(self, state: _Item) -> None:
-        if state.kind == "tool_call":
-            if "response.function_call_arguments.done" not in state.seen:
-                self._repaired("function call without function_call_arguments.done: added")
-        elif (
-            state.parts
-            and "response.content_part.done" not in state.seen
-            and not (
-                state.kind == "reasoning" and "response.reasoning_summary_part.done" in state.seen
-            )
-        ):
-            self._repaired("content parts without their done events: added")
-
-    def _adopt(self, data: dict[str, Any], item: dict[str, Any]) -> _Item:
-        state = _Item("passthrough", str(item.get("id") or ""))
-        self.items[data.get("output_index")] = state
-        return state
-
-    def _parts(self, state: _Item, out: list[ir.Event], item: dict[str, Any]) -> list[Any]:
-        parts = []
-        for (family, _), (texts, lps) in state.parts.items():
-            text = "".join(texts)
-            parts.append(
-                shapes.refusal_part(text) if family == "refusal" else shapes.text_part(text, lps)
-            )
-        source = item.get("content")
-        if not parts and isinstance(source, list) and source:
-            # Text given only in the done item: say it once, as deltas would have.
-            for part in source:
-                if (
-                    isinstance(part, dict)
-                    and part.get("type") == "output_text"
-                    and part.get("text")
-                ):
-                    out.append(ir.TextDelta(0, part["text"]))
-                    parts.append(shapes.text_part(part["text"], []))
-                elif (
-                    isinstance(part, dict) and part.get("type") == "refusal" and part.get("refusal")
-                ):
-                    out.append(ir.RefusalDelta(0, part["refusal"]))
-                    parts.append(shapes.refusal_part(part["refusal"]))
-        return parts
-
-    def _reasoning_parts(
-        self, state: _Item, out: list[ir.Event], item: dict[str, Any]
-    ) -> tuple[list[Any], list[Any]]:
-        summary = [
-            shapes.summary_part("".join(texts))
-            for (family, _), (texts, _lps) in state.parts.items()
-            if family == "summary_text"
-        ]
-        content = [
-            shapes.reasoning_text_part("".join(texts))
-            for (family, _), (texts, _lps) in state.parts.items()
-            if family == "reasoning_text"
-        ]
-        if not summary and not content:
-            for number, part in enumerate(item.get("summary") or ()):
-                if isinstance(part, dict) and part.get("text"):
-                    out.append(ir.ReasoningDelta(0, part["text"], "summary", number))
-                    summary.append(shapes.summary_part(part["text"]))
-        return summary, content
-
-    def _delta(self, data: dict[str, Any], family: str) -> tuple[_Item | None, dict[str, Any]]:
+    def _delta(self, data: dict[str, Any], family: str) -> tuple[ItemState | None, dict[str, Any]]:
         state = self.items.get(data.get("output_index"))
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
         if state is None or state.kind == "passthrough":
@@ -484,70 +305,6 @@ class ResponsesDecoder:
         state.args.append(delta)
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
         return [ir.ToolArgsDelta(0, state.call or 0, delta, extra)]
-
-    def _derived(self, kind: str, data: dict[str, Any]) -> list[ir.Event]:
-        """A ``*.done`` or part-added event: derived data, kept as a patch when it differs."""
-        state = self.items.get(data.get("output_index"))
-        if state is None or state.kind == "passthrough":
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        state.seen.add(kind)
-        out: list[ir.Event] = self._done_only(kind, data, state)
-        canonical = self._canonical(kind, data, state)
-        source = {k: v for k, v in data.items() if k != "sequence_number"}
-        patch = diff(source, canonical) if canonical is not None else {}
-        extra: dict[str, Any] = {}
-        if patch:
-            extra[PATCH] = {shapes.derived_key(data): patch}
-        if kind.endswith("part.added") and canonical is not None:
-            # Open the part where the source did: a part may never get a delta.
-            number = data.get("summary_index" if "summary" in kind else "content_index")
-            ptype = canonical["part"]["type"]
-            extra[OPEN_PART] = (ptype, number)
-        if extra:
-            out.append(ir.Meta(None, extra))
-        return out
-
-    def _done_only(self, kind: str, data: dict[str, Any], state: _Item) -> list[ir.Event]:
-        """Text or arguments given only in a ``.done`` event, with no delta before it
-        (LM Studio does this for arguments): said once, as a silent delta the Responses
-        encoder does not write as an event of its own."""
-        if kind == "response.function_call_arguments.done":
-            arguments = data.get("arguments")
-            if not state.args and isinstance(arguments, str) and arguments:
-                state.args.append(arguments)
-                return [ir.ToolArgsDelta(0, state.call or 0, arguments, {"~silent": True})]
-        elif kind == "response.output_text.done":
-            number = data.get("content_index", 0)
-            text = data.get("text")
-            if ("output_text", number) not in state.parts and isinstance(text, str) and text:
-                state.parts[("output_text", number)] = [[text], []]
-                return [ir.TextDelta(0, text, None, {"~silent": True})]
-        return []
-
-    def _canonical(self, kind: str, data: dict[str, Any], state: _Item) -> dict[str, Any] | None:
-        index = data.get("output_index")
-        if kind == "response.function_call_arguments.done":
-            return shapes.arguments_done(state.id, index, "".join(state.args), state.name)
-        summary = "summary" in kind
-        number = data.get("summary_index" if summary else "content_index")
-        part = data.get("part") if isinstance(data.get("part"), dict) else {}
-        ptype = (
-            "summary_text"
-            if summary
-            else {
-                "response.output_text.done": "output_text",
-                "response.refusal.done": "refusal",
-                "response.reasoning_text.done": "reasoning_text",
-                "response.reasoning.done": "reasoning_text",
-            }.get(kind, part.get("type"))
-        )
-        if ptype not in ("summary_text", "output_text", "refusal", "reasoning_text"):
-            return None
-        if kind.endswith("part.added"):
-            return shapes.part_added(state.id, index, number, ptype)
-        texts, lps = state.parts.get((ptype, number), ([], []))
-        pair = shapes.part_done(state.id, index, number, ptype, "".join(texts), lps)
-        return pair[1] if kind.endswith("part.done") else pair[0]
 
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:

@@ -15,49 +15,17 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.decode import OPEN_PART, PATCH
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
+from chatx.codecs.responses_event.items import OPEN_PART, PATCH
+from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
 from chatx.notes import Notes
-from chatx.pieces import Pieces
 from chatx.residue import NullResidue, merge, report
 
 NAME = "responses-event"
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class _Item:
-    """An open output item and the text it has streamed so far (joined once, at done)."""
-
-    __slots__ = (
-        "kind",
-        "id",
-        "index",
-        "call",
-        "call_id",
-        "name",
-        "extra",
-        "parts",
-        "part",
-        "args",
-        "summary_mode",
-    )
-
-    def __init__(self, kind: str, iid: str, index: int) -> None:
-        self.kind = kind
-        self.id = iid
-        self.index = index
-        self.call: int | None = None
-        self.call_id: str | None = None
-        self.name: str | None = None
-        self.extra: dict[str, Any] = {}
-        # message: [type, [texts], [logprobs], extra]; reasoning: [kind, [texts], part no]
-        self.parts: list[list[Any]] = []
-        self.part: list[Any] | None = None
-        self.args = Pieces()
-        self.summary_mode = True
-
-
-class ResponsesEncoder:
+class ResponsesEncoder(PartEncoding):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -71,7 +39,7 @@ class ResponsesEncoder:
         self.seq = 0
         self.response: dict[str, Any] = {}
         self.output: list[Any] = []
-        self.item: _Item | None = None
+        self.item: OpenItem | None = None
         self.next_index = 0
         self.usage: ir.Usage | None = None
         self.reason: str | None = None
@@ -248,7 +216,7 @@ class ResponsesEncoder:
 
     def _open(
         self, kind: str, lane: int, out: list[dict[str, Any]], start: ir.ItemStart | None = None
-    ) -> _Item:
+    ) -> OpenItem:
         if lane != 0:
             self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
         self._close(out)
@@ -256,7 +224,7 @@ class ResponsesEncoder:
         self.next_index += 1
         rid = self.response.get("id", "resp_0")
         iid = start.id if start is not None and start.id and self.own else None
-        item = _Item(kind, iid or item_id(rid, _PREFIX[kind], index), index)
+        item = OpenItem(kind, iid or item_id(rid, _PREFIX[kind], index), index)
         if kind == "message":
             added = shapes.message_item(item.id, "in_progress", [])
         elif kind == "reasoning":
@@ -301,7 +269,7 @@ class ResponsesEncoder:
         self._close_part(item, out)
         base = {"type": "response.output_item.done", "output_index": item.index}
         if item.kind == "message":
-            done = shapes.message_item(item.id, "completed", [_message_part(p) for p in item.parts])
+            done = shapes.message_item(item.id, "completed", [message_part(p) for p in item.parts])
         elif item.kind == "reasoning":
             summary = [
                 shapes.summary_part(p[1].text()) for p in item.parts if p[0] == "summary_text"
@@ -321,175 +289,3 @@ class ResponsesEncoder:
         base["item"] = done
         self._emit(out, base, (extra or {}).get("event"))
         self.output.append(done)
-
-    # -- parts ----------------------------------------------------------------------
-
-    def _part(
-        self, item: _Item, ptype: str, out: list[dict[str, Any]], number: int = 0
-    ) -> list[Any]:
-        """The open part of ``ptype`` (summary parts also by number), opened if need be."""
-        part = item.part
-        if part is not None and part[0] == ptype and (ptype != "summary_text" or part[2] == number):
-            return part
-        self._close_part(item, out)
-        part = [ptype, Pieces(), number if ptype == "summary_text" else len(item.parts), []]
-        item.parts.append(part)
-        item.part = part
-        self._emit(out, shapes.part_added(item.id, item.index, part[2], ptype))
-        return part
-
-    def _close_part(self, item: _Item, out: list[dict[str, Any]]) -> None:
-        part = item.part
-        if part is None:
-            return
-        item.part = None
-        for payload in shapes.part_done(
-            item.id, item.index, part[2], part[0], part[1].text(), part[3]
-        ):
-            self._emit(out, payload)
-
-    def _text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
-        item = self.item
-        if item is None or item.kind != "message":
-            item = self._open("message", event.lane, out)
-        part = item.part
-        if part is None or part[0] != "output_text":
-            part = self._part(item, "output_text", out)
-        part[1].append(event.text)
-        if self.own and event.extra and event.extra.get("~silent"):
-            return  # the source gave this text only in output_text.done
-        if event.logprobs:
-            logprobs = event.logprobs if self.own else _logprobs(event.logprobs)
-        else:
-            logprobs = []
-        if logprobs:
-            part[3].extend(logprobs)
-        self._emit(
-            out,
-            {
-                "type": "response.output_text.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "content_index": part[2],
-                "delta": event.text,
-                "logprobs": logprobs,
-            },
-            event.extra,
-        )
-
-    def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
-        item = self.item
-        if item is None or item.kind != "message":
-            item = self._open("message", event.lane, out)
-        part = self._part(item, "refusal", out)
-        part[1].append(event.text)
-        if event.logprobs and not self.own:
-            self.notes.lost_field("refusal logprobs")
-        self._emit(
-            out,
-            {
-                "type": "response.refusal.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "content_index": part[2],
-                "delta": event.text,
-            },
-            event.extra,
-        )
-
-    def _reasoning(self, event: ir.ReasoningDelta, out: list[dict[str, Any]]) -> None:
-        item = self.item
-        if item is None or item.kind != "reasoning":
-            item = self._open("reasoning", event.lane, out)
-        mode = event.kind if self.own else self.options.reasoning
-        if mode == "summary":
-            part = self._part(item, "summary_text", out, event.part)
-            part[1].append(event.text)
-            self._emit(
-                out,
-                {
-                    "type": "response.reasoning_summary_text.delta",
-                    "item_id": item.id,
-                    "output_index": item.index,
-                    "summary_index": part[2],
-                    "delta": event.text,
-                },
-                event.extra,
-            )
-        else:
-            part = self._part(item, "reasoning_text", out)
-            part[1].append(event.text)
-            self._emit(
-                out,
-                {
-                    "type": "response.reasoning_text.delta",
-                    "item_id": item.id,
-                    "output_index": item.index,
-                    "content_index": part[2],
-                    "delta": event.text,
-                },
-                event.extra,
-            )
-
-    def _args(self, event: ir.ToolArgsDelta, out: list[dict[str, Any]]) -> None:
-        item = self.item
-        if item is None or item.kind != "tool_call" or item.call != event.call:
-            if event.call in self.calls:
-                self.notes.warning(
-                    f"arguments for tool call {event.call} arrived after the "
-                    "call was closed: left out of the Responses stream"
-                )
-                return
-            item = self._open(
-                "tool_call", event.lane, out, ir.ItemStart(event.lane, "tool_call", call=event.call)
-            )
-        if not event.fragment and not event.extra:
-            return
-        item.args.append(event.fragment)
-        if self.own and event.extra.get("~silent"):
-            return  # the source had these arguments in the item, not in a delta event
-        self._emit(
-            out,
-            {
-                "type": "response.function_call_arguments.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "delta": event.fragment,
-            },
-            event.extra,
-        )
-
-
-def _message_part(part: list[Any]) -> dict[str, Any]:
-    text = part[1].text()
-    if part[0] == "refusal":
-        return shapes.refusal_part(text)
-    return shapes.text_part(text, part[3])
-
-
-def _logprob(entry: dict[str, Any]) -> dict[str, Any]:
-    # Responses logprobs need ``bytes`` as a list of ints; chat sends null for special
-    # tokens, which have no bytes: the empty list says that.
-    data = entry.get("bytes")
-    return {
-        "token": entry.get("token", ""),
-        "logprob": entry.get("logprob", 0.0),
-        "bytes": data if isinstance(data, list) else [],
-    }
-
-
-def _logprobs(entries: list[Any]) -> list[Any]:
-    """Chat logprob entries → Responses ones: the same fields, ``top_logprobs`` kept."""
-    out = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
-        converted = _logprob(entry)
-        tops = entry.get("top_logprobs")
-        converted["top_logprobs"] = (
-            [_logprob(top) for top in tops if isinstance(top, dict)]
-            if isinstance(tops, list)
-            else []
-        )
-        out.append(converted)
-    return out
