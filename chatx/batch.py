@@ -26,15 +26,17 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from chatx import codecs, containers
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import ChatxError, ExitStatus, InputError, UsageError
 from chatx.notes import Note, Notes
+
+if TYPE_CHECKING:  # a process pool costs 20 ms to import: only -j needs one
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 # What a directory walk picks up. Other names (vercel's ``*.chunks.txt``) are converted
 # when named on the command line: a folder of captures often holds notes and READMEs too.
@@ -214,6 +216,8 @@ def run(
         return (convert_job(job, settings, check) for job in jobs)
     # Every worker is started here, before the caller starts any thread (a progress
     # bar): forking a process that runs threads is unsafe.
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(min(workers, len(jobs)), initializer=_quiet_worker)
     futures = [pool.submit(convert_job, job, settings, check) for job in jobs]
     return _in_order(pool, futures)
