@@ -11,7 +11,9 @@ class ExitStatus(IntEnum):
     OK = 0
     FAILED = 1  # done, but not as asked: --check stale, violations, --strict loss
     ERROR = 2  # bad input or usage
+    INTERNAL = 70  # a bug in chatx (sysexits EX_SOFTWARE); --traceback shows where
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+    TERMINATED = 143  # SIGTERM, as shells report it (128 + 15)
 
 
 class ChatxError(Exception):

@@ -8,18 +8,36 @@ still written in large blocks.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from chatx import codecs, containers, ir
 from chatx.codecs.base import Codec, EncodeOptions
+from chatx.containers.sse import MAX_LINE
 from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
-from chatx.notes import Notes
+from chatx.notes import Note, Notes
 from chatx.record import Record
+
+
+def debug() -> bool:
+    """CHATX_DEBUG=1 (``--traceback`` sets it): an exception a codec did not mean (a bug)
+    is raised, where otherwise the record it met is skipped with a note saying so."""
+    return os.environ.get("CHATX_DEBUG") == "1"
+
+
+def bug_text(exc: BaseException) -> str:
+    """What to say about a record a codec failed on without meaning to."""
+    return (
+        f"internal error: {type(exc).__name__}: {exc} "
+        "(a bug in chatx: run again with --traceback and report it)"
+    )
+
 
 # Enough records for every probe to be sure; the rest of the stream is not held back.
 _PROBE_RECORDS = 4
-_SNIFF_BYTES = 4096
+_BLOCK = 1 << 20  # one read of a file: what a pipe has, or up to 1 MiB
 
 
 class Transcoder:
@@ -56,30 +74,43 @@ class Transcoder:
         self.decoder: Any = None
         self.encoder: Any = None
         self.head = b""
+        self.ignored: list[tuple[int, str]] | None = None
         self.pending: list[Record] = []
         self.skipped = 0
+        self.error: ChatxError | None = None  # --strict: raised by the next feed()/finish()
+        self.checked = 0  # --strict: notes already looked at
         self.lanes: set[int] = set()
 
     # -- public ----------------------------------------------------------------------
 
     def feed(self, chunk: bytes) -> bytes:
         """Take the next bytes of input; return the output they complete."""
+        if self.error is not None:
+            raise self.error
         if self.reader is None:
             self.head += chunk
-            if len(self.head) < _SNIFF_BYTES and b"\n" not in self.head.lstrip():
+            if not containers.ready(self.head) and len(self.head) <= MAX_LINE:
                 return b""
             chunk, self.head = self.head, b""
             self._open_reader(chunk)
-        return self._records(self.reader.feed(chunk))
+        records = self.reader.feed(chunk)
+        if self.ignored:
+            self._say_ignored()
+        return self._records(records)
 
     def finish(self) -> bytes:
         """End of input: drain every stage."""
+        if self.error is not None:
+            raise self.error
         out = b""
         if self.reader is None:
             chunk, self.head = self.head, b""
             self._open_reader(chunk)
             out = self._records(self.reader.feed(chunk))
-        out += self._records(self.reader.finish())
+        records = self.reader.finish()
+        if self.ignored:
+            self._say_ignored()
+        out += self._records(records)
         if self.decoder is None:
             if not self.pending:
                 raise InputError(
@@ -88,8 +119,12 @@ class Transcoder:
             self._open_codecs()
             records, self.pending = self.pending, []
             out += self._process(records)
+        if self.error is not None:  # --strict stopped in the last records
+            raise self.error
         out += self._encode(self._select(self.decoder.finish()))
         payloads = self.encoder.finish()
+        if self.strict:
+            self._check_strict()
         out += self.writer.write(payloads) if payloads else b""
         out += self.writer.finish()
         return out
@@ -101,9 +136,17 @@ class Transcoder:
     # -- stages ----------------------------------------------------------------------
 
     def _open_reader(self, head: bytes) -> None:
-        name = self.container or containers.detect(head[:_SNIFF_BYTES])
+        name = self.container or containers.detect(head[: containers.sniffed(head)])
         self.container = name
         self.reader = containers.get(name).reader()
+        # The SSE reader lists the lines the spec ignores; the list is shared, not copied.
+        self.ignored = getattr(self.reader, "ignored", None)
+
+    def _say_ignored(self) -> None:
+        """A warning per input line the reader ignored: nothing is dropped unsaid."""
+        for line, why in self.ignored:
+            self.notes.add("warning", why, line)
+        self.ignored.clear()
 
     def _open_codecs(self) -> None:
         if self.src is None:
@@ -139,13 +182,16 @@ class Transcoder:
             return b""
         if self.decoder is None:
             self.pending.extend(records)
-            if len(self.pending) < _PROBE_RECORDS:
+            # Detection needs a few records; a named source format needs none.
+            if len(self.pending) < _PROBE_RECORDS and self.src is None:
                 return b""
             self._open_codecs()
             records, self.pending = self.pending, []
         return self._process(records)
 
     def _process(self, records: list[Record]) -> bytes:
+        if self.strict:
+            return self._process_strict(records)
         payloads: list[Any] = []
         decoder, encoder, notes = self.decoder, self.encoder, self.notes
         plain = self.choice is None and not self.dst.single_lane
@@ -156,12 +202,45 @@ class Transcoder:
             notes.line = record.line
             try:
                 events = decoder.feed(record)
+                if events:
+                    payloads.extend(encoder.feed(events if plain else self._select(events)))
             except InputError as exc:
                 self._skip(exc.message, record.line, exc.expected)
-                continue
-            if events:
-                payloads.extend(encoder.feed(events if plain else self._select(events)))
-        self._check_strict()
+            except ChatxError:
+                raise
+            except Exception as exc:  # a codec bug: one record lost, not the run
+                if debug():
+                    raise
+                self._skip(bug_text(exc), record.line)
+        return self.writer.write(payloads) if payloads else b""
+
+    def _process_strict(self, records: list[Record]) -> bytes:
+        """``_process`` that stops at the first record skipped, repaired or lost.
+
+        The output of the records before it is returned; the error is raised by the next
+        ``feed()`` or ``finish()``, so that what came before is written first.
+        """
+        payloads: list[Any] = []
+        decoder, encoder, notes = self.decoder, self.encoder, self.notes
+        for record in records:
+            kept = len(payloads)
+            notes.line = record.line
+            try:
+                if record.error is not None:
+                    raise InputError(record.error)
+                events = decoder.feed(record)
+                if events:
+                    payloads.extend(encoder.feed(self._select(events)))
+                self._check_strict()
+            except InputError as exc:
+                self.error = InputError(
+                    exc.message, file=self.name, line=record.line, expected=exc.expected
+                )
+            except NotRepresentable as exc:
+                self.error = exc
+            if self.error is not None:
+                del payloads[kept:]  # the record that broke the rule is not written
+                break
         return self.writer.write(payloads) if payloads else b""
 
     def _encode(self, events: list[ir.Event]) -> bytes:
@@ -171,8 +250,6 @@ class Transcoder:
         return self.writer.write(payloads) if payloads else b""
 
     def _skip(self, message: str, line: int, expected: str | None = None) -> None:
-        if self.strict:
-            raise InputError(message, file=self.name, line=line, expected=expected)
         self.skipped += 1
         text = f"record skipped: {message}"
         if expected:
@@ -180,10 +257,18 @@ class Transcoder:
         self.notes.add("skipped", text, line)
 
     def _check_strict(self) -> None:
-        if self.strict and self.notes:
-            note = self.notes.summary()[0]
+        """--strict: the first repair or loss noted since the last check is an error."""
+        items = self.notes.items
+        for note in items[self.checked :]:
             if note.kind in ("lost", "repaired"):
-                raise NotRepresentable(f"{self.name}: {note}")
+                self._not_representable(note)
+        self.checked = len(items)
+        if self.notes.lost_fields:
+            self._not_representable(self.notes.summary()[len(items)])
+
+    def _not_representable(self, note: Note) -> None:
+        where = f"{self.name}:{note.line}" if note.line else self.name
+        raise NotRepresentable(f"{where}: {note.kind}: {note.message}")
 
     def _select(self, events: list[ir.Event]) -> list[ir.Event]:
         """Keep one choice (``--choice N``, renumbered 0) or refuse a second one."""
@@ -244,13 +329,67 @@ def convert(
     return b"".join(out)
 
 
-def read_records(data: bytes, container: str | None = None) -> tuple[str, list[Record]]:
-    """Frame a whole stream held in memory into records; return the container used."""
-    name = container or containers.detect(data[:_SNIFF_BYTES])
+def read_records(
+    data: bytes, container: str | None = None, notes: Notes | None = None
+) -> tuple[str, list[Record]]:
+    """Frame a whole stream held in memory into records; return the container used.
+
+    ``notes`` gets a warning for each line the reader ignored (an unknown SSE field).
+    """
+    name = container or containers.detect(data[: containers.sniffed(data)])
     reader = containers.get(name).reader()
     records = reader.feed(data)
     records.extend(reader.finish())
+    if notes is not None:
+        for line, why in getattr(reader, "ignored", ()):
+            notes.add("warning", why, line)
     return name, records
+
+
+def open_records(file: str, container: str | None = None) -> tuple[str, Iterator[Record]]:
+    """Open ``file`` (``-``: stdin) and frame it into records as they are read.
+
+    The container is detected from the first bytes unless given; errors are InputErrors
+    that name the file.
+    """
+    name = "<stdin>" if file == "-" else file
+    if file == "-":
+        stream: Any = sys.stdin.buffer
+    else:
+        try:
+            stream = open(file, "rb")  # noqa: SIM115 - closed when the records run out
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
+    read = getattr(stream, "read1", stream.read)
+    head = b""
+    try:
+        while not containers.ready(head) and len(head) <= MAX_LINE:
+            chunk = read(_BLOCK)
+            if not chunk:
+                break
+            head += chunk
+        kind = container or containers.detect(head[: containers.sniffed(head)])
+    except InputError as exc:
+        if file != "-":
+            stream.close()
+        raise exc.located(name) from None
+    return kind, _frame(stream, head, kind, name, close=file != "-")
+
+
+def _frame(stream: Any, head: bytes, container: str, name: str, *, close: bool) -> Iterator[Record]:
+    reader = containers.get(container).reader()
+    read = getattr(stream, "read1", stream.read)
+    try:
+        chunk = head
+        while chunk:
+            yield from reader.feed(chunk)
+            chunk = read(_BLOCK)
+        yield from reader.finish()
+    except InputError as exc:
+        raise exc.located(name) from None
+    finally:
+        if close:
+            stream.close()
 
 
 def decode(
@@ -274,8 +413,20 @@ def decode(
             notes.line = record.line
             try:
                 batch = decoder.feed(record)
+            except InputError as exc:
+                # The note has the line already: the message only, as Transcoder says it.
+                text = f"record skipped: {exc.message}"
+                if exc.expected:
+                    text += f" (expected {exc.expected})"
+                notes.add("skipped", text, record.line)
+                continue
             except ChatxError as exc:
                 notes.add("skipped", f"record skipped: {exc}", record.line)
+                continue
+            except Exception as exc:  # a codec bug: one record lost, not the run
+                if debug():
+                    raise
+                notes.add("skipped", f"record skipped: {bug_text(exc)}", record.line)
                 continue
             if batch:
                 yield batch

@@ -131,14 +131,6 @@ def test_bad_input_is_an_error_with_file_and_line(tmp_path, name):
     no_traceback(done.stderr)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG an empty file (or text that is no stream) is reported as 'FILE: empty input' / "
-        "'FILE: not a stream' without a line: containers.detect raises InputError without "
-        "line=, so there is no FILE:LINE:"
-    ),
-)
 @pytest.mark.parametrize("body", [b"", b"just some text\n"], ids=["empty", "not-a-stream"])
 def test_empty_file_is_an_error_with_file_and_line(tmp_path, body):
     path = tmp_path / "empty.sse"
@@ -242,14 +234,6 @@ def test_broken_pipe_exits_quietly(tmp_path):
     assert stderr == b"", stderr
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG broken pipe exits 1 ('done but not as asked'): typer/core.py main catches the EPIPE "
-        "OSError itself and calls sys.exit(1), so chatx/cli/__init__.py main's BrokenPipeError "
-        "handler (_quiet_pipe, exit 0) never runs"
-    ),
-)
 def test_broken_pipe_exit_status(tmp_path):
     code, _ = _head_one(tmp_path)
     assert code in (0, 141, -signal.SIGPIPE)

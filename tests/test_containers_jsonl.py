@@ -133,14 +133,23 @@ def test_top_level_non_array_is_an_error_record():
     ]
 
 
-def test_invalid_array_is_an_error_record():
-    (record,) = read_array(b"[1,\n2,\n x]")
-    assert (record.line, record.error) == (
-        3,
-        "invalid JSON: unexpected character, expected a JSON value at line 3, column 2",
-    )
-    (record,) = read_array(b'[{"a":1},\n{"b":')
-    assert record.error == "invalid JSON: unexpected end of data (half-written line?)"
+def test_invalid_array_is_read_element_by_element():
+    # The elements that parse are kept; the bad one is an error record at its own line.
+    assert read_array(b"[1,\n2,\n x]") == [
+        Record(1, None, 1),
+        Record(2, None, 2),
+        Record(
+            None,
+            None,
+            3,
+            error="invalid JSON: unexpected character, expected a JSON value at column 2",
+        ),
+    ]
+    first, cut = read_array(b'[{"a":1},\n{"b":')
+    assert first == Record({"a": 1}, None, 1)
+    assert (cut.line, cut.error) == (2, "invalid JSON: unexpected end of data (half-written line?)")
+    (only,) = read_array(b'[{"b":')
+    assert only.error == "invalid JSON: unexpected end of data (half-written line?)"
 
 
 _json = st.recursive(

@@ -49,14 +49,6 @@ def test_output_arrives_before_finish_once_detection_has_enough(dst, first):
     assert b"".join(outputs) + rest == convert(CHAT_BODY, dst, CHAT)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "BUG pipeline.py Transcoder._records holds back the first 4 records for format "
-        "detection even when src= names the format, so a live pipe sees nothing until the "
-        "4th event"
-    ),
-)
 @pytest.mark.parametrize("dst", [RESPONSES, CHAT])
 def test_with_src_given_output_arrives_after_one_event(dst):
     transcoder = Transcoder(dst, src=CHAT)

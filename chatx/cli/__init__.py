@@ -2,14 +2,20 @@
 
 Every command ends in :func:`main`, the one place errors become messages and exit codes
 (as httpie's ``raw_main``): no traceback unless ``--traceback`` or ``CHATX_DEBUG=1``.
+Click's own top-level handling is bypassed (the command is invoked directly), since it
+turns a broken pipe into exit 1 and Ctrl-C into a blank line on stderr.
 """
 
 from __future__ import annotations
 
 import gc
+import io
 import os
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import typer
 
@@ -26,18 +32,38 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+_COMMANDS = ("convert", "formats", "validate", "rules", "diff", "show", "collect")
+_BUG = "a bug in chatx: run again with --traceback and report it"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, so it unwinds like Ctrl-C (exit 143)."""
+
 
 def _register() -> None:
-    from chatx.cli import convert, formats
-
-    convert.register(app)
-    formats.register(app)
-    for module in ("validate", "rules", "diff", "show", "collect"):
+    """Add each command once (main() runs many times in one test process)."""
+    have = {c.name for c in app.registered_commands}
+    for module in _COMMANDS:
+        if module in have:
+            continue
         try:
             imported = __import__(f"chatx.cli.{module}", fromlist=["register"])
         except ImportError:
             continue
         imported.register(app)
+
+
+_built: tuple[tuple[int, ...], Any] = ((), None)
+
+
+def _command() -> Any:
+    """The click command for ``app``, built again only when the registered commands change."""
+    global _built
+    _register()
+    key = tuple(map(id, app.registered_commands))
+    if _built[0] != key or _built[1] is None:
+        _built = (key, typer.main.get_command(app))
+    return _built[1]
 
 
 def error(message: str) -> None:
@@ -47,55 +73,216 @@ def error(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
-    args = sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else list(argv)
     debug = "--traceback" in args or os.environ.get("CHATX_DEBUG") == "1"
     args = [a for a in args if a != "--traceback"]
-    # SIGTERM ends the run like Ctrl-C: output written so far stays complete.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    _register()
-    # Streams make millions of short-lived, acyclic dicts: reference counting frees them,
-    # and the cyclic collector's full passes over them cost a third of a conversion.
-    gc.freeze()
-    gc.set_threshold(100_000, 50, 1000)
+    # The library reads CHATX_DEBUG where a codec fails unexpectedly: --traceback sets it.
+    was = os.environ.get("CHATX_DEBUG")
+    if debug:
+        os.environ["CHATX_DEBUG"] = "1"
     try:
-        status = app(args=args, prog_name="chatx", standalone_mode=False)
-        code = int(status or 0)
+        with _signals(), _quiet_gc(), _whole_writes():
+            code = _run(_command(), args, debug)
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                code = _quiet_pipe()
+            except (ValueError, OSError):  # stdout closed, or gone in another way
+                pass
+    finally:
+        if was is None:
+            os.environ.pop("CHATX_DEBUG", None)
+        else:
+            os.environ["CHATX_DEBUG"] = was
+    return code
+
+
+def _run(command: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one funnel
+    try:
+        with command.make_context("chatx", args) as ctx:
+            status = command.invoke(ctx)
+        return int(status or 0)
+    except BrokenPipeError:
+        return _quiet_pipe()
+    except SystemExit as exc:
+        # rich's Console meets a broken pipe with SystemExit(1): quiet, as any other.
+        if isinstance(exc.__context__, BrokenPipeError):
+            return _quiet_pipe()
+        raise
+    except Terminated:
+        if debug:
+            raise
+        return ExitStatus.TERMINATED
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        return ExitStatus.INTERRUPTED
     except ChatxError as exc:
         if debug:
             raise
         error(str(exc))
-        code = int(exc.exit_status)
-    except typer.Exit as exc:
-        code = getattr(exc, "exit_code", 0)
+        return int(exc.exit_status)
+    except typer.Exit as exc:  # --help, or a command that exits early
+        return int(exc.exit_code or 0)
     except typer.Abort:
-        code = ExitStatus.INTERRUPTED
+        return ExitStatus.INTERRUPTED
     except typer.TyperException as exc:  # usage errors: unknown option, missing value…
         if debug:
             raise
-        show = getattr(exc, "show", None)
-        if show is not None:
-            show()
-        else:
-            error(str(exc))
-        code = ExitStatus.ERROR
-    except BrokenPipeError:
-        code = _quiet_pipe()
-    except KeyboardInterrupt:
-        if debug:
-            raise
-        code = ExitStatus.INTERRUPTED
+        _usage_error(exc)
+        return ExitStatus.ERROR
     except OSError as exc:
         if debug:
             raise
         error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
-        code = ExitStatus.ERROR
+        return ExitStatus.ERROR
+    except MemoryError:
+        if debug:
+            raise
+        error("out of memory")
+        return ExitStatus.ERROR
+    except Exception as exc:  # a bug: say so in one line, the traceback on request
+        if debug:
+            raise
+        error(f"internal error: {type(exc).__name__}: {exc} ({_BUG})")
+        return ExitStatus.INTERNAL
+
+
+def _usage_error(exc: Any) -> None:
+    """Click's usage text and hint, then the message the chatx way, escaped."""
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # bare `chatx`: the help is the message
+        sys.stderr.write(exc.format_message() + "\n")
+        return
+    if ctx is not None:
+        sys.stderr.write(ctx.get_usage() + "\n")
+        if ctx.command.get_help_option(ctx) is not None:
+            sys.stderr.write(f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n")
+    error(exc.format_message())
+
+
+# -- signals and standard output ----------------------------------------------------------
+#
+# Ctrl-C (SIGINT) and SIGTERM unwind the program as KeyboardInterrupt does, except in the
+# middle of a write to stdout: there the write finishes first, so the output ends with a
+# whole event. A second signal during the same write does not wait (a reader that never
+# reads again must not make chatx unkillable).
+
+_writing = False
+_pending: int | None = None
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    global _pending
+    if _writing and _pending is None:
+        _pending = signum
+        return
+    _stop(signum)
+
+
+def _stop(signum: int) -> None:
+    if signum == signal.SIGTERM:
+        raise Terminated
+    raise KeyboardInterrupt
+
+
+def _after_write() -> None:
+    global _writing, _pending
+    _writing = False
+    if _pending is not None:
+        signum, _pending = _pending, None
+        _stop(signum)
+
+
+class _WholeWrites(io.BufferedWriter):
+    """stdout's bytes layer: writes all it is given, and no signal stops it half-way.
+
+    A plain ``FileIO`` (``python -u``, ``PYTHONUNBUFFERED``) may write part of the bytes
+    and say so only in its return value; a ``BufferedWriter`` keeps going.
+    """
+
+    def write(self, data: Any) -> int:
+        global _writing
+        _writing = True
+        try:
+            return super().write(data)
+        finally:
+            _after_write()
+
+    def flush(self) -> None:
+        global _writing
+        _writing = True
+        try:
+            super().flush()
+        finally:
+            _after_write()
+
+
+@contextmanager
+def _whole_writes() -> Iterator[None]:
+    """Put a :class:`_WholeWrites` under ``sys.stdout`` while a command runs.
+
+    Only the process's own stdout: a stream a test or an embedding program put in its
+    place is left alone.
+    """
+    out = sys.stdout
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        code = _quiet_pipe()
-    except ValueError:  # stdout already closed
+        if out is not sys.__stdout__ or out is None:
+            raise ValueError
+        fd = out.fileno()
+        out.flush()
+    except (AttributeError, OSError, ValueError):
+        yield
+        return
+    wrapper = io.TextIOWrapper(
+        _WholeWrites(io.FileIO(fd, "w", closefd=False)),
+        encoding=out.encoding,
+        errors=out.errors,
+        line_buffering=out.line_buffering,
+    )
+    sys.stdout = wrapper
+    try:
+        yield
+    finally:
+        sys.stdout = out
+        try:
+            wrapper.flush()
+        except BrokenPipeError:
+            _quiet_pipe()  # so that the flush when the wrapper goes says nothing either
+        except (OSError, ValueError):
+            pass
+
+
+@contextmanager
+def _signals() -> Iterator[None]:
+    """SIGINT and SIGTERM handled as above while a command runs; restored after."""
+    previous = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, _on_signal)
+    except ValueError:  # not the main thread: leave signals alone
         pass
-    return code
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextmanager
+def _quiet_gc() -> Iterator[None]:
+    # Streams make millions of short-lived, acyclic dicts: reference counting frees them,
+    # and the cyclic collector's full passes over them cost a third of a conversion.
+    # Undone afterwards, so that main() called in a loop (tests, fuzzing) does not keep
+    # every object it ever saw frozen.
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 1000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
 
 
 def _quiet_pipe() -> int:
@@ -103,7 +290,7 @@ def _quiet_pipe() -> int:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except OSError:
+    except (OSError, ValueError, AttributeError):  # no file descriptor (tests)
         pass
     return ExitStatus.OK
 

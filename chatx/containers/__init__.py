@@ -6,6 +6,7 @@ and the two meet only at :class:`chatx.record.Record`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,8 @@ __all__ = [
     "SSEWriter",
     "detect",
     "get",
+    "ready",
+    "sniffed",
 ]
 
 EXPECTED = "SSE (data: lines), JSON lines or a JSON array"
@@ -66,15 +69,47 @@ def get(name: str) -> Container:
 
 
 def detect(head: bytes) -> str:
-    """Name the container of a stream from its first bytes (about 4 KiB, or all of it)."""
+    """Name the container of a stream from its first bytes (about 4 KiB, or all of it).
+
+    The errors say where: line 1 for an empty input, else the first line with content.
+    """
     text = head.removeprefix(BOM).lstrip()
     if not text:
-        raise InputError("empty input", expected=EXPECTED)
+        raise InputError("empty input", line=1, expected=EXPECTED)
     scores = {name: c.probe(head) for name, c in CONTAINERS.items()}
     best = max(scores, key=scores.__getitem__)  # ties go to the first registered
     if scores[best] <= 0:
-        raise InputError(f"not a stream: starts with {_first_line(text)!r}", expected=EXPECTED)
+        blank = head[: len(head) - len(text)]
+        line = 1 + blank.count(b"\n") + blank.count(b"\r") - blank.count(b"\r\n")
+        raise InputError(
+            f"not a stream: starts with {_first_line(text)!r}",
+            line=line,
+            offset=len(blank) or None,
+            expected=EXPECTED,
+        )
     return best
+
+
+def sniffed(head: bytes) -> int:
+    """How many bytes of ``head`` detection needs: leading blanks, then 4 KiB of content.
+
+    Blank lines before the first event do not count, so a stream that starts with more
+    than 4 KiB of them is still detected.
+    """
+    start = len(BOM) if head.startswith(BOM) else 0
+    return _BLANK.match(head, start).end() + SNIFF_BYTES  # type: ignore[union-attr]
+
+
+def ready(head: bytes) -> bool:
+    """True when ``head`` is enough to detect the container: a line with content, 4 KiB
+    of content, or (the caller knows) the end of the input."""
+    start = len(BOM) if head.startswith(BOM) else 0
+    start = _BLANK.match(head, start).end()  # type: ignore[union-attr]
+    return len(head) - start >= SNIFF_BYTES or head.find(b"\n", start) >= 0
+
+
+SNIFF_BYTES = 4096
+_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.strip() strips
 
 
 def _first_line(text: bytes, limit: int = 40) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.sse import BOM, payload_error
+from chatx.containers.sse import BOM, MAX_DEPTH, TOO_DEEP, lenient_dumps, payload_error, too_deep
 from chatx.record import DONE, Record
 
 # Strings (so brackets and commas inside them are skipped) and the structural bytes.
@@ -39,6 +39,8 @@ class JSONArrayReader:
         try:
             value = orjson.loads(buf)
         except ValueError as exc:
+            if buf.lstrip()[:1] == b"[":
+                return _salvage(buf)
             return [Record(None, None, getattr(exc, "lineno", 1), False, payload_error(buf, exc))]
         if type(value) is not list:
             kind = _KINDS.get(type(value), "something else")
@@ -46,20 +48,33 @@ class JSONArrayReader:
             return [
                 Record(None, None, line, False, f"expected a JSON array of events, found {kind}")
             ]
-        lines = element_lines(buf)
-        return [Record(item, None, line) for item, line in zip(value, lines, strict=True)]
+        lines, deep = _scan(buf)
+        return [
+            Record(None, None, line, False, TOO_DEEP)
+            if number in deep
+            else Record(item, None, line)
+            for number, (item, line) in enumerate(zip(value, lines, strict=True))
+        ]
 
 
 def element_lines(buf: bytes) -> list[int]:
     """The 1-based line where each element of the valid JSON array ``buf`` starts."""
+    return _scan(buf)[0]
+
+
+def _scan(buf: bytes) -> tuple[list[int], set[int]]:
+    """Each element's line, and the elements nesting deeper than ``MAX_DEPTH``."""
     if b"\r" in buf:  # valid JSON has CR only as whitespace, so line ends can be unified
         buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     starts: list[int] = []
+    deep: set[int] = set()
     depth = 0
     for match in _TOKENS.finditer(buf):
         byte = buf[match.start()]
         if byte == 0x5B or byte == 0x7B:  # [ {
             depth += 1
+            if depth > MAX_DEPTH + 1:  # the array itself is one level
+                deep.add(len(starts) - 1)
             if depth != 1:
                 continue
         elif byte == 0x5D or byte == 0x7D:  # ] }
@@ -70,7 +85,59 @@ def element_lines(buf: bytes) -> list[int]:
         start = _SPACE.match(buf, match.end()).end()
         if buf[start] != 0x5D:  # "]" closes an empty array
             starts.append(start)
-    return _line_numbers(buf, starts)
+    return _line_numbers(buf, starts), deep
+
+
+def _salvage(buf: bytes) -> list[Record]:
+    """An array that does not parse (cut short, a bad element): read element by element.
+
+    What parses is kept; the element that does not (a half-written last one) becomes an
+    error record at its line, so a truncated capture converts as far as it goes.
+    """
+    if b"\r" in buf:
+        buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, -1
+    for match in _TOKENS.finditer(buf):
+        byte = buf[match.start()]
+        if byte == 0x5B or byte == 0x7B:  # [ {
+            depth += 1
+            if depth == 1:
+                start = match.end()
+        elif byte == 0x5D or byte == 0x7D:  # ] }
+            depth -= 1
+            if depth == 0:
+                spans.append((start, match.start()))
+                start = -1
+                break
+        elif byte == 0x2C and depth == 1:  # , between elements
+            spans.append((start, match.start()))
+            start = match.end()
+    if start >= 0:
+        spans.append((start, len(buf)))  # the unfinished last element
+    pieces = [(_SPACE.match(buf, a).end(), b) for a, b in spans]
+    pieces = [(a, b) for a, b in pieces if buf[a:b].strip()]
+    lines = _line_numbers(buf, [a for a, _ in pieces])
+    out = []
+    for (a, b), line in zip(pieces, lines, strict=True):
+        piece = buf[a:b].rstrip()
+        try:
+            item = orjson.loads(piece)
+        except ValueError as exc:
+            column0 = a - buf.rfind(b"\n", 0, a)
+            out.append(Record(None, None, line, False, payload_error(piece, exc, column0)))
+            continue
+        if len(piece) > 2 * MAX_DEPTH and too_deep(piece, item):
+            out.append(Record(None, None, line, False, TOO_DEEP))
+        else:
+            out.append(Record(item, None, line))
+    if not out:
+        out.append(
+            Record(
+                None, None, 1, False, "invalid JSON: unexpected end of data (half-written line?)"
+            )
+        )
+    return out
 
 
 def _line_numbers(buf: bytes, offsets: list[int]) -> list[int]:
@@ -93,8 +160,15 @@ class JSONArrayWriter:
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads, continuing the array."""
+        sep = self._sep
+        try:
+            return self._write(payloads, orjson.dumps)
+        except TypeError:  # what plain dumps refuses: see lenient_dumps
+            self._sep = sep
+            return self._write(payloads, lenient_dumps)
+
+    def _write(self, payloads: list[Any], dumps: Any) -> bytes:
         out: list[bytes] = []
-        dumps = orjson.dumps
         for payload in payloads:
             if payload is not DONE:
                 out.append(self._sep)

@@ -6,7 +6,16 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.sse import BOM, LineSplitter, bad_payload
+from chatx.containers.sse import (
+    _DEEP_BYTES,
+    BOM,
+    TOO_DEEP,
+    LineSplitter,
+    LineTooLong,
+    bad_payload,
+    lenient_dumps,
+    too_deep,
+)
 from chatx.record import DONE, Record
 
 
@@ -24,28 +33,49 @@ class JSONLReader:
         self._line = 0
 
     def feed(self, chunk: bytes) -> list[Record]:
-        """Read the next bytes; return the records of the lines they complete."""
-        lines = self._lines.split(chunk)
+        """Read the next bytes; return the records of the lines they complete.
+
+        A line longer than :data:`~chatx.containers.sse.MAX_LINE` raises InputError on
+        the call after the one that returns the records before it.
+        """
+        try:
+            lines = self._lines.split(chunk)
+        except LineTooLong as exc:
+            return self._too_long(exc)
         return self._parse(lines) if lines else []
 
     def finish(self) -> list[Record]:
         """End of input: return the record of a last line without line end (drain)."""
-        return self._parse(self._lines.finish())
+        try:
+            return self._parse(self._lines.finish())
+        except LineTooLong as exc:
+            return self._too_long(exc)
+
+    def _too_long(self, exc: LineTooLong) -> list[Record]:
+        if not exc.lines:
+            raise exc.error(self._line + 1) from None
+        return self._parse(exc.lines)
 
     def _parse(self, lines: list[bytes]) -> list[Record]:
         out: list[Record] = []
         append = out.append
         loads = orjson.loads
+        deep = _DEEP_BYTES
         n = self._line
         for line in lines:
             n += 1
             if not line:
                 continue
             try:
-                append(Record(loads(line), None, n))
+                value = loads(line)
             except ValueError as exc:
                 if not line.isspace():
                     append(bad_payload(line, exc, None, n))
+            else:
+                if len(line) > deep and too_deep(line, value):
+                    append(Record(None, None, n, False, TOO_DEEP))
+                else:
+                    append(Record(value, None, n))
         self._line = n
         return out
 
@@ -60,9 +90,12 @@ class JSONLWriter:
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads (JSON values or ``DONE``)."""
-        dumps = orjson.dumps
         newline = orjson.OPT_APPEND_NEWLINE
-        return b"".join([dumps(p, option=newline) for p in payloads if p is not DONE])
+        try:
+            dumps = orjson.dumps
+            return b"".join([dumps(p, option=newline) for p in payloads if p is not DONE])
+        except TypeError:  # what plain dumps refuses: see lenient_dumps
+            return b"".join([lenient_dumps(p, newline) for p in payloads if p is not DONE])
 
     def finish(self) -> bytes:
         """End of output: nothing to close."""
