@@ -57,9 +57,14 @@ def _llama_kind(event: dict[str, Any]) -> str:
     return f"{kind} ({status})" if status else kind
 
 
+def _list(value: Any) -> list[Any]:
+    # A malformed stream may put any JSON value where a list belongs: show what is there.
+    return value if isinstance(value, list) else []
+
+
 def _chat_kinds(data: dict[str, Any]) -> list[str]:
     kinds: list[str] = []
-    for choice in data.get("choices") or ():
+    for choice in _list(data.get("choices")):
         if not isinstance(choice, dict):
             continue
         delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
@@ -116,14 +121,14 @@ def _llama_preview(event: dict[str, Any]) -> str:
 
 def _chat_preview(data: dict[str, Any]) -> str:
     pieces: list[str] = []
-    for choice in data.get("choices") or ():
+    for choice in _list(data.get("choices")):
         delta = choice.get("delta") if isinstance(choice, dict) else None
         if not isinstance(delta, dict):
             continue
         for key in ("content", "refusal", *_REASONING_FIELDS):
             if isinstance(delta.get(key), str) and delta[key]:
                 pieces.append(repr(delta[key]))
-        for call in delta.get("tool_calls") or ():
+        for call in _list(delta.get("tool_calls")):
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
                 pieces.append(

@@ -387,13 +387,6 @@ def test_responses_event_after_the_terminal_event_is_said():
     assert re.search(r"^chatx: \w+: <stdin>:34: ", result.err, re.M), result.err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG chatx/codecs/responses_event (decoder/encoder): an output_text.delta after "
-    "response.completed is converted into events written after response.completed (a new "
-    "output item, output_index 1), so the output breaks RSP008; expected: a note with the "
-    "line and nothing after the terminal event",
-)
 def test_nothing_is_written_after_the_terminal_event():
     late = (
         b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
@@ -542,12 +535,6 @@ _LLAMA = LLAMA.split(b"\n")
         pytest.param(
             _responses_with_done_at(5),
             16,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG chatx/codecs/responses_event (decoder): a data: [DONE] in the "
-                "middle of a Responses stream is dropped without a note (one at the end "
-                "is reported as repaired); expected a warning with its line",
-            ),
             id="responses-done-in-the-middle",
         ),
         pytest.param(RESPONSES + b"data: [DONE]\n\n", 34, id="responses-done-at-the-end"),

@@ -82,6 +82,7 @@ def _bug(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, reason=reason)
 
 
+# Bugs found and fixed: their inputs stay as regression tests (no reason, no signature).
 # name: (input, reason, signatures)
 FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
     "responses-item-added-output-index-list": (
@@ -222,13 +223,21 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
 }
 
 
+# The entries still open; the others were fixed and their inputs guard the fix.
+OPEN: set[str] = set()
+
+
 def known_bugs() -> dict[tuple[str, str], str]:
     """(exception, innermost chatx function) -> the name of its entry, for the fuzzers."""
-    return {sig: name for name, (_, _, sigs) in FOUND.items() for sig in sigs}
+    return {sig: name for name, (_, _, sigs) in FOUND.items() if name in OPEN for sig in sigs}
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=_bug(reason)) for n, (_, reason, _) in FOUND.items()]
+    "name",
+    [
+        pytest.param(n, marks=_bug(reason) if n in OPEN else ())
+        for n, (_, reason, _) in FOUND.items()
+    ],
 )
 def test_no_internal_error(name):
     """Every command on the input: exit 0, 1 or 2, and no internal error said anywhere."""
@@ -244,6 +253,8 @@ def test_each_input_raises_what_its_entry_says():
     from tests.test_fuzz import bug_signature
 
     for name, (data, _, signatures) in FOUND.items():
+        if name not in OPEN:
+            continue
         seen = set()
         for args in COMMANDS:
             result = run(args, data)

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from chatx.containers.sse import lenient_dumps
 from chatx.errors import ExitStatus, UsageError
 
 
@@ -54,7 +55,7 @@ def collect(
     # Concatenated captures hold several streams: one JSON value each, as jq prints them.
     for stream in streams:
         built = collect(stream, target, source=side.format, choice=choice, notes=side.notes)
-        sys.stdout.buffer.write(orjson.dumps(built, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(lenient_dumps(built, option=orjson.OPT_INDENT_2) + b"\n")
     NoteReporter(side.notes, name, quiet).flush(final=True)
     skipped = any(note.kind == "skipped" for note in side.notes.items)
     return ExitStatus.ERROR if skipped else ExitStatus.OK

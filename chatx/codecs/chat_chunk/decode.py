@@ -94,6 +94,12 @@ class ChatChunkDecoder:
         extra = self._chunk_residue(data)
         if extra:
             out.append(ir.Meta(None, extra))
+        if choices and type(choices) is not list:
+            raise InputError(
+                f"choices must be a list, not {kind_of(choices)}",
+                line=record.line,
+                expected='"choices": [{"index": 0, "delta": …}]',
+            )
         if choices:
             for position, choice in enumerate(choices):
                 self._choice(choice, position, out)
@@ -119,7 +125,10 @@ class ChatChunkDecoder:
         text = delta.get("content")
         if type(text) is not str or not text or choice.get("finish_reason") is not None:
             return None
-        lane = self.lanes.get(choice.get("index"))  # type: ignore[arg-type]
+        number = choice.get("index")
+        if type(number) is not int:
+            return None
+        lane = self.lanes.get(number)
         if lane is None or lane.open != "message" or lane.finished or "error" in data:
             return None
         logprobs = choice.get("logprobs")
@@ -127,7 +136,6 @@ class ChatChunkDecoder:
         extra = self._chunk_residue(data)
         if extra:
             out.append(ir.Meta(None, extra))
-        number = choice["index"]
         if type(logprobs) is dict:
             lps = split_logprobs(logprobs, cextra := {})
             if lps[1]:
@@ -138,27 +146,36 @@ class ChatChunkDecoder:
             cextra = {}
         else:
             return None
-        nulls = True
-        for key, value in choice.items():  # in the source's order, for byte fidelity
-            if key != "index" and key != "delta" and (key != "logprobs" or value is None):
-                cextra[key] = value
-                if value is not None:
-                    nulls = False
-        if nulls and cextra:
-            # Most chunks repeat "logprobs": null, "finish_reason": null: one shared event.
-            shape = (number, *cextra)
-            meta = self.null_metas.get(shape)
-            if meta is None:
-                meta = self.null_metas[shape] = ir.Meta(number, NullResidue(cextra))
+        meta = self._choice_meta(number, choice, cextra)
+        if meta is not None:
             out.append(meta)
-        elif cextra:
-            out.append(ir.Meta(number, cextra))
         usage = data.get("usage")
         if usage:
             if type(usage) is not dict:
                 return None
             out.append(decode_usage(usage))
         return out
+
+    def _choice_meta(
+        self, number: int, choice: dict[str, Any], cextra: dict[str, Any]
+    ) -> ir.Meta | None:
+        """The choice's residue beside its delta (fast path)."""
+        nulls = True
+        for key, value in choice.items():  # in the source's order, for byte fidelity
+            if key != "index" and key != "delta" and (key != "logprobs" or value is None):
+                cextra[key] = value
+                if value is not None:
+                    nulls = False
+        if not cextra:
+            return None
+        if not nulls:
+            return ir.Meta(number, cextra)
+        # Most chunks repeat "logprobs": null, "finish_reason": null: one shared event.
+        shape = (number, *cextra)
+        meta = self.null_metas.get(shape)
+        if meta is None:
+            meta = self.null_metas[shape] = ir.Meta(number, NullResidue(cextra))
+        return meta
 
     def finish(self) -> list[ir.Event]:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
@@ -188,9 +205,11 @@ class ChatChunkDecoder:
 
     def _start(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         self.started = True
-        self.id = data.get("id") or ""
-        self.model = data.get("model")
-        self.created = data.get("created")
+        # Values of the wrong type are not the stream's: they stay residue of the chunk.
+        cid, model, created = data.get("id"), data.get("model"), data.get("created")
+        self.id = cid if isinstance(cid, str) else ""
+        self.model = model if isinstance(model, str) else None
+        self.created = created if isinstance(created, int | float) else None
         self.expect = {
             "id": self.id,
             "object": "chat.completion.chunk",
@@ -255,6 +274,12 @@ class ChatChunkDecoder:
             self.notes.repaired(f"choice {number}: first delta had no role; role assistant added")
             out.append(ir.LaneStart(number))
         reason = choice.get("finish_reason")
+        if reason and not isinstance(reason, str):
+            self.notes.warning(
+                f"choice {number}: finish_reason {reason!r} is not a string: left as it came"
+            )
+            extra["finish_reason"] = reason
+            reason = None
         if reason:
             if lane.finished:
                 self.notes.warning(f"choice {number} has a second finish_reason {reason!r}")

@@ -14,9 +14,15 @@ _USAGE_KEYS = frozenset(("prompt_tokens", "completion_tokens", "total_tokens"))
 MISSING = object()
 
 
+def count(value: Any) -> int | None:
+    """A token count, or ``None`` for anything that is not an integer."""
+    return value if type(value) is int else None
+
+
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Chat ``usage`` → IR Usage; the cached and reasoning counts come from the details."""
-    extra = {k: v for k, v in usage.items() if k not in _USAGE_KEYS}
+    # A count that is not an integer (a string, a float) is no count: it stays residue.
+    extra = {k: v for k, v in usage.items() if k not in _USAGE_KEYS or type(v) is not int}
     cached = reasoning = None
     details = extra.get("prompt_tokens_details")
     if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
@@ -29,9 +35,9 @@ def decode_usage(usage: dict[str, Any]) -> ir.Usage:
         rest = {k: v for k, v in details.items() if k != "reasoning_tokens"}
         set_or_drop(extra, "completion_tokens_details", rest)
     return ir.Usage(
-        usage.get("prompt_tokens"),
-        usage.get("completion_tokens"),
-        usage.get("total_tokens"),
+        count(usage.get("prompt_tokens")),
+        count(usage.get("completion_tokens")),
+        count(usage.get("total_tokens")),
         cached,
         reasoning,
         extra,

@@ -174,10 +174,17 @@ def logprobs_from_ir(entries: list[Any] | None) -> list[dict[str, Any]] | None:
         if not isinstance(entry, dict):
             continue
         top = entry.get("top_logprobs")
+        # A token must be a string to be a key; a malformed entry is left out.
         if isinstance(top, list) and top:
-            tokens = {t.get("token"): t.get("logprob") for t in top if isinstance(t, dict)}
+            tokens = {
+                t["token"]: t.get("logprob")
+                for t in top
+                if isinstance(t, dict) and isinstance(t.get("token"), str)
+            }
+        elif isinstance(entry.get("token"), str):
+            tokens = {entry["token"]: entry.get("logprob")}
         else:
-            tokens = {entry.get("token"): entry.get("logprob")}
+            continue
         out.append({"logprobs_by_token": tokens})
     return out or None
 

@@ -52,6 +52,9 @@ _IGNORED = frozenset(
 )
 
 
+_INDEX_KEYS = ("output_index", "content_index", "summary_index")
+
+
 class ResponsesDecoder(ItemDecoding):
     """Incremental decoder: ``feed(record)`` returns the IR events of one event."""
 
@@ -77,6 +80,8 @@ class ResponsesDecoder(ItemDecoding):
                     "data: [DONE] after the terminal event left out: Responses "
                     "streams end with their terminal event"
                 )
+            else:
+                self.notes.warning("data: [DONE] in the middle of a Responses stream: left out")
             return []
         data = record.data
         if not isinstance(data, dict):
@@ -92,7 +97,25 @@ class ResponsesDecoder(ItemDecoding):
                 line=record.line,
                 expected='a "type" such as "response.output_text.delta"',
             )
+        for key in _INDEX_KEYS:
+            value = data.get(key)
+            if value is not None and type(value) is not int:
+                raise InputError(
+                    f"{key} must be an integer, not {type(value).__name__}",
+                    line=record.line,
+                    expected=f'"{key}": 0',
+                )
+        lps = data.get("logprobs")
+        if lps is not None and type(lps) is not list:
+            raise InputError(
+                "logprobs must be a list",
+                line=record.line,
+                expected='"logprobs": [{"token": …, "logprob": …}]',
+            )
         self._sequence(data)
+        if self.ended and kind not in ("response.created", "response.queued", "error"):
+            self.notes.warning(f"{kind} after the terminal event: left out")
+            return []
         if kind in ("response.created", "response.queued") and (
             not self.started
             or self.ended
@@ -309,8 +332,11 @@ class ResponsesDecoder(ItemDecoding):
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Responses ``usage`` → IR Usage; the rest of it stays as residue."""
+    # A count that is not an integer is no count: it stays residue.
     extra = {
-        k: v for k, v in usage.items() if k not in ("input_tokens", "output_tokens", "total_tokens")
+        k: v
+        for k, v in usage.items()
+        if k not in ("input_tokens", "output_tokens", "total_tokens") or type(v) is not int
     }
     cached = reasoning = None
     details = extra.get("input_tokens_details")
