@@ -224,7 +224,9 @@ def test_usage_errors_are_said_the_chatx_way():
     assert result.code == 2
     lines = result.err.splitlines()
     assert lines[0].startswith("Usage: chatx convert")
-    assert lines[-1] == "chatx: error: No such option: --no-such-option"
+    # click's wording varies by version: "No such option: --x" or "No such option '--x'."
+    assert lines[-1].startswith("chatx: error: No such option")
+    assert "--no-such-option" in lines[-1]
 
 
 def test_main_can_run_many_times_in_one_process():
@@ -259,3 +261,28 @@ def test_output_file_is_complete_when_interrupted(tmp_path):
     assert proc.returncode == ExitStatus.INTERRUPTED
     no_traceback(stderr)
     complete_sse(Path(target).read_bytes())
+
+
+# -- closed and full standard streams --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shell", "code", "said"),
+    [
+        ("chatx convert {file} >&-", 2, b"chatx: error: standard output is closed\n"),
+        ("chatx convert <&-", 2, b"chatx: error: <stdin>:1: empty input"),
+        ("chatx convert {file} 2>&- >/dev/null", 0, b""),
+        ("chatx convert {file} >/dev/full", 2, b"chatx: error: No space left on device\n"),
+    ],
+    ids=["stdout-closed", "stdin-closed", "stderr-closed", "disk-full"],
+)
+def test_closed_or_full_standard_streams(tmp_path, shell, code, said):
+    if "/dev/full" in shell and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    path = tmp_path / "in.sse"
+    path.write_bytes(CHAT_BODY)
+    command = shell.replace("chatx", f"{sys.executable} -m chatx").format(file=path)
+    done = subprocess.run(["bash", "-c", command], capture_output=True, timeout=TIMEOUT)
+    assert done.returncode == code
+    assert done.stderr.startswith(said), done.stderr
+    no_traceback(done.stderr)

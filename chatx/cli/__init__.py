@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--traceback" in args or os.environ.get("CHATX_DEBUG") == "1"
     args = [a for a in args if a != "--traceback"]
+    closed = _closed_streams()
+    if closed:
+        error(f"standard {closed} is closed")
+        return ExitStatus.ERROR
     # The library reads CHATX_DEBUG where a codec fails unexpectedly: --traceback sets it.
     was = os.environ.get("CHATX_DEBUG")
     if debug:
@@ -95,6 +99,25 @@ def main(argv: list[str] | None = None) -> int:
         else:
             os.environ["CHATX_DEBUG"] = was
     return code
+
+
+try:  # typer runs on click up to 0.25; later releases vendor it (and import pydantic)
+    from click import ClickException as _UsageProblem
+except ImportError:  # pragma: no cover - a typer that vendors click
+    _UsageProblem = typer.TyperException  # type: ignore[attr-defined,misc]
+
+
+def _closed_streams() -> str | None:
+    """Started with a standard stream closed (``>&-``): Python has None in its place.
+
+    A closed stdin reads as empty and a closed stderr as /dev/null; a closed stdout, where
+    the data goes, is an error.
+    """
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    if sys.stdin is None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO())
+    return "output" if sys.stdout is None else None
 
 
 def _run(command: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one funnel
@@ -126,7 +149,7 @@ def _run(command: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one
         return int(exc.exit_code or 0)
     except typer.Abort:
         return ExitStatus.INTERRUPTED
-    except typer.TyperException as exc:  # usage errors: unknown option, missing value…
+    except _UsageProblem as exc:  # usage errors: unknown option, missing value…
         if debug:
             raise
         _usage_error(exc)
