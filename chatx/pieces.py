@@ -19,6 +19,13 @@ class Pieces:
         self._folded: list[str] = []
         self._loose: list[str] = []
 
+    @classmethod
+    def of(cls, text: str) -> Pieces:
+        """Pieces holding ``text`` already."""
+        pieces = cls()
+        pieces.append(text)
+        return pieces
+
     def append(self, piece: str) -> None:
         loose = self._loose
         loose.append(piece)

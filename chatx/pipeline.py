@@ -37,7 +37,7 @@ def bug_text(exc: BaseException) -> str:
 
 # Enough records for every probe to be sure; the rest of the stream is not held back.
 _PROBE_RECORDS = 4
-_BLOCK = 1 << 20  # one read of a file: what a pipe has, or up to 1 MiB
+_BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
 
 
 class Transcoder:

@@ -21,9 +21,9 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
 from chatx.textsafe import escape_text
 
-# One read: what a pipe has (a live stream sees each event at once), or up to 1 MiB of a
-# file (files are read and written in large blocks).
-_BLOCK = 1 << 20
+# One read: what a pipe has (a live stream sees each event at once), or 64 KiB of a file:
+# large enough for few writes, small enough that a block's records stay a few MB.
+_BLOCK = 1 << 16
 
 
 def register(app: typer.Typer) -> None:

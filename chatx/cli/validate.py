@@ -21,7 +21,7 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.record import Record
 from chatx.textsafe import escape_text
 
-_BLOCK = 1 << 20  # one read: what a pipe has, or up to 1 MiB of a file
+_BLOCK = 1 << 16  # one read: what a pipe has, or up to 64 KiB of a file
 _SNIFF_BYTES = 4096
 _PROBE_RECORDS = 4
 

@@ -17,6 +17,7 @@ from chatx.codecs.responses_event.envelope import DEFAULTS, usage_object
 from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
 from chatx.errors import InputError
 from chatx.notes import Notes
+from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.residue import diff
 from chatx.residue import set_or_drop as _set_or_drop
@@ -276,7 +277,7 @@ class ResponsesDecoder(ItemDecoding):
         index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
         part = state.parts.get((family, index))
         if part is None:
-            part = state.parts[(family, index)] = [[], []]
+            part = state.parts[(family, index)] = [Pieces(), []]
         delta = data.get("delta")
         if isinstance(delta, str):
             part[0].append(delta)

@@ -11,6 +11,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
+from chatx.pieces import Pieces
 from chatx.residue import diff
 
 NAME = "responses-event"
@@ -31,7 +32,7 @@ class ItemState:
         self.call_id: str | None = None
         self.name: str | None = None
         self.parts: dict[tuple[str, int], list[Any]] = {}  # (family, index) → [texts, lps]
-        self.args: list[str] = []
+        self.args = Pieces()
         self.seen: set[str] = set()  # derived event types the source sent for this item
         self.done = False
 
@@ -116,7 +117,7 @@ class ItemDecoding:
             kind = "reasoning"
         else:
             arguments = item.get("arguments")
-            joined = "".join(state.args)
+            joined = state.args.text()
             if isinstance(arguments, str) and arguments != joined:
                 if arguments.startswith(joined):
                     out.append(ir.ToolArgsDelta(0, state.call or 0, arguments[len(joined) :]))
@@ -126,7 +127,7 @@ class ItemDecoding:
                         "function call arguments differ from their deltas: the deltas are kept"
                     )
             canonical = shapes.function_item(
-                state.id, "completed", "".join(state.args), state.call_id, state.name
+                state.id, "completed", state.args.text(), state.call_id, state.name
             )
             kind = "tool_call"
         self.output.append(item)
@@ -165,7 +166,7 @@ class ItemDecoding:
     def _parts(self, state: ItemState, out: list[ir.Event], item: dict[str, Any]) -> list[Any]:
         parts = []
         for (family, _), (texts, lps) in state.parts.items():
-            text = "".join(texts)
+            text = texts.text()
             parts.append(
                 shapes.refusal_part(text) if family == "refusal" else shapes.text_part(text, lps)
             )
@@ -191,12 +192,12 @@ class ItemDecoding:
         self, state: ItemState, out: list[ir.Event], item: dict[str, Any]
     ) -> tuple[list[Any], list[Any]]:
         summary = [
-            shapes.summary_part("".join(texts))
+            shapes.summary_part(texts.text())
             for (family, _), (texts, _lps) in state.parts.items()
             if family == "summary_text"
         ]
         content = [
-            shapes.reasoning_text_part("".join(texts))
+            shapes.reasoning_text_part(texts.text())
             for (family, _), (texts, _lps) in state.parts.items()
             if family == "reasoning_text"
         ]
@@ -242,7 +243,7 @@ class ItemDecoding:
             number = data.get("content_index", 0)
             text = data.get("text")
             if ("output_text", number) not in state.parts and isinstance(text, str) and text:
-                state.parts[("output_text", number)] = [[text], []]
+                state.parts[("output_text", number)] = [Pieces.of(text), []]
                 return [ir.TextDelta(0, text, None, {"~silent": True})]
         return []
 
@@ -251,7 +252,7 @@ class ItemDecoding:
     ) -> dict[str, Any] | None:
         index = data.get("output_index")
         if kind == "response.function_call_arguments.done":
-            return shapes.arguments_done(state.id, index, "".join(state.args), state.name)
+            return shapes.arguments_done(state.id, index, state.args.text(), state.name)
         summary = "summary" in kind
         number = data.get("summary_index" if summary else "content_index")
         part = data.get("part") if isinstance(data.get("part"), dict) else {}
@@ -269,6 +270,6 @@ class ItemDecoding:
             return None
         if kind.endswith("part.added"):
             return shapes.part_added(state.id, index, number, ptype)
-        texts, lps = state.parts.get((ptype, number), ([], []))
-        pair = shapes.part_done(state.id, index, number, ptype, "".join(texts), lps)
+        texts, lps = state.parts.get((ptype, number), (Pieces(), []))
+        pair = shapes.part_done(state.id, index, number, ptype, texts.text(), lps)
         return pair[1] if kind.endswith("part.done") else pair[0]
