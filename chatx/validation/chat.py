@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.validation.base import Checker, is_int
 
@@ -32,7 +33,7 @@ class ToolCall:
     line: int  # where the call's first entry is
     record: int
     index: int
-    fragments: list[str] = field(default_factory=list)
+    fragments: Pieces = field(default_factory=Pieces)
 
 
 @dataclass(slots=True)
@@ -233,7 +234,7 @@ class ChatChecker(Checker):
             self.report("CHK009", f"choice {index} never gets a finish_reason", **where)
         for call in state.calls.values():
             try:
-                orjson.loads("".join(call.fragments))
+                orjson.loads(call.fragments.text())
             except orjson.JSONDecodeError:
                 self.report(
                     "CHK008",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chatx.pieces import Pieces
 from chatx.validation.base import is_int
 from chatx.validation.responses_shapes import (
     FAMILIES,
@@ -284,7 +285,7 @@ class ItemTracker:
         if text.final is not None:
             self.c.report(order_rule, f"second {etype} for the same value")
             return
-        joined = "".join(text.deltas)
+        joined = text.deltas.text()
         if text.deltas and value != joined:
             self.c.report(
                 "RSP023",
@@ -296,7 +297,7 @@ class ItemTracker:
             )
         # Later agreement checks compare with the done copy, so one bad value is
         # reported once, not again at content_part.done and output_item.done.
-        text.final, text.deltas = value, []
+        text.final, text.deltas = value, Pieces()
 
     # -- end of stream ------------------------------------------------------------------
 

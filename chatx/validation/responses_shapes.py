@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from chatx.pieces import Pieces
+
 
 class Family(NamedTuple):
     """A ``.delta``/``.done`` event family: where its value lives and what it belongs to."""
@@ -74,11 +76,11 @@ class Text:
     """One streamed value: its deltas so far and, once done, the done event's copy."""
 
     family: str
-    deltas: list[str] = field(default_factory=list)
+    deltas: Pieces = field(default_factory=Pieces)
     final: str | None = None
 
     def value(self) -> str:
-        return self.final if self.final is not None else "".join(self.deltas)
+        return self.final if self.final is not None else self.deltas.text()
 
 
 @dataclass(slots=True)
