@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from chatx import ir, pipeline
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.record import Record
+
+# Property and fuzz tests in the suite are repeatable: the same code gets the same
+# verdict in CI; `make fuzz` (CHATX_FUZZ_EXAMPLES) is where randomness explores.
+if not os.environ.get("CHATX_FUZZ_EXAMPLES"):
+    settings.register_profile("repeatable", derandomize=True, database=None)
+    settings.load_profile("repeatable")
 
 CAPTURES = Path(__file__).resolve().parents[1].parent / "shared" / "captures"
 SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "spec"

@@ -54,7 +54,8 @@ def adapter_for(fmt: str, data: Any) -> TypeAdapter[Any] | None:
     if fmt == "chat-chunk":
         return _chunk_adapter()
     if fmt == "responses-event" and isinstance(data, dict):
-        cls = responses_classes().get(data.get("type"))  # type: ignore[arg-type]
+        kind = data.get("type")
+        cls = responses_classes().get(kind) if isinstance(kind, str) else None
         return _adapter(cls) if cls is not None else None
     return None
 

@@ -52,7 +52,8 @@ class ItemDecoding:
         item = data.get("item")
         if not isinstance(item, dict):
             item = {}
-        kind = _ITEM_KINDS.get(item.get("type"))  # type: ignore[arg-type]
+        itype = item.get("type")
+        kind = _ITEM_KINDS.get(itype) if isinstance(itype, str) else None
         index = data.get("output_index")
         if any(not other.done for other in self.items.values()):
             self._repaired(
