@@ -37,4 +37,6 @@ def show(
     streams = streams_of(side)
     # Colour only on a terminal (rich decides; it also honours NO_COLOR).
     render(side, streams, Console(highlight=False), events=events)
-    return ExitStatus.OK
+    # As convert and collect do: a view with records left out is not a clean run.
+    skipped = any(note.kind == "skipped" for note in side.notes.items)
+    return ExitStatus.ERROR if skipped else ExitStatus.OK
