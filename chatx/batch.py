@@ -34,6 +34,7 @@ from chatx import codecs, containers
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import ChatxError, ExitStatus, InputError, UsageError
 from chatx.notes import Note, Notes
+from chatx.pipeline import Transcoder
 
 if TYPE_CHECKING:  # a process pool costs 20 ms to import: only -j needs one
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -70,6 +71,20 @@ class Settings:
     options: EncodeOptions = field(default_factory=EncodeOptions)
     choice: int | None = None
     strict: bool = False
+
+    def transcoder(self, target: str, name: str, notes: Notes) -> Transcoder:
+        """A Transcoder to ``target`` with these settings."""
+        return Transcoder(
+            target,
+            src=self.src,
+            container=self.container,
+            out_container=self.out_container,
+            options=self.options,
+            choice=self.choice,
+            strict=self.strict,
+            name=name,
+            notes=notes,
+        )
 
 
 @dataclass(slots=True)
@@ -239,24 +254,12 @@ def _quiet_worker() -> None:
 
 def convert_job(job: Job, settings: Settings, check: bool = False) -> Outcome:
     """Convert one input to one target and write (or, with ``check``, compare) it."""
-    from chatx.pipeline import Transcoder
-
     if job.root is not None and not _resolved(job.output).is_relative_to(_resolved(job.root)):
         # A symlink under DIR that points elsewhere: never written through.
         message = f"{job.name}: its output {job.output} would be written outside {job.root}"
         return _failed(job, Notes(), message, ExitStatus.ERROR)
     notes = Notes()
-    transcoder = Transcoder(
-        job.target,
-        src=settings.src,
-        container=settings.container,
-        out_container=settings.out_container,
-        options=settings.options,
-        choice=settings.choice,
-        strict=settings.strict,
-        name=job.name,
-        notes=notes,
-    )
+    transcoder = settings.transcoder(job.target, job.name, notes)
     try:
         data = job.source.read_bytes()
         out = transcoder.feed(data) + transcoder.finish()

@@ -149,6 +149,14 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
         "is a number or null becomes a non-string key (written as a string by the writer)",
         [("TypeError", "codecs/llama_stack_event/records.py:logprobs_from_ir")],
     ),
+    "responses-item-added-arguments-a-number": (
+        event_with("response.output_item.added", FUNCTION_CALL, **{"item.arguments": 1.5}),
+        "BUG chatx/codecs/responses_event (items.py _item_added keeps item.arguments as a "
+        "piece) and chatx/pieces.py Pieces.text: a function_call item added with arguments "
+        "1.5 (a number) reaches ''.join() (TypeError: sequence item 0: expected str "
+        "instance, float found) when the arguments are read (finish, collect, show, diff)",
+        [("TypeError", "pieces.py:text")],
+    ),
     "chat-choice-index-object": (
         edit(CHAT, {"choices.0.delta.content": "Hello"}, **{"choices.0.index": {}}),
         "BUG chatx/codecs/chat_chunk/decode.py _text_chunk: choices[0].index {} is used "
@@ -224,7 +232,7 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
 
 
 # The entries still open; the others were fixed and their inputs guard the fix.
-OPEN: set[str] = set()
+OPEN: set[str] = {"responses-item-added-arguments-a-number"}
 
 
 def known_bugs() -> dict[tuple[str, str], str]:

@@ -159,21 +159,9 @@ def convert(
 
 def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> int:
     """One stream, stdin or a file, to stdout or ``-o``: written as it is converted."""
-    from chatx.pipeline import Transcoder
-
     name = "<stdin>" if file == "-" else file
     notes = Notes()
-    transcoder = Transcoder(
-        to,
-        src=settings.src,
-        container=settings.container,
-        out_container=settings.out_container,
-        options=settings.options,
-        choice=settings.choice,
-        strict=settings.strict,
-        name=name,
-        notes=notes,
-    )
+    transcoder = settings.transcoder(to, name, notes)
     reporter = NoteReporter(notes, name, quiet)
     with _open_in(file) as inp, _open_out(output) as out:
         try:

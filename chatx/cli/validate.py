@@ -21,8 +21,6 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.record import Record
 from chatx.textsafe import escape_text
 
-_BLOCK = 1 << 16  # one read: what a pipe has, or up to 64 KiB of a file
-_SNIFF_BYTES = 4096
 _PROBE_RECORDS = 4
 
 
@@ -153,6 +151,7 @@ def check_file(
     file: str, name: str, *, fmt: str | None, container: str | None, schema: bool, printer: Printer
 ) -> FileResult:
     """Check one file (``-`` is stdin), printing findings as they come."""
+    from chatx.pipeline import open_records
     from chatx.validation import make_checker
 
     container, records = open_records(file, container)
@@ -218,70 +217,3 @@ def _detect(head: list[Record], name: str) -> str:
     except InputError as exc:
         exc.expected = f"one of {', '.join(codecs.names())} (or pass --format)"
         raise exc.located(name) from None
-
-
-# -- reading ---------------------------------------------------------------------------
-
-
-def open_records(file: str, container: str | None) -> tuple[str, Iterator[Record]]:
-    """Open ``file`` (``-``: stdin) and frame it into records, lazily.
-
-    Uses ``chatx.pipeline.open_records`` when the pipeline offers it; otherwise frames
-    the bytes here with the container registry (same detection: the first 4 KiB).
-    """
-    try:
-        from chatx.pipeline import open_records as pipeline_open  # type: ignore[attr-defined]
-    except ImportError:
-        pipeline_open = None
-    if pipeline_open is not None:
-        return pipeline_open(file, container)  # type: ignore[no-any-return]
-    stream = _open_in(file)
-    head = _sniff(stream)
-    name = container or _detect_container(head, file)
-    return name, _frame(stream, head, name, close=file != "-")
-
-
-def _open_in(file: str) -> Any:
-    if file == "-":
-        return sys.stdin.buffer
-    try:
-        return open(file, "rb")  # noqa: SIM115 - closed when the records run out
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
-
-
-def _sniff(stream: Any) -> bytes:
-    """Read until the container can be told: a line end, 4 KiB, or the end of input."""
-    read = getattr(stream, "read1", stream.read)
-    head = b""
-    while len(head) < _SNIFF_BYTES and b"\n" not in head.lstrip():
-        chunk = read(_BLOCK)
-        if not chunk:
-            break
-        head += chunk
-    return head
-
-
-def _detect_container(head: bytes, file: str) -> str:
-    from chatx import containers
-
-    try:
-        return containers.detect(head[:_SNIFF_BYTES])
-    except InputError as exc:
-        raise exc.located("<stdin>" if file == "-" else file) from None
-
-
-def _frame(stream: Any, head: bytes, container: str, *, close: bool) -> Iterator[Record]:
-    from chatx import containers
-
-    reader = containers.get(container).reader()
-    read = getattr(stream, "read1", stream.read)
-    try:
-        chunk = head
-        while chunk:
-            yield from reader.feed(chunk)
-            chunk = read(_BLOCK)
-        yield from reader.finish()
-    finally:
-        if close:
-            stream.close()
