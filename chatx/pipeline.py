@@ -9,7 +9,6 @@ still written in large blocks.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,7 +17,12 @@ from chatx.codecs.base import Codec, EncodeOptions
 from chatx.containers.sse import MAX_LINE
 from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
+from chatx.reading import open_records, read_records
 from chatx.record import Record
+
+# read_records and open_records live in chatx.reading; the pipeline is where callers
+# have always found them.
+__all__ = ["Transcoder", "convert", "decode", "open_records", "read_records"]
 
 
 def debug() -> bool:
@@ -37,7 +41,6 @@ def bug_text(exc: BaseException) -> str:
 
 # Enough records for every probe to be sure; the rest of the stream is not held back.
 _PROBE_RECORDS = 4
-_BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
 
 
 class Transcoder:
@@ -327,69 +330,6 @@ def convert(
     out = [transcoder.feed(chunk) for chunk in chunks]
     out.append(transcoder.finish())
     return b"".join(out)
-
-
-def read_records(
-    data: bytes, container: str | None = None, notes: Notes | None = None
-) -> tuple[str, list[Record]]:
-    """Frame a whole stream held in memory into records; return the container used.
-
-    ``notes`` gets a warning for each line the reader ignored (an unknown SSE field).
-    """
-    name = container or containers.detect(data[: containers.sniffed(data)])
-    reader = containers.get(name).reader()
-    records = reader.feed(data)
-    records.extend(reader.finish())
-    if notes is not None:
-        for line, why in getattr(reader, "ignored", ()):
-            notes.add("warning", why, line)
-    return name, records
-
-
-def open_records(file: str, container: str | None = None) -> tuple[str, Iterator[Record]]:
-    """Open ``file`` (``-``: stdin) and frame it into records as they are read.
-
-    The container is detected from the first bytes unless given; errors are InputErrors
-    that name the file.
-    """
-    name = "<stdin>" if file == "-" else file
-    if file == "-":
-        stream: Any = sys.stdin.buffer
-    else:
-        try:
-            stream = open(file, "rb")  # noqa: SIM115 - closed when the records run out
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
-    read = getattr(stream, "read1", stream.read)
-    head = b""
-    try:
-        while not containers.ready(head) and len(head) <= MAX_LINE:
-            chunk = read(_BLOCK)
-            if not chunk:
-                break
-            head += chunk
-        kind = container or containers.detect(head[: containers.sniffed(head)])
-    except InputError as exc:
-        if file != "-":
-            stream.close()
-        raise exc.located(name) from None
-    return kind, _frame(stream, head, kind, name, close=file != "-")
-
-
-def _frame(stream: Any, head: bytes, container: str, name: str, *, close: bool) -> Iterator[Record]:
-    reader = containers.get(container).reader()
-    read = getattr(stream, "read1", stream.read)
-    try:
-        chunk = head
-        while chunk:
-            yield from reader.feed(chunk)
-            chunk = read(_BLOCK)
-        yield from reader.finish()
-    except InputError as exc:
-        raise exc.located(name) from None
-    finally:
-        if close:
-            stream.close()
 
 
 def decode(
