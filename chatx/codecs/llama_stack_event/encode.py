@@ -28,7 +28,8 @@ from chatx.notes import Notes
 from chatx.residue import merge, report
 
 from . import records as r
-from .special_tokens import PYTHON_TAG, TOKEN_STOP, TokenScanner, parse_tool_call
+from .special_tokens import TokenScanner
+from .text import TextEncoding
 
 LS = r.LS
 _RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
@@ -43,7 +44,7 @@ class _Call:
         self.fragments: list[str] = []
 
 
-class LlamaStackEncoder:
+class LlamaStackEncoder(TextEncoding):
     """Incremental encoder: ``feed(batch)`` returns the records of one source record."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -158,75 +159,6 @@ class LlamaStackEncoder:
         return r.event("progress", r.tool_delta(key[1:], text))
 
     # --- text ---------------------------------------------------------------------------
-
-    def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
-            return
-        if not self.own:
-            if event.extra:
-                report(event.extra, self.notes, "delta.")
-            self._scan(event.text, event.logprobs, out)
-            return
-        ls = event.extra.get(LS, {})
-        if "~in_progress" in ls:
-            self.raw.append(event.text)
-            out.append(r.event("progress", r.tool_delta("in_progress", event.text)))
-        elif "~failed" in ls:
-            out.append(
-                r.event("progress", r.tool_delta("failed", event.text), None, self._stop_word())
-            )
-        else:
-            out.append(
-                r.event("progress", r.text_delta(event.text), r.logprobs_from_ir(event.logprobs))
-            )
-        self._patch(out, ls)
-
-    def _scan(self, text: str, logprobs: list[Any] | None, out: list[Any]) -> None:
-        """Chat text through the special-token scanner."""
-        if logprobs:
-            self.logprobs = (self.logprobs or []) + logprobs
-        for kind, piece in self.scanner.feed(text):
-            if kind == "text":
-                self._write_text(piece, out)
-            elif piece == PYTHON_TAG:
-                if self.python is None:  # a second tag inside a call says nothing new
-                    self.python = []
-                    out.append(r.event("progress", r.tool_delta("started", "")))
-            else:
-                self.token_stop = TOKEN_STOP[piece]
-                self._close_python(out)
-
-    def _write_text(self, text: str, out: list[Any]) -> None:
-        logprobs, self.logprobs = r.logprobs_from_ir(self.logprobs), None
-        if self.python is None:
-            out.append(r.event("progress", r.text_delta(text), logprobs))
-        else:
-            self.python.append(text)
-            out.append(r.event("progress", r.tool_delta("in_progress", text), logprobs))
-
-    def _close_python(self, out: list[Any]) -> None:
-        """The ``<|python_tag|>`` call is complete: parse it as Llama Stack would."""
-        if self.python is None:
-            return
-        raw = "".join(self.python)
-        self.python = None
-        parsed = parse_tool_call(raw)
-        if parsed is None:
-            out.append(r.event("progress", r.tool_delta("failed", raw), None, self._stop_word()))
-            return
-        name, arguments = parsed
-        call = r.tool_call(r.call_id(self.id, self.count), name, r.dumps(arguments))
-        self.count += 1
-        out.append(r.event("progress", r.tool_delta("succeeded", call), None, self._stop_word()))
-
-    def _flush(self, out: list[Any]) -> None:
-        """Text held by the scanner, and a python-tag call, end with the message."""
-        if self.own:
-            return
-        tail = self.scanner.flush()
-        if tail:
-            self._write_text(tail, out)
-        self._close_python(out)
 
     def _refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
