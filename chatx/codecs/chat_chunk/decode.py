@@ -331,6 +331,8 @@ class ChatChunkDecoder(FastPath):
         if call not in lane.calls:
             lane.calls.add(call)
             self._switch(number, lane, "tool_call", call, out)
+            if "id" in entry and not isinstance(entry["id"], str):
+                extra["id"] = entry["id"]
             if entry.get("type") != "function" and "type" in entry:
                 extra["type"] = entry.get("type")
             if fextra:
@@ -341,7 +343,7 @@ class ChatChunkDecoder(FastPath):
                     number,
                     "tool_call",
                     call=call,
-                    call_id=entry.get("id"),
+                    call_id=entry["id"] if isinstance(entry.get("id"), str) else None,
                     name=name if isinstance(name, str) else None,
                     extra=extra,
                 )

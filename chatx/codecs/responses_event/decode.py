@@ -192,7 +192,7 @@ class ResponsesDecoder(ItemDecoding):
         out.append(
             ir.StreamStart(
                 str(response.get("id") or ""),
-                response.get("model"),
+                _text_or_none(response.get("model")),
                 response.get("created_at"),
                 {"~response": response, "~type": kind, "~event": event_extra, **settings},
             )
@@ -364,6 +364,10 @@ def decode_usage(usage: dict[str, Any]) -> ir.Usage:
         reasoning,
         extra,
     )
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _str(value: Any) -> str:

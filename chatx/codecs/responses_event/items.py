@@ -79,15 +79,17 @@ class ItemDecoding:
         else:
             state.call = self.calls
             self.calls += 1
-            state.call_id = item.get("call_id")
-            state.name = item.get("name")
+            # Ids and names of another JSON type are not ones: the patch keeps them.
+            call_id, name = item.get("call_id"), item.get("name")
+            state.call_id = call_id if isinstance(call_id, str) else None
+            state.name = name if isinstance(name, str) else None
             canonical = shapes.function_item(iid, "in_progress", "", state.call_id, state.name)
             start = ir.ItemStart(0, "tool_call", iid, state.call, state.call_id, state.name)
         patch = diff(item, canonical)
         if patch or event_extra:
             start.extra = {"added": patch, "event": event_extra}
         out: list[ir.Event] = [start]
-        if kind == "tool_call" and item.get("arguments"):
+        if kind == "tool_call" and isinstance(item.get("arguments"), str) and item["arguments"]:
             # Some servers put the whole call in the added item and stream nothing.
             # "~silent": the arguments were in the item, not in delta events; Responses
             # output keeps them there.
