@@ -334,12 +334,13 @@ class Side:
 
 def load(data: bytes, name: str, fmt: str | None = None) -> Side:
     """Frame ``data`` and name its format (detected unless ``fmt`` is given)."""
+    notes = Notes()  # lines the reader ignored are said, as convert says them
     try:
-        container, records = pipeline.read_records(data)
+        container, records = pipeline.read_records(data, notes=notes)
         codec = codecs.get(fmt) if fmt else codecs.detect(records[:_PROBE])
     except InputError as exc:
         raise exc.located(name) from None
-    return Side(name, codec.name, container, records)
+    return Side(name, codec.name, container, records, notes)
 
 
 _PROBE = 4  # records the format is detected from, as the pipeline does

@@ -563,7 +563,7 @@ _NOT_SAID = {
         pytest.param(
             c,
             marks=[pytest.mark.xfail(strict=True, reason=_NOT_SAID.get(c, _NOT_SAID["show"]))]
-            if c in ("validate", "show", "collect", "diff")
+            if c in ("validate", "diff")
             else [],
         )
         for c in COMMANDS
