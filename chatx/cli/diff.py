@@ -92,7 +92,7 @@ def diff(
         name_a=_name(a),
         name_b=_name(b),
     )
-    _say_skipped(result)
+    trouble = _say_skipped(result)
     if output == "json":
         data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
         sys.stdout.buffer.write(data + b"\n")
@@ -100,20 +100,29 @@ def diff(
         from rich.console import Console
 
         render(result, Console(highlight=False), everything=all_)
+    if trouble:
+        # As diff(1): what could not be read cannot be called the same, nor different.
+        return ExitStatus.ERROR
     return ExitStatus.OK if result.same else ExitStatus.FAILED
 
 
-def _say_skipped(result: DiffResult) -> None:
-    """Records a side could not decode are left out of a semantic comparison: say so."""
+def _say_skipped(result: DiffResult) -> bool:
+    """Say every record a side could not read or decode; true when there was one."""
     from chatx.textsafe import escape_text
 
+    found = False
     for side in (result.a, result.b):
-        for note in side.notes.items:
-            if note.kind == "skipped":
-                where = f"{side.name}:{note.line}" if note.line else side.name
-                sys.stderr.write(
-                    f"chatx: skipped: {escape_text(where)}: {escape_text(note.message)}\n"
-                )
+        said: dict[int | None, str] = {
+            note.line: note.message for note in side.notes.items if note.kind == "skipped"
+        }
+        for record in side.records:
+            if record.error is not None and record.line not in said:
+                said[record.line] = f"record skipped: {record.error}"
+        for line, message in sorted(said.items(), key=lambda item: item[0] or 0):
+            found = True
+            where = f"{side.name}:{line}" if line else side.name
+            sys.stderr.write(f"chatx: skipped: {escape_text(where)}: {escape_text(message)}\n")
+    return found
 
 
 def _name(path: str) -> str:
