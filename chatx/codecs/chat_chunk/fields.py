@@ -5,43 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.residue import set_or_drop
-
-_USAGE_KEYS = frozenset(("prompt_tokens", "completion_tokens", "total_tokens"))
-
+from chatx.usage import CHAT
+from chatx.usage import decode_usage as read_usage
 
 # Tells a key that is absent from one present with a null value.
 MISSING = object()
 
 
-def count(value: Any) -> int | None:
-    """A token count, or ``None`` for anything that is not an integer."""
-    return value if type(value) is int else None
-
-
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Chat ``usage`` → IR Usage; the cached and reasoning counts come from the details."""
-    # A count that is not an integer (a string, a float) is no count: it stays residue.
-    extra = {k: v for k, v in usage.items() if k not in _USAGE_KEYS or type(v) is not int}
-    cached = reasoning = None
-    details = extra.get("prompt_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
-        cached = details["cached_tokens"]
-        rest = {k: v for k, v in details.items() if k != "cached_tokens"}
-        set_or_drop(extra, "prompt_tokens_details", rest)
-    details = extra.get("completion_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
-        reasoning = details["reasoning_tokens"]
-        rest = {k: v for k, v in details.items() if k != "reasoning_tokens"}
-        set_or_drop(extra, "completion_tokens_details", rest)
-    return ir.Usage(
-        count(usage.get("prompt_tokens")),
-        count(usage.get("completion_tokens")),
-        count(usage.get("total_tokens")),
-        cached,
-        reasoning,
-        extra,
-    )
+    return read_usage(usage, CHAT)
 
 
 def split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:

@@ -20,7 +20,8 @@ from chatx.notes import Notes
 from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.residue import diff
-from chatx.residue import set_or_drop as _set_or_drop
+from chatx.usage import RESPONSES
+from chatx.usage import decode_usage as read_usage
 
 _DELTA_KEYS = frozenset(
     (
@@ -333,37 +334,7 @@ class ResponsesDecoder(ItemDecoding):
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Responses ``usage`` → IR Usage; the rest of it stays as residue."""
-    # A count that is not an integer is no count: it stays residue.
-    extra = {
-        k: v
-        for k, v in usage.items()
-        if k not in ("input_tokens", "output_tokens", "total_tokens") or type(v) is not int
-    }
-    cached = reasoning = None
-    details = extra.get("input_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
-        cached = details["cached_tokens"]
-        _set_or_drop(
-            extra,
-            "input_tokens_details",
-            {k: v for k, v in details.items() if k != "cached_tokens"},
-        )
-    details = extra.get("output_tokens_details")
-    if isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int):
-        reasoning = details["reasoning_tokens"]
-        _set_or_drop(
-            extra,
-            "output_tokens_details",
-            {k: v for k, v in details.items() if k != "reasoning_tokens"},
-        )
-    return ir.Usage(
-        _opt_int(usage.get("input_tokens")),
-        _opt_int(usage.get("output_tokens")),
-        _opt_int(usage.get("total_tokens")),
-        cached,
-        reasoning,
-        extra,
-    )
+    return read_usage(usage, RESPONSES)
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -376,10 +347,6 @@ def _str(value: Any) -> str:
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) else 0
-
-
-def _opt_int(value: Any) -> int | None:
-    return value if isinstance(value, int) else None
 
 
 _HANDLERS = {
