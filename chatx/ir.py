@@ -26,6 +26,11 @@ from typing import Any, Literal
 ItemKind = Literal["message", "reasoning", "tool_call"]
 ReasoningKind = Literal["summary", "text"]
 
+# OBFUSCATION: the random padding OpenAI adds so that payload sizes do not give the
+# tokens away. A chat chunk carries it beside its one delta, a Responses delta event
+# carries it itself: the same value for the same piece of content, so it rides on the
+# delta events and both formats keep it (Llama Stack has no place for it).
+
 # Finish reasons use the chat vocabulary; encoders map them to their format's words.
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call", "error")
 
@@ -92,6 +97,7 @@ class TextDelta:
     text: str
     logprobs: list[Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    obfuscation: str | None = None  # see OBFUSCATION
 
 
 @dataclass(slots=True)
@@ -118,6 +124,7 @@ class ReasoningDelta:
     # The source's own field name (chat: "reasoning_content" or "reasoning"), so a chat
     # encoder can keep it.
     source_field: str | None = None
+    obfuscation: str | None = None  # see OBFUSCATION
 
 
 @dataclass(slots=True)
@@ -128,6 +135,7 @@ class ToolArgsDelta:
     call: int
     fragment: str
     extra: dict[str, Any] = field(default_factory=dict)
+    obfuscation: str | None = None  # see OBFUSCATION
 
 
 @dataclass(slots=True)

@@ -278,9 +278,10 @@ class Transcoder:
         if self.choice is None:
             if self.dst.single_lane:
                 for event in events:
-                    lane = getattr(event, "lane", None)
-                    if lane is not None and lane not in self.lanes:
-                        self.lanes.add(lane)
+                    # Every lane opens with LaneStart (decoders say so before anything else
+                    # of the lane), so only those need a look.
+                    if type(event) is ir.LaneStart and event.lane not in self.lanes:
+                        self.lanes.add(event.lane)
                         if len(self.lanes) > 1:
                             raise UsageError(
                                 f"{self.name}: the stream has several choices and "

@@ -74,20 +74,47 @@ def diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
 def report(extra: dict[str, Any], notes: Notes, prefix: str = "") -> None:
     """Count every non-empty leaf of ``extra`` as a field the target cannot hold.
 
-    Keys starting with "~" are a codec's private bookkeeping, not source fields. This
-    runs once per record on cross-format conversions, hence the flat type tests."""
-    lost = notes.lost_fields
+    Keys starting with "~" are a codec's private bookkeeping, not source fields."""
+    notes.lost_fields.update(lost_paths(extra, prefix))
+
+
+def lost_paths(extra: dict[str, Any], prefix: str = "", out: list[str] | None = None) -> list[str]:
+    """The dotted paths of the non-empty leaves of ``extra``, as :func:`report` counts them."""
+    out = [] if out is None else out
     for key, value in extra.items():
         if value is None or value is ABSENT or key[:1] == "~":
             continue
         kind = type(value)
         if kind is dict:
             if value:
-                report(value, notes, f"{prefix}{key}.")
+                lost_paths(value, f"{prefix}{key}.", out)
         elif (kind is str or kind is list) and not value:
             continue
         else:
-            lost[prefix + key] += 1
+            out.append(prefix + key)
+    return out
+
+
+class MetaReport:
+    """Reports the residue of ``Meta`` events as lost, working the paths out once per
+    distinct event: a decoder shares one Meta between records that repeat the same
+    fields (every chunk's ``service_tier``), and this runs once per record."""
+
+    __slots__ = ("_last", "_paths", "notes")
+
+    def __init__(self, notes: Notes) -> None:
+        self.notes = notes
+        self._last: Any = None
+        self._paths: list[str] = []
+
+    def __call__(self, meta: Any) -> None:
+        if meta is not self._last:
+            self._last = meta
+            self._paths = lost_paths(meta.extra)
+            if meta.delta:
+                lost_paths(meta.delta, "delta.", self._paths)
+        if self._paths:
+            self.notes.lost_fields.update(self._paths)
 
 
 def split(source: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:

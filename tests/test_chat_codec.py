@@ -100,6 +100,73 @@ def test_chat_to_chat_gives_back_the_same_json_values():
     assert not notes.items
 
 
+def _openai_style(*pieces: str) -> list[dict]:
+    """Text chunks as OpenAI writes them: the same envelope fields on every chunk, and a
+    different obfuscation on each."""
+    chunks = chat_text(*pieces)
+    for number, payload in enumerate(chunks):
+        payload["service_tier"] = "default"
+        payload["system_fingerprint"] = "fp_1"
+        payload["choices"] and payload["choices"][0].setdefault("logprobs", None)
+        payload["obfuscation"] = "x" * (number + 1)
+    return chunks
+
+
+def test_a_repeated_envelope_is_residue_of_every_chunk_that_has_it():
+    """The decoder recognises a repeated envelope without working its residue out again;
+    a change in any of its fields, and only there, must still come through."""
+    chunks = _openai_style("a", "b", "c", "d", "e", "f")
+    chunks[3]["system_fingerprint"] = "fp_2"  # changed on one chunk
+    del chunks[4]["service_tier"]  # missing from one chunk
+    chunks[5]["model"] = "other-model"  # differs from the stream's model
+    chunks[6]["x_meta"] = {"nested": [1]}  # nested residue on one chunk
+    chunks[2]["obfuscation"] = None  # not a string: stays the chunk's own field
+    out, notes = convert(sse(chunks), CHAT, CHAT)
+    assert payloads(out) == chunks
+    assert not notes.items
+    _, notes = convert(sse(chunks), RESPONSES, CHAT)
+    lost = notes.lost_fields
+    assert lost["system_fingerprint"] == len(chunks)
+    assert lost["service_tier"] == len(chunks) - 1
+    assert lost["x_meta.nested"] == 1
+
+
+def test_obfuscation_rides_on_the_delta_between_chat_and_responses():
+    chunks = _openai_style("Hel", "lo")
+    out, notes = to_responses(chunks)
+    deltas = of_type(out, "response.output_text.delta")
+    assert [d["obfuscation"] for d in deltas] == ["xx", "xxx"]
+    # Chunks without a delta (role, finish, usage) have nowhere to put theirs.
+    assert notes.lost_fields["obfuscation"] == 3
+    back, notes = convert(sse(out, events=True), CHAT, RESPONSES)
+    text_chunks = [
+        c for c in payloads(back) if c["choices"] and c["choices"][0]["delta"].get("content")
+    ]
+    assert [c["obfuscation"] for c in text_chunks] == ["xx", "xxx"]
+    assert "obfuscation" not in notes.lost_fields
+
+
+def test_obfuscation_beside_one_reasoning_or_tool_delta_travels_too():
+    chunks = [
+        chunk({"role": "assistant", "reasoning_content": "think"}, obfuscation="r1"),
+        chunk(
+            {"tool_calls": [tool_call(0, id="call_1", name="f", arguments="{}")]}, obfuscation="t1"
+        ),
+        chunk({}, "tool_calls"),
+    ]
+    out, _ = to_responses(chunks)
+    [reasoning] = [e for e in out if e["type"].startswith("response.reasoning") and "delta" in e]
+    assert reasoning["obfuscation"] == "r1"
+    assert of_type(out, "response.function_call_arguments.delta")[0]["obfuscation"] == "t1"
+    same, notes = convert(sse(chunks), CHAT, CHAT)
+    assert payloads(same) == chunks and not notes.items
+
+
+def test_obfuscation_has_no_place_in_llama_stack():
+    _, notes = convert(sse(_openai_style("a", "b")), "llama-stack-event", CHAT)
+    assert notes.lost_fields["obfuscation"] == len(_openai_style("a", "b"))
+
+
 # -- reasoning -------------------------------------------------------------------------
 
 

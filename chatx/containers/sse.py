@@ -319,10 +319,11 @@ def _unknown_field(name: bytes) -> str:
 class SSEWriter:
     """Frame payloads as server-sent events; ``DONE`` becomes ``data: [DONE]``."""
 
-    __slots__ = ("_event_names",)
+    __slots__ = ("_event_names", "_event_lines")
 
     def __init__(self, event_names: bool = False) -> None:
         self._event_names = event_names
+        self._event_lines: dict[str, bytes] = {}  # the event: line of each type met, made once
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads (JSON values or ``DONE``)."""
@@ -335,12 +336,19 @@ class SSEWriter:
         out: list[bytes] = []
         append = out.append
         names = self._event_names
+        lines = self._event_lines
         for payload in payloads:
             if payload is DONE:
                 append(b"data: [DONE]\n\n")
                 continue
             if names and type(payload) is dict:
-                append(_event_line(payload.get("type")))
+                name = payload.get("type")
+                line = lines.get(name) if type(name) is str else None
+                if line is None:
+                    line = _event_line(name)
+                    if type(name) is str and len(lines) < 256:
+                        lines[name] = line
+                append(line)
             append(b"data: ")
             append(dumps(payload))
             append(b"\n\n")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.fast import FastPath
+from chatx.codecs.chat_chunk.fast import Envelope, FastPath
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
     decode_error,
@@ -59,6 +59,7 @@ class ChatChunkDecoder(FastPath):
         self.errored = False
         self.expect: dict[str, Any] = {}
         self.null_metas: dict[tuple[Any, ...], ir.Meta] = {}
+        self.envelope: Envelope | None = None
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
@@ -109,6 +110,8 @@ class ChatChunkDecoder(FastPath):
             out.append(decode_usage(usage))
         if isinstance(error, dict):
             out.append(decode_error(error))
+        if type(extra.get("obfuscation")) is str:
+            _obfuscate(extra, out)
         return out
 
     def finish(self) -> list[ir.Event]:
@@ -379,3 +382,18 @@ class ChatChunkDecoder(FastPath):
             out.append(ir.ItemEnd(number, lane.open, lane.open_call))  # type: ignore[arg-type]
             lane.open = None
             lane.open_call = None
+
+
+_DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
+
+
+def _obfuscate(extra: dict[str, Any], out: list[ir.Event]) -> None:
+    """A chunk's obfuscation goes on its delta when it has exactly one (ir.OBFUSCATION);
+    beside several, it stays the chunk's residue."""
+    deltas = [event for event in out if type(event) in _DELTAS]
+    if len(deltas) == 1:
+        deltas[0].obfuscation = extra.pop("obfuscation")  # type: ignore[union-attr]
+        if not extra:
+            out[:] = [
+                event for event in out if not (type(event) is ir.Meta and event.extra is extra)
+            ]

@@ -13,7 +13,7 @@ from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.record import DONE
-from chatx.residue import merge, report
+from chatx.residue import MetaReport, merge, report
 
 NAME = "chat-chunk"
 
@@ -34,6 +34,7 @@ class ChatChunkEncoder:
         self.notes = notes
         self.options = options
         self.own = options.source_format == NAME
+        self.lost_meta = MetaReport(notes)
         self.id = ""
         self.model: Any = ""
         self.created: Any = 0
@@ -52,10 +53,13 @@ class ChatChunkEncoder:
         chunk: dict[str, Any] | None = None
         extras: list[ir.Meta] = []
         error: ir.Error | None = None
+        obfuscation: str | None = None
         for event in events:
             kind = type(event)
             if kind is ir.TextDelta:
                 _append(self._delta(choices, event.lane), "content", event.text)
+                if event.obfuscation is not None:
+                    obfuscation = event.obfuscation
                 if event.logprobs:
                     _extend(self._logprobs(choices, event.lane), "content", event.logprobs)
                 if event.extra:
@@ -64,16 +68,18 @@ class ChatChunkEncoder:
                 if self.own:
                     extras.append(event)
                 else:
-                    self._extra(event.extra, "")
-                    if event.delta:
-                        self._extra(event.delta, "delta.")
+                    self.lost_meta(event)
             elif kind is ir.ReasoningDelta:
                 field = self.options.reasoning_field or event.source_field or "reasoning_content"
                 _append(self._delta(choices, event.lane), field, event.text)
                 if event.extra:
                     self._extra(event.extra, "reasoning.")
+                if event.obfuscation is not None:
+                    obfuscation = event.obfuscation
             elif kind is ir.ToolArgsDelta:
                 self._args(choices, event)
+                if event.obfuscation is not None:
+                    obfuscation = event.obfuscation
             elif kind is ir.ItemStart:
                 if event.kind == "tool_call":
                     self._call_start(choices, event)
@@ -105,10 +111,10 @@ class ChatChunkEncoder:
                 self._end(event)
         if choices and chunk is not None and not self.own:
             # Usage from another format goes in a last chunk of its own, as OpenAI sends it.
-            out.append(self._chunk(choices, {}, extras, error))
+            out.append(self._chunk(choices, {}, extras, error, obfuscation))
             out.append(self._chunk({}, chunk, [], None))
         elif choices or chunk is not None or extras:
-            out.append(self._chunk(choices, chunk or {}, extras, error))
+            out.append(self._chunk(choices, chunk or {}, extras, error, obfuscation))
         elif error is not None:
             # A bare error frame ends the stream: providers write no [DONE] after it.
             self.failed = True
@@ -156,6 +162,7 @@ class ChatChunkEncoder:
         top: dict[str, Any],
         extras: list[ir.Meta],
         error: ir.Error | None,
+        obfuscation: str | None = None,
     ) -> dict[str, Any]:
         record_extra: list[dict[str, Any]] = []
         for meta in extras:
@@ -179,6 +186,8 @@ class ChatChunkEncoder:
             chunk["error"] = _error(error, self.own)
         for extra in record_extra:
             merge(chunk, extra)
+        if obfuscation is not None:
+            chunk["obfuscation"] = obfuscation  # last, where OpenAI writes it
         return chunk
 
     def _choice(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:

@@ -8,6 +8,7 @@ anything else returns ``None`` and takes the general path.
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 from chatx import ir
@@ -15,14 +16,57 @@ from chatx.codecs.chat_chunk.fields import decode_usage, split_logprobs
 from chatx.residue import NullResidue
 
 
+class Envelope:
+    """What the last fast chunk had beside its choices, to know the next one's residue
+    without working it out again: providers repeat the same envelope on every chunk
+    (``service_tier``, ``system_fingerprint``…), only ``obfuscation`` changes."""
+
+    __slots__ = ("keys", "meta", "obfuscated", "stable", "values")
+
+    def __init__(self, data: dict[str, Any], meta: ir.Meta | None, obfuscated: bool) -> None:
+        self.keys = data.keys()  # compared as a set: the same fields, whatever their order
+        names = [k for k in data if k != "choices" and (k != "obfuscation" or not obfuscated)]
+        self.values = itemgetter(*names)
+        self.stable = self.values(data)
+        self.meta = meta  # shared by the chunks that match: residue is never mutated
+        self.obfuscated = obfuscated
+
+    def matches(self, data: dict[str, Any]) -> bool:
+        return data.keys() == self.keys and self.values(data) == self.stable
+
+
 class FastPath:
     """Mixed into :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder`."""
 
     lanes: dict[int, Any]
     null_metas: dict[tuple[Any, ...], ir.Meta]
+    envelope: Envelope | None
 
     def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError
+
+    def _envelope(self, data: dict[str, Any]) -> tuple[ir.Meta | None, Any]:
+        """The chunk's record-level residue as a Meta (or ``None``), and its obfuscation
+        when that is a string (it goes on the delta, see ``ir.OBFUSCATION``)."""
+        envelope = self.envelope
+        if envelope is not None and envelope.matches(data):
+            obfuscation = data["obfuscation"] if envelope.obfuscated else None
+            if obfuscation is None or type(obfuscation) is str:
+                return envelope.meta, obfuscation
+        extra = self._chunk_residue(data)
+        obfuscation = extra.get("obfuscation")
+        obfuscated = type(obfuscation) is str
+        if obfuscated:
+            del extra["obfuscation"]
+        else:
+            obfuscation = None
+        meta = ir.Meta(None, extra) if extra else None
+        # Nested residue is merged into the chunk an encoder builds, so it is not shared.
+        shared = len(data) > 1 + obfuscated and all(
+            type(value) is not dict and type(value) is not list for value in extra.values()
+        )
+        self.envelope = Envelope(data, meta, obfuscated) if shared else None
+        return meta, obfuscation
 
     def _text_chunk(self, data: dict[str, Any]) -> list[ir.Event] | None:
         """The common case, decoded without the general path: one choice whose delta is
@@ -46,21 +90,26 @@ class FastPath:
         if lane is None or lane.open != "message" or lane.finished or "error" in data:
             return None
         logprobs = choice.get("logprobs")
-        out: list[ir.Event] = []
-        extra = self._chunk_residue(data)
-        if extra:
-            out.append(ir.Meta(None, extra))
         if type(logprobs) is dict:
             lps = split_logprobs(logprobs, cextra := {})
             if lps[1]:
                 return None
-            out.append(ir.TextDelta(number, text, lps[0]))
+            logprobs = lps[0]
         elif logprobs is None:
-            out.append(ir.TextDelta(number, text))
             cextra = {}
         else:
             return None
-        meta = self._choice_meta(number, choice, cextra)
+        meta, obfuscation = self._envelope(data)
+        event = ir.TextDelta(number, text, logprobs, {}, obfuscation)
+        out: list[ir.Event] = [meta, event] if meta is not None else [event]
+        if len(choice) == 4 and logprobs is None and "finish_reason" in choice:
+            # "index", "delta", "logprobs": null, "finish_reason": null, in some order.
+            shape = ("choice", number, *choice)
+            meta = self.null_metas.get(shape)
+            if meta is None:
+                meta = self.null_metas[shape] = self._choice_meta(number, choice, cextra)
+        else:
+            meta = self._choice_meta(number, choice, cextra)
         if meta is not None:
             out.append(meta)
         usage = data.get("usage")

@@ -25,7 +25,7 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
-from chatx.residue import merge, report
+from chatx.residue import MetaReport, merge, report
 
 from . import records as r
 from .special_tokens import TokenScanner
@@ -51,6 +51,7 @@ class LlamaStackEncoder(TextEncoding):
         self.notes = notes
         self.options = options
         self.own = options.source_format == r.NAME
+        self.lost_meta = MetaReport(notes)
         self.open = False
         self.ends = False  # the batch being encoded holds a StreamEnd
         self.noted: set[str] = set()
@@ -134,9 +135,7 @@ class LlamaStackEncoder(TextEncoding):
 
     def _meta(self, event: ir.Meta, out: list[Any]) -> None:
         if not self.own:
-            report(event.extra, self.notes)
-            if event.delta:
-                report(event.delta, self.notes, "delta.")
+            self.lost_meta(event)
             return
         ls = event.extra.get(LS, {})
         key = next((k for k in _RECORD_KEYS if k in ls), None)
@@ -172,6 +171,8 @@ class LlamaStackEncoder(TextEncoding):
 
     def _reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
         self.notes.lost_field("reasoning")
+        if event.obfuscation is not None:
+            self.notes.lost_field("obfuscation")
 
     # --- tool calls ---------------------------------------------------------------------
 
@@ -197,6 +198,8 @@ class LlamaStackEncoder(TextEncoding):
         if not self._lane_ok(event.lane):
             return
         ls = self._own(event.extra, "tool_call.")
+        if event.obfuscation is not None:
+            self.notes.lost_field("obfuscation")
         call = self.calls.get(event.call) or self._call_start(event.call, None, None, out)
         if event.fragment:
             call.fragments.append(event.fragment)

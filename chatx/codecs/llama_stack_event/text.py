@@ -29,6 +29,8 @@ class TextEncoding:
     def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
             return
+        if event.obfuscation is not None:
+            self.notes.lost_field("obfuscation")
         if not self.own:
             if event.extra:
                 report(event.extra, self.notes, "delta.")

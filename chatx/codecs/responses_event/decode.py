@@ -294,7 +294,9 @@ class ResponsesDecoder(ItemDecoding):
         lps = data.get("logprobs")
         if lps is None:
             self._repaired("output_text.delta without logprobs: logprobs [] added")
-        return [ir.TextDelta(0, _str(data.get("delta")), lps if lps else None, extra)]
+        return [
+            ir.TextDelta(0, _str(data.get("delta")), lps if lps else None, extra, _padding(extra))
+        ]
 
     def _refusal(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "refusal")
@@ -308,7 +310,12 @@ class ResponsesDecoder(ItemDecoding):
             return [ir.Passthrough(NAME, data, data.get("type"))]
         return [
             ir.ReasoningDelta(
-                0, _str(data.get("delta")), "summary", _int(data.get("summary_index")), extra
+                0,
+                _str(data.get("delta")),
+                "summary",
+                _int(data.get("summary_index")),
+                extra,
+                obfuscation=_padding(extra),
             )
         ]
 
@@ -318,7 +325,12 @@ class ResponsesDecoder(ItemDecoding):
             return [ir.Passthrough(NAME, data, data.get("type"))]
         return [
             ir.ReasoningDelta(
-                0, _str(data.get("delta")), "text", _int(data.get("content_index")), extra
+                0,
+                _str(data.get("delta")),
+                "text",
+                _int(data.get("content_index")),
+                extra,
+                obfuscation=_padding(extra),
             )
         ]
 
@@ -329,7 +341,16 @@ class ResponsesDecoder(ItemDecoding):
         delta = _str(data.get("delta"))
         state.args.append(delta)
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
-        return [ir.ToolArgsDelta(0, state.call or 0, delta, extra)]
+        return [ir.ToolArgsDelta(0, state.call or 0, delta, extra, _padding(extra))]
+
+
+def _padding(extra: dict[str, Any]) -> str | None:
+    """A delta event's obfuscation, taken out of its residue (see ``ir.OBFUSCATION``)."""
+    value = extra.get("obfuscation")
+    if type(value) is str:
+        del extra["obfuscation"]
+        return value
+    return None
 
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:

@@ -19,7 +19,7 @@ from chatx.codecs.responses_event.envelope import envelope, item_id, responses_i
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
 from chatx.notes import Notes
-from chatx.residue import NullResidue, merge, report
+from chatx.residue import MetaReport, NullResidue, merge, report
 
 NAME = "responses-event"
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
@@ -32,6 +32,7 @@ class ResponsesEncoder(PartEncoding):
         self.notes = notes
         self.options = options
         self.own = options.source_format == NAME
+        self.lost_meta = MetaReport(notes)
         self.active = False
         self._reset()
 
@@ -58,9 +59,7 @@ class ResponsesEncoder(PartEncoding):
                 if self.own:
                     self._meta(event, out)
                 elif type(event.extra) is not NullResidue:
-                    report(event.extra, self.notes, "")
-                    if event.delta:
-                        report(event.delta, self.notes, "delta.")
+                    self.lost_meta(event)
             elif kind is ir.ReasoningDelta:
                 self._reasoning(event, out)
             elif kind is ir.ToolArgsDelta:

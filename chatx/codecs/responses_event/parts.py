@@ -104,18 +104,17 @@ class PartEncoding:
             logprobs = []
         if logprobs:
             part[3].extend(logprobs)
-        self._emit(
-            out,
-            {
-                "type": "response.output_text.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "content_index": part[2],
-                "delta": event.text,
-                "logprobs": logprobs,
-            },
-            event.extra,
-        )
+        payload = {
+            "type": "response.output_text.delta",
+            "item_id": item.id,
+            "output_index": item.index,
+            "content_index": part[2],
+            "delta": event.text,
+            "logprobs": logprobs,
+        }
+        if event.obfuscation is not None:
+            payload["obfuscation"] = event.obfuscation
+        self._emit(out, payload, event.extra)
 
     def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
@@ -145,31 +144,26 @@ class PartEncoding:
         if mode == "summary":
             part = self._part(item, "summary_text", out, event.part)
             part[1].append(event.text)
-            self._emit(
-                out,
-                {
-                    "type": "response.reasoning_summary_text.delta",
-                    "item_id": item.id,
-                    "output_index": item.index,
-                    "summary_index": part[2],
-                    "delta": event.text,
-                },
-                event.extra,
-            )
+            payload = {
+                "type": "response.reasoning_summary_text.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "summary_index": part[2],
+                "delta": event.text,
+            }
         else:
             part = self._part(item, "reasoning_text", out)
             part[1].append(event.text)
-            self._emit(
-                out,
-                {
-                    "type": "response.reasoning_text.delta",
-                    "item_id": item.id,
-                    "output_index": item.index,
-                    "content_index": part[2],
-                    "delta": event.text,
-                },
-                event.extra,
-            )
+            payload = {
+                "type": "response.reasoning_text.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "content_index": part[2],
+                "delta": event.text,
+            }
+        if event.obfuscation is not None:
+            payload["obfuscation"] = event.obfuscation
+        self._emit(out, payload, event.extra)
 
     def _args(self, event: ir.ToolArgsDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
@@ -183,21 +177,20 @@ class PartEncoding:
             item = self._open(
                 "tool_call", event.lane, out, ir.ItemStart(event.lane, "tool_call", call=event.call)
             )
-        if not event.fragment and not event.extra:
+        if not event.fragment and not event.extra and event.obfuscation is None:
             return
         item.args.append(event.fragment)
         if self.own and event.extra.get("~silent"):
             return  # the source had these arguments in the item, not in a delta event
-        self._emit(
-            out,
-            {
-                "type": "response.function_call_arguments.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "delta": event.fragment,
-            },
-            event.extra,
-        )
+        payload = {
+            "type": "response.function_call_arguments.delta",
+            "item_id": item.id,
+            "output_index": item.index,
+            "delta": event.fragment,
+        }
+        if event.obfuscation is not None:
+            payload["obfuscation"] = event.obfuscation
+        self._emit(out, payload, event.extra)
 
 
 def message_part(part: list[Any]) -> dict[str, Any]:
