@@ -1,6 +1,7 @@
 """The transcoding pipeline: reader → decoder → (transforms) → encoder → writer.
 
-:class:`Transcoder` is itself sans-IO: ``feed(bytes) -> bytes`` and ``finish() -> bytes``.
+:class:`Transcoder` is itself sans-IO: ``feed(bytes) -> bytes`` and ``finish() -> bytes``
+(``feed_frames``/``finish_frames`` give the same bytes in pieces).
 The CLI feeds it whatever a read returned (a whole block from a file, one event from a
 live pipe) and writes what comes back at once, so a pipe streams live and a file is
 still written in large blocks.
@@ -88,12 +89,21 @@ class Transcoder:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take the next bytes of input; return the output they complete."""
+        return b"".join(self.feed_frames(chunk))
+
+    def finish(self) -> bytes:
+        """End of input: drain every stage."""
+        return b"".join(self.finish_frames())
+
+    def feed_frames(self, chunk: bytes) -> list[bytes]:
+        """:meth:`feed`, the output in pieces to write one after the other: a long
+        stream's last events are not joined into one more copy of its text."""
         if self.error is not None:
             raise self.error
         if self.reader is None:
             self.head += chunk
             if not containers.ready(self.head) and len(self.head) <= MAX_LINE:
-                return b""
+                return []
             chunk, self.head = self.head, b""
             self._open_reader(chunk)
         records = self.reader.feed(chunk)
@@ -101,11 +111,11 @@ class Transcoder:
             self._say_ignored()
         return self._records(records)
 
-    def finish(self) -> bytes:
-        """End of input: drain every stage."""
+    def finish_frames(self) -> list[bytes]:
+        """:meth:`finish`, the output in pieces (see :meth:`feed_frames`)."""
         if self.error is not None:
             raise self.error
-        out = b""
+        out: list[bytes] = []
         if self.reader is None:
             chunk, self.head = self.head, b""
             self._open_reader(chunk)
@@ -128,8 +138,9 @@ class Transcoder:
         payloads = self.encoder.finish()
         if self.strict:
             self._check_strict()
-        out += self.writer.write(payloads) if payloads else b""
-        out += self.writer.finish()
+        if payloads:
+            out += self.writer.frames(payloads)
+        out.append(self.writer.finish())
         return out
 
     @property
@@ -180,19 +191,19 @@ class Transcoder:
             )
         self.encoder = self.dst.encoder(self.notes, options)
 
-    def _records(self, records: list[Record]) -> bytes:
+    def _records(self, records: list[Record]) -> list[bytes]:
         if not records:
-            return b""
+            return []
         if self.decoder is None:
             self.pending.extend(records)
             # Detection needs a few records; a named source format needs none.
             if len(self.pending) < _PROBE_RECORDS and self.src is None:
-                return b""
+                return []
             self._open_codecs()
             records, self.pending = self.pending, []
         return self._process(records)
 
-    def _process(self, records: list[Record]) -> bytes:
+    def _process(self, records: list[Record]) -> list[bytes]:
         if self.strict:
             return self._process_strict(records)
         payloads: list[Any] = []
@@ -215,9 +226,9 @@ class Transcoder:
                 if debug():
                     raise
                 self._skip(bug_text(exc), record.line)
-        return self.writer.write(payloads) if payloads else b""
+        return self.writer.frames(payloads) if payloads else []
 
-    def _process_strict(self, records: list[Record]) -> bytes:
+    def _process_strict(self, records: list[Record]) -> list[bytes]:
         """``_process`` that stops at the first record skipped, repaired or lost.
 
         The output of the records before it is returned; the error is raised by the next
@@ -244,13 +255,13 @@ class Transcoder:
             if self.error is not None:
                 del payloads[kept:]  # the record that broke the rule is not written
                 break
-        return self.writer.write(payloads) if payloads else b""
+        return self.writer.frames(payloads) if payloads else []
 
-    def _encode(self, events: list[ir.Event]) -> bytes:
+    def _encode(self, events: list[ir.Event]) -> list[bytes]:
         if not events:
-            return b""
+            return []
         payloads = self.encoder.feed(events)
-        return self.writer.write(payloads) if payloads else b""
+        return self.writer.frames(payloads) if payloads else []
 
     def _skip(self, message: str, line: int, expected: str | None = None) -> None:
         self.skipped += 1

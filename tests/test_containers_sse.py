@@ -318,6 +318,25 @@ def test_writer_frames_data_and_done():
     assert out == b'data: {"type":"a"}\n\ndata: [DONE]\n\n'
 
 
+@pytest.mark.parametrize("container", ["sse", "jsonl", "json"])
+def test_large_payloads_come_out_alone_and_the_rest_joined(container):
+    """A payload past LARGE is its own piece (so a writer of the pieces never holds a
+    joined copy of it); small ones around it are joined; the bytes are the same."""
+    from chatx import containers
+    from chatx.containers.sse import LARGE
+
+    big = {"type": "big", "text": "x" * (LARGE + 1)}
+    payloads = [{"type": "a"}, {"type": "b"}, big, {"type": "c"}, DONE]
+    pieces = containers.get(container).writer(True).frames(payloads)
+    whole = containers.get(container).writer(True).write(payloads)
+    assert b"".join(pieces) == whole
+    assert len(pieces) == 3
+    assert [len(p) > LARGE for p in pieces] == [False, True, False]
+    assert containers.get(container).writer(True).frames(payloads[:2]) == [
+        containers.get(container).writer(True).write(payloads[:2])
+    ]
+
+
 def test_writer_event_names_from_type():
     writer = SSEWriter(event_names=True)
     out = writer.write([{"type": "response.created"}, {"type": 3}, [1], {"type": "a\nb"}, DONE])

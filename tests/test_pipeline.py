@@ -185,3 +185,19 @@ def test_decode_detects_responses():
 def test_payload_helpers_see_what_convert_wrote():
     out = pipeline.convert(CHAT_BODY, dst=CHAT)
     assert payloads(out) == chat_text("one ", "two ", "three ", "four ", "five")
+
+
+def test_frames_are_the_bytes_of_feed_and_finish_in_pieces():
+    """feed_frames/finish_frames (what the CLI writes) give exactly feed/finish's bytes,
+    and a stream's long final events come out as pieces of their own."""
+    from chatx.containers.sse import LARGE
+
+    data = sse(chat_text(*["word " * 1000] * 300))
+    whole = Transcoder("responses-event").feed(data)
+    whole_end = Transcoder("responses-event")
+    joined = whole_end.feed(data) + whole_end.finish()
+    framed = Transcoder("responses-event")
+    pieces = framed.feed_frames(data) + framed.finish_frames()
+    assert b"".join(pieces) == joined and joined.startswith(whole)
+    alone = [p for p in pieces if p.startswith(b"{") and len(p) > LARGE]  # one payload each
+    assert len(alone) == 4  # text.done, part.done, item.done, completed

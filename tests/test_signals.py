@@ -205,7 +205,7 @@ def test_a_bug_is_one_line_without_traceback_and_the_traceback_on_request(monkey
     def broken(self, chunk):  # noqa: ANN001
         raise KeyError("boom")
 
-    monkeypatch.setattr(pipeline.Transcoder, "feed", broken)
+    monkeypatch.setattr(pipeline.Transcoder, "feed_frames", broken)
     result = run(["convert", "-"], CHAT_BODY)
     assert result.code == ExitStatus.INTERNAL
     assert result.err == (

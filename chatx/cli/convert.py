@@ -307,18 +307,19 @@ def _progress(total: int) -> _Quiet:
 def pump(inp: BinaryIO, out: BinaryIO, transcoder: Any, reporter: NoteReporter) -> None:
     """Read, convert, write and flush until the input ends."""
     read = getattr(inp, "read1", inp.read)
+    write = out.write
     while True:
         chunk = read(_BLOCK)
         if not chunk:
             break
-        data = transcoder.feed(chunk)
-        if data:
-            out.write(data)
+        frames = transcoder.feed_frames(chunk)
+        if frames:
+            for data in frames:
+                write(data)
             out.flush()
         reporter.flush()
-    data = transcoder.finish()
-    if data:
-        out.write(data)
+    for data in transcoder.finish_frames():
+        write(data)
     out.flush()
 
 

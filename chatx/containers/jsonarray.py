@@ -7,7 +7,15 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.sse import BOM, MAX_DEPTH, TOO_DEEP, lenient_dumps, payload_error, too_deep
+from chatx.containers.sse import (
+    BOM,
+    MAX_DEPTH,
+    TOO_DEEP,
+    frames,
+    lenient_dumps,
+    payload_error,
+    too_deep,
+)
 from chatx.record import DONE, Record
 
 # Strings (so brackets and commas inside them are skipped) and the structural bytes.
@@ -160,6 +168,10 @@ class JSONArrayWriter:
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads, continuing the array."""
+        return b"".join(self.frames(payloads))
+
+    def frames(self, payloads: list[Any]) -> list[bytes]:
+        """The bytes for these payloads, in order, as one or more pieces (see sse.frames)."""
         sep = self._sep
         try:
             return self._write(payloads, orjson.dumps)
@@ -167,14 +179,14 @@ class JSONArrayWriter:
             self._sep = sep
             return self._write(payloads, lenient_dumps)
 
-    def _write(self, payloads: list[Any], dumps: Any) -> bytes:
+    def _write(self, payloads: list[Any], dumps: Any) -> list[bytes]:
         out: list[bytes] = []
         for payload in payloads:
             if payload is not DONE:
                 out.append(self._sep)
                 out.append(dumps(payload))
                 self._sep = b",\n"
-        return b"".join(out)
+        return frames(out)
 
     def finish(self) -> bytes:
         """End of output: close the array (an empty one if nothing was written)."""

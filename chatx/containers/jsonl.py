@@ -13,6 +13,7 @@ from chatx.containers.sse import (
     LineSplitter,
     LineTooLong,
     bad_payload,
+    frames,
     lenient_dumps,
     too_deep,
 )
@@ -90,12 +91,16 @@ class JSONLWriter:
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads (JSON values or ``DONE``)."""
+        return b"".join(self.frames(payloads))
+
+    def frames(self, payloads: list[Any]) -> list[bytes]:
+        """The bytes for these payloads, in order, as one or more pieces (see sse.frames)."""
         newline = orjson.OPT_APPEND_NEWLINE
         try:
             dumps = orjson.dumps
-            return b"".join([dumps(p, option=newline) for p in payloads if p is not DONE])
+            return frames([dumps(p, option=newline) for p in payloads if p is not DONE])
         except TypeError:  # what plain dumps refuses: see lenient_dumps
-            return b"".join([lenient_dumps(p, newline) for p in payloads if p is not DONE])
+            return frames([lenient_dumps(p, newline) for p in payloads if p is not DONE])
 
     def finish(self) -> bytes:
         """End of output: nothing to close."""

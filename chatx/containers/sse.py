@@ -327,12 +327,16 @@ class SSEWriter:
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads (JSON values or ``DONE``)."""
+        return b"".join(self.frames(payloads))
+
+    def frames(self, payloads: list[Any]) -> list[bytes]:
+        """The bytes for these payloads, in order, as one or more pieces (:func:`frames`)."""
         try:
             return self._write(payloads, orjson.dumps)
         except TypeError:
             return self._write(payloads, lenient_dumps)
 
-    def _write(self, payloads: list[Any], dumps: Any) -> bytes:
+    def _write(self, payloads: list[Any], dumps: Any) -> list[bytes]:
         out: list[bytes] = []
         append = out.append
         names = self._event_names
@@ -352,11 +356,37 @@ class SSEWriter:
             append(b"data: ")
             append(dumps(payload))
             append(b"\n\n")
-        return b"".join(out)
+        return frames(out)
 
     def finish(self) -> bytes:
         """End of output: nothing to close in SSE."""
         return b""
+
+
+LARGE = 1 << 20  # output pieces this long are handed on alone, never joined
+
+
+def frames(pieces: list[bytes]) -> list[bytes]:
+    """``pieces`` as few byte strings to write, joined but for the large ones.
+
+    A long stream ends with events that each repeat its whole text (a Responses
+    ``output_text.done``, ``response.completed``): joining them into one string would
+    hold that text once more, at the moment memory is at its highest."""
+    if sum(map(len, pieces)) <= LARGE:
+        return [b"".join(pieces)]
+    out: list[bytes] = []
+    run: list[bytes] = []
+    for piece in pieces:
+        if len(piece) > LARGE:
+            if run:
+                out.append(b"".join(run))
+                run = []
+            out.append(piece)
+        else:
+            run.append(piece)
+    if run:
+        out.append(b"".join(run))
+    return out
 
 
 def lenient_dumps(value: Any, option: int = 0) -> bytes:
