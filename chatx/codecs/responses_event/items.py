@@ -133,13 +133,15 @@ class ItemDecoding:
                 state.id, "completed", state.args.text(), state.call_id, state.name
             )
             kind = "tool_call"
-        self.output.append(item)
         event_extra = {
             k: v
             for k, v in data.items()
             if k not in ("type", "item", "output_index", "sequence_number")
         }
         patch = diff(item, canonical)
+        # The same item, but built on the text the deltas gave: the record's own copy of
+        # a long text is not kept until the terminal event.
+        self.output.append(canonical if not patch else item)
         extra = {}
         if patch:
             extra["item"] = patch
