@@ -24,15 +24,12 @@ class Envelope:
     __slots__ = ("keys", "meta", "obfuscated", "stable", "values")
 
     def __init__(self, data: dict[str, Any], meta: ir.Meta | None, obfuscated: bool) -> None:
-        self.keys = data.keys()  # compared as a set: the same fields, whatever their order
+        self.keys = frozenset(data)  # the same fields, whatever their order
         names = [k for k in data if k != "choices" and (k != "obfuscation" or not obfuscated)]
         self.values = itemgetter(*names)
         self.stable = self.values(data)
         self.meta = meta  # shared by the chunks that match: residue is never mutated
         self.obfuscated = obfuscated
-
-    def matches(self, data: dict[str, Any]) -> bool:
-        return data.keys() == self.keys and self.values(data) == self.stable
 
 
 class FastPath:
@@ -49,7 +46,11 @@ class FastPath:
         """The chunk's record-level residue as a Meta (or ``None``), and its obfuscation
         when that is a string (it goes on the delta, see ``ir.OBFUSCATION``)."""
         envelope = self.envelope
-        if envelope is not None and envelope.matches(data):
+        if (
+            envelope is not None
+            and data.keys() == envelope.keys
+            and envelope.values(data) == envelope.stable
+        ):
             obfuscation = data["obfuscation"] if envelope.obfuscated else None
             if obfuscation is None or type(obfuscation) is str:
                 return envelope.meta, obfuscation

@@ -48,6 +48,7 @@ class PartEncoding:
     item: OpenItem | None
     own: bool
     calls: set[int]
+    seq: int
     notes: Any
     options: Any
 
@@ -114,7 +115,12 @@ class PartEncoding:
         }
         if event.obfuscation is not None:
             payload["obfuscation"] = event.obfuscation
-        self._emit(out, payload, event.extra)
+        if event.extra:
+            self._emit(out, payload, event.extra)
+        else:  # _emit's work for a delta without residue (deltas are never patched)
+            payload["sequence_number"] = self.seq
+            self.seq += 1
+            out.append(payload)
 
     def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
