@@ -55,6 +55,18 @@ _IGNORED = frozenset(
 
 
 _INDEX_KEYS = ("output_index", "content_index", "summary_index")
+_FAST_TEXT_KEYS = frozenset(
+    (
+        "type",
+        "item_id",
+        "output_index",
+        "content_index",
+        "delta",
+        "logprobs",
+        "sequence_number",
+        "obfuscation",
+    )
+)
 
 
 class ResponsesDecoder(ItemDecoding):
@@ -76,6 +88,11 @@ class ResponsesDecoder(ItemDecoding):
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
+        data = record.data
+        if type(data) is dict and data.get("type") == "response.output_text.delta":
+            fast = self._text_fast(data)
+            if fast is not None:
+                return fast
         if record.done:
             if self.ended:
                 self._repaired(
@@ -286,6 +303,40 @@ class ResponsesDecoder(ItemDecoding):
         if isinstance(lps, list) and lps:
             part[1].extend(lps)
         return state, extra
+
+    def _text_fast(self, data: dict[str, Any]) -> list[ir.Event] | None:
+        """The event almost every stream is made of, decoded without the general checks:
+        more text for the open part of a message, in sequence, with nothing else beside
+        it. ``None`` sends it the long way, which says what is wrong."""
+        seq = data.get("sequence_number")
+        if (
+            not self.started
+            or self.ended
+            or seq != self.expected_seq
+            or type(seq) is not int
+            or not data.keys() <= _FAST_TEXT_KEYS
+        ):
+            return None
+        state = self.items.get(data.get("output_index"))
+        if state is None or state.kind != "message" or data.get("item_id") != state.id:
+            return None
+        index = data.get("content_index")
+        part = state.parts.get(("output_text", index)) if type(index) is int else None
+        delta, lps = data.get("delta"), data.get("logprobs")
+        obfuscation = data.get("obfuscation")
+        if (
+            part is None
+            or type(delta) is not str
+            or type(lps) is not list
+            or not (obfuscation is None or type(obfuscation) is str)
+            or type(data["output_index"]) is not int
+        ):
+            return None
+        self.expected_seq = seq + 1
+        part[0].append(delta)
+        if lps:
+            part[1].extend(lps)
+        return [ir.TextDelta(0, delta, lps or None, {}, obfuscation)]
 
     def _text(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "output_text")
