@@ -108,6 +108,8 @@ class MetaReport:
         self._paths: list[str] = []
 
     def __call__(self, meta: Any) -> None:
+        if type(meta.extra) is NullResidue and not meta.delta:
+            return  # nulls only: nothing to report, and the last event stays cached
         if meta is not self._last:
             self._last = meta
             self._paths = lost_paths(meta.extra)

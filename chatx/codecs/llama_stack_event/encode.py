@@ -53,7 +53,7 @@ class LlamaStackEncoder(TextEncoding):
         self.own = options.source_format == r.NAME
         self.lost_meta = MetaReport(notes)
         self.open = False
-        self.ends = False  # the batch being encoded holds a StreamEnd
+        self.batch: list[ir.Event] = []  # the batch being encoded
         self.noted: set[str] = set()
         self._handlers = {kind: getattr(self, name) for kind, name in _HANDLERS.items()}
         self._reset("")
@@ -76,7 +76,7 @@ class LlamaStackEncoder(TextEncoding):
     def feed(self, events: list[ir.Event]) -> list[Any]:
         """Encode one batch; from this codec's own decoder, one record per batch."""
         out: list[Any] = []
-        self.ends = any(type(event) is ir.StreamEnd for event in events)
+        self.batch = events
         handlers = self._handlers
         for event in events:
             handlers[type(event)](event, out)
@@ -267,7 +267,8 @@ class LlamaStackEncoder(TextEncoding):
         # The record this batch wrote ends the generation; in a batch that also ends the
         # stream, the stop reason belongs to the complete event alone.
         last = out[-1] if out else None
-        if not self.ends and isinstance(last, dict) and isinstance(last.get("event"), dict):
+        ends = any(type(e) is ir.StreamEnd for e in self.batch)
+        if not ends and isinstance(last, dict) and isinstance(last.get("event"), dict):
             last["event"]["stop_reason"] = self._stop_word()
 
     def _error(self, event: ir.Error, out: list[Any]) -> None:
