@@ -208,7 +208,9 @@ class Transcoder:
             return self._process_strict(records)
         payloads: list[Any] = []
         decoder, encoder, notes = self.decoder, self.encoder, self.notes
-        plain = self.choice is None and not self.dst.single_lane
+        # Without --choice, a one-lane target only needs to see each lane's LaneStart.
+        lanes_only = self.choice is None
+        lane_start = ir.LaneStart
         for record in records:
             if record.error is not None:
                 self._skip(record.error, record.line)
@@ -217,7 +219,9 @@ class Transcoder:
             try:
                 events = decoder.feed(record)
                 if events:
-                    payloads.extend(encoder.feed(events if plain else self._select(events)))
+                    if not lanes_only or lane_start in map(type, events):
+                        events = self._select(events)
+                    payloads.extend(encoder.feed(events))
             except InputError as exc:
                 self._skip(exc.message, record.line, exc.expected)
             except ChatxError:
