@@ -48,6 +48,26 @@ class ChatChunkEncoder:
 
         One flat ``if`` chain on the event's type, most frequent first: the hot path
         pays no method lookup per event."""
+        if len(events) == 1:
+            event = events[0]
+            if (
+                type(event) is ir.TextDelta
+                and event.lane in self.roles
+                and not event.extra
+                and not event.logprobs
+            ):
+                # A batch of only more text (most of a Responses source): the chunk the
+                # general path below would build, built at once.
+                chunk = {
+                    "id": self.id,
+                    "object": "chat.completion.chunk",
+                    "created": self.created,
+                    "model": self.model,
+                    "choices": [{"index": event.lane, "delta": {"content": event.text}}],
+                }
+                if event.obfuscation is not None:
+                    chunk["obfuscation"] = event.obfuscation
+                return [chunk]
         out: list[Any] = []
         choices: dict[int, dict[str, Any]] = {}
         chunk: dict[str, Any] | None = None
