@@ -6,24 +6,25 @@ choice), the items in output order — message text and refusal, reasoning, tool
 plus the logprobs and the finish reason; per stream the id, model, created time, usage,
 errors and how many IR events of each type it saw.
 
-Memory grows with the text, not with the number of events: pieces are kept in lists and
-joined once (:func:`joined`), empty pieces are not kept, and bookkeeping events
-(``Meta``) are counted, not stored. :func:`assemble` splits input that holds several
-streams (vercel fixtures concatenate turns) into one Assembler per stream.
+Memory grows with the text, not with the number of events: pieces are kept in lists,
+joined now and then as they come and once at the end (:func:`joined`), empty pieces are
+not kept, and bookkeeping events (``Meta``) are counted, not stored. :func:`assemble`
+splits input that holds several streams (vercel fixtures concatenate turns) into one
+Assembler per stream.
 """
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chatx import codecs, ir, pipeline
-from chatx.errors import InputError
-from chatx.notes import Notes
+from chatx import ir, pipeline
+from chatx.reading import Side, load, open_side
 from chatx.record import Record
+
+__all__ = ["Assembler", "Side", "assemble", "joined", "load", "open_side", "streams_of"]
 
 PartKind = Literal["summary", "text"]
 # Record-level fields a client keeps on the final object (the openai SDK copies them).
@@ -35,6 +36,18 @@ def joined(parts: list[str]) -> str:
     if len(parts) > 1:
         parts[:] = ["".join(parts)]
     return parts[0] if parts else ""
+
+
+def _add(parts: list[str], piece: str) -> None:
+    parts.append(piece)
+    # A str costs about 50 bytes beside its characters: a million short deltas kept
+    # apart would cost more than their text. The pieces are joined now and then, and
+    # less often as the text grows, so each character is copied a few times at most.
+    if len(parts) > _PACK and len(parts) << 6 > len(parts[0]):
+        parts[:] = ["".join(parts)]
+
+
+_PACK = 1024  # pieces kept apart before the first join
 
 
 @dataclass(slots=True, eq=False)
@@ -216,14 +229,14 @@ class Assembler:
     def _text(self, event: ir.TextDelta) -> None:
         item = self._current(event.lane, "message")
         if event.text:
-            item.text.append(event.text)
+            _add(item.text, event.text)
         if event.logprobs:
             item.logprobs.extend(event.logprobs)
 
     def _refusal(self, event: ir.RefusalDelta) -> None:
         item = self._current(event.lane, "message")
         if event.text:
-            item.refusal.append(event.text)
+            _add(item.refusal, event.text)
         if event.logprobs:
             item.refusal_logprobs.extend(event.logprobs)
 
@@ -234,7 +247,7 @@ class Assembler:
         item = self._current(event.lane, "reasoning")
         parts = item.reasoning.setdefault((event.kind, event.part), [])
         if event.text:
-            parts.append(event.text)
+            _add(parts, event.text)
 
     def _args(self, event: ir.ToolArgsDelta) -> None:
         lane = self.lane(event.lane)
@@ -244,7 +257,7 @@ class Assembler:
             item.call = call = lane.tool_calls[event.call] = ToolCall(event.call)
             lane.items.append(item)
         if event.fragment:
-            call.fragments.append(event.fragment)
+            _add(call.fragments, event.fragment)
 
     def _usage(self, event: ir.Usage) -> None:
         # Perplexity and Groq repeat usage; the last one is the final count.
@@ -313,50 +326,10 @@ def assemble(batches: Iterable[list[ir.Event]]) -> list[Assembler]:
 # -- inputs of the commands that assemble (show, collect, diff) ----------------------------
 
 
-@dataclass(slots=True)
-class Side:
-    """One input: its name, format, container, records and the notes decoding it gave."""
-
-    name: str
-    format: str
-    container: str
-    records: list[Record]
-    notes: Notes = field(default_factory=Notes)
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "file": self.name,
-            "format": self.format,
-            "container": self.container,
-            "events": len(self.records),
-        }
-
-
-def load(data: bytes, name: str, fmt: str | None = None) -> Side:
-    """Frame ``data`` and name its format (detected unless ``fmt`` is given)."""
-    notes = Notes()  # lines the reader ignored are said, as convert says them
-    try:
-        container, records = pipeline.read_records(data, notes=notes)
-        codec = codecs.get(fmt) if fmt else codecs.detect(records[:_PROBE])
-    except InputError as exc:
-        raise exc.located(name) from None
-    return Side(name, codec.name, container, records, notes)
-
-
-_PROBE = 4  # records the format is detected from, as the pipeline does
-
-
-def streams_of(side: Side) -> list[Assembler]:
-    """Decode and assemble one input (one Assembler per stream it holds)."""
-    return assemble(pipeline.decode(side.records, side.format, side.notes))
-
-
-def read_input(path: str) -> bytes:
-    """The bytes of a file, or of stdin for ``-``."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), file=path) from None
+def streams_of(side: Side, records: Iterable[Record] | None = None) -> list[Assembler]:
+    """Decode and assemble the rest of one input (one Assembler per stream it holds);
+    ``records`` is ``side.records()`` or a pass over it that looks at each record."""
+    batches = pipeline.decode(
+        side.records() if records is None else records, side.format, side.notes
+    )
+    return assemble(batches)

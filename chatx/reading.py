@@ -1,13 +1,21 @@
 """Reading inputs into records: a whole input held in memory, or a file or stdin read
-as it arrives (the container detected from the first bytes unless given)."""
+as it arrives (the container detected from the first bytes unless given).
+
+A :class:`Side` is one input of the commands that compare or rebuild a stream (diff,
+show, collect): its records are read once, as they come, and only what those commands
+print is kept (counts, unreadable records, notes), so memory follows the text the stream
+carries, not its number of events.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import chain, islice
 from typing import Any
 
-from chatx import containers
+from chatx import codecs, containers
 from chatx.containers.sse import MAX_LINE
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -63,30 +71,43 @@ def open_records(
         if file != "-":
             stream.close()
         raise exc.located(name) from None
-    return kind, _frame(stream, head, kind, name, ignored, close=file != "-")
+    chunks = chain((head,), iter(lambda: read(_BLOCK), b""))
+    close = stream.close if file != "-" else None
+    return kind, _frame(chunks, kind, name, ignored, close)
+
+
+def frame_bytes(
+    data: bytes,
+    container: str | None = None,
+    ignored: list[tuple[int, str]] | None = None,
+    name: str = "<input>",
+) -> tuple[str, Iterator[Record]]:
+    """Frame a stream held in memory block by block, as :func:`open_records` frames a
+    file: the records come out as they are read, none kept here."""
+    try:
+        kind = container or containers.detect(data[: containers.sniffed(data)])
+    except InputError as exc:
+        raise exc.located(name) from None
+    blocks = (data[at : at + _BLOCK] for at in range(0, len(data), _BLOCK))
+    return kind, _frame(blocks, kind, name, ignored, None)
 
 
 def _frame(
-    stream: Any,
-    head: bytes,
+    chunks: Iterator[bytes],
     container: str,
     name: str,
     ignored: list[tuple[int, str]] | None,
-    *,
-    close: bool,
+    close: Callable[[], None] | None,
 ) -> Iterator[Record]:
     reader = containers.get(container).reader()
     said = getattr(reader, "ignored", None) if ignored is not None else None
-    read = getattr(stream, "read1", stream.read)
     try:
-        chunk = head
-        while chunk:
+        for chunk in chunks:
             records = reader.feed(chunk)
             if said:
                 ignored.extend(said)  # type: ignore[union-attr]
                 said.clear()
             yield from records
-            chunk = read(_BLOCK)
         records = reader.finish()
         if said:
             ignored.extend(said)  # type: ignore[union-attr]
@@ -94,5 +115,98 @@ def _frame(
     except InputError as exc:
         raise exc.located(name) from None
     finally:
-        if close:
-            stream.close()
+        if close is not None:
+            close()
+
+
+# -- one input of the commands that assemble (show, collect, diff) ----------------------
+
+
+@dataclass(slots=True, eq=False)
+class Side:
+    """One input, read once as it comes: its name, format, container, the notes reading
+    and decoding it gave, and what was counted on the way (records are not kept, unless
+    ``kept`` is a list)."""
+
+    name: str
+    format: str
+    container: str
+    source: Iterator[Record] = field(repr=False)
+    notes: Notes = field(default_factory=Notes)
+    ignored: list[tuple[int, str]] = field(default_factory=list, repr=False)
+    events: int = 0
+    unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
+    kept: list[Record] | None = None
+
+    def records(self) -> Iterator[Record]:
+        """The records not read yet; each input line the reader ignored becomes a warning
+        note, said before the record after it, as convert says it."""
+        for record in self.source:
+            if self.ignored:
+                self._say_ignored(record.line)
+            self.events += 1
+            if record.error is not None:
+                self.unreadable.append((record.line, record.error))
+            if self.kept is not None:
+                self.kept.append(record)
+            yield record
+        self._say_ignored(None)
+
+    def drain(self) -> None:
+        """Read the rest, so that the counts and notes cover the whole input."""
+        for _ in self.records():
+            pass
+
+    def _say_ignored(self, before: int | None) -> None:
+        said = 0
+        for line, why in self.ignored:
+            if before is not None and line >= before:
+                break
+            self.notes.add("warning", why, line)
+            said += 1
+        del self.ignored[:said]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "file": self.name,
+            "format": self.format,
+            "container": self.container,
+            "events": self.events,
+        }
+
+
+def load(data: bytes, name: str, fmt: str | None = None, *, keep: bool = False) -> Side:
+    """A stream held in memory, framed as it is read; its format detected unless ``fmt``
+    is given. ``keep`` keeps every record read in ``Side.kept``."""
+    ignored: list[tuple[int, str]] = []
+    container, records = frame_bytes(data, None, ignored, name)
+    return _side(name, container, records, ignored, fmt, keep)
+
+
+def open_side(file: str, fmt: str | None = None, *, keep: bool = False) -> Side:
+    """A file, or stdin for ``-``, framed as it is read (see :func:`load`)."""
+    ignored: list[tuple[int, str]] = []
+    container, records = open_records(file, None, ignored)
+    return _side("<stdin>" if file == "-" else file, container, records, ignored, fmt, keep)
+
+
+def _side(
+    name: str,
+    container: str,
+    records: Iterator[Record],
+    ignored: list[tuple[int, str]],
+    fmt: str | None,
+    keep: bool,
+) -> Side:
+    try:
+        head = list(islice(records, _PROBE))
+        codec = codecs.get(fmt) if fmt else codecs.detect(head)
+    except InputError as exc:
+        raise exc.located(name) from None
+    side = Side(name, codec.name, container, chain(head, records), ignored=ignored)
+    if keep:
+        side.kept = []
+    return side
+
+
+_PROBE = 4  # records the format is detected from, as the pipeline does

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from chatx.assemble import Assembler, Item, Lane, Side
+from chatx.assemble import Assembler, Item, Lane, Side, streams_of
 from chatx.record import Record
 from chatx.textsafe import escape_text
 
@@ -144,9 +145,21 @@ def _chat_preview(data: dict[str, Any]) -> str:
 # -- rendering -------------------------------------------------------------------------------
 
 
-def render(side: Side, streams: list[Assembler], *, events: bool = False) -> list[RenderableType]:
-    """Everything ``chatx show`` prints, as rich renderables."""
-    out: list[RenderableType] = [_header(side)]
+def render(side: Side, *, events: bool = False) -> list[RenderableType]:
+    """Read ``side`` to its end and return everything ``chatx show`` prints, as rich
+    renderables; the records are kept only for the timeline (``events``)."""
+    kinds: Counter[str] = Counter()
+    kept: list[Record] = []
+
+    def tally() -> Iterator[Record]:
+        for record in side.records():
+            kinds.update(record_kinds(record))
+            if events:
+                kept.append(record)
+            yield record
+
+    streams = streams_of(side, tally())
+    out: list[RenderableType] = [_header(side, kinds)]
     for number, stream in enumerate(streams):
         if len(streams) > 1:
             out.append(Rule(f"stream {number + 1} of {len(streams)}"))
@@ -157,22 +170,21 @@ def render(side: Side, streams: list[Assembler], *, events: bool = False) -> lis
         out.extend(Text("  " + escape_text(str(note)), style="yellow") for note in notes)
     if events:
         out.append(Text("events", style="bold"))
-        out.append(timeline(side.records))
+        out.append(timeline(kept))
     return out
 
 
-def show(side: Side, streams: list[Assembler], console: Console, *, events: bool = False) -> None:
-    for renderable in render(side, streams, events=events):
+def show(side: Side, console: Console, *, events: bool = False) -> None:
+    for renderable in render(side, events=events):
         console.print(renderable)
 
 
-def _header(side: Side) -> RenderableType:
-    counts = Counter(kind for record in side.records for kind in record_kinds(record))
+def _header(side: Side, kinds: Counter[str]) -> RenderableType:
     return _facts(
         [
             ("file", escape_text(side.name)),
-            ("format", f"{side.format} ({side.container}, {len(side.records)} records)"),
-            ("events", " · ".join(f"{escape_text(k)} {n}" for k, n in counts.most_common())),
+            ("format", f"{side.format} ({side.container}, {side.events} records)"),
+            ("events", " · ".join(f"{escape_text(k)} {n}" for k, n in kinds.most_common())),
         ]
     )
 

@@ -187,3 +187,22 @@ def test_memory_follows_the_text_not_the_events() -> None:
     tracemalloc.stop()
     assert grown < 32_000, grown
     assert stream.lanes[0].text == ""
+
+
+def test_many_short_deltas_cost_about_their_text() -> None:
+    """A str costs ~50 bytes beside its text: 100k deltas of a few characters are joined
+    as they come, not kept apart, and every character stays in order."""
+    tracemalloc.start()
+    stream = Assembler()
+    stream.feed([ir.StreamStart("x"), ir.ItemStart(0, "tool_call", call=0)])
+    stream.feed([ir.ItemStart(0, "message")])
+    for n in range(100_000):
+        word = f"w{n % 97}."  # a new str each time, as a decoder makes them
+        stream.feed([ir.TextDelta(0, word), ir.ToolArgsDelta(0, 0, word)])
+    kept = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    text = "".join(f"w{n % 97}." for n in range(100_000))
+    assert kept < 6 * len(text), (kept, len(text))  # apart: ~60 bytes a delta
+    (call, message) = stream.lanes[0].items
+    assert len(message.text) < 10_000 and joined(message.text) == text
+    assert call.call is not None and call.call.arguments == text

@@ -545,9 +545,6 @@ _NOT_SAID = {
     "' data: {...}', the chunk that says Hello) is dropped by the reader as the spec says, "
     "and validate reports the stream as ok; pipeline.open_records(file, container, "
     "ignored=[]) now lists such lines, for a finding",
-    "show": "BUG chatx/assemble.py load: pipeline.read_records(data, notes=...) says each "
-    "ignored SSE line as a warning note, but load does not pass the Side's notes, so show, "
-    "collect and diff drop the line unsaid",
 }
 
 
@@ -556,9 +553,7 @@ _NOT_SAID = {
     [
         pytest.param(
             c,
-            marks=[pytest.mark.xfail(strict=True, reason=_NOT_SAID.get(c, _NOT_SAID["show"]))]
-            if c in ("validate", "diff")
-            else [],
+            marks=[pytest.mark.xfail(strict=True, reason=_NOT_SAID[c])] if c in _NOT_SAID else [],
         )
         for c in COMMANDS
     ],

@@ -224,8 +224,9 @@ def test_cli_collect_trouble(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def _streams(path: Path) -> tuple[str, list[Assembler], list[Any]]:
-    side = load(path.read_bytes(), path.name)
-    return side.format, streams_of(side), side.records
+    side = load(path.read_bytes(), path.name, keep=True)
+    streams = streams_of(side)
+    return side.format, streams, side.kept or []
 
 
 @pytest.mark.skipif(not CAPTURES.is_dir(), reason=f"no real captures: {CAPTURES} is absent")

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatx import codecs, pipeline
 from chatx.cli import app, main
@@ -216,6 +218,92 @@ def test_wire_resyncs_after_a_missing_event() -> None:
     result = diff(sse(chunks), sse(chunks[:4] + chunks[5:]))
     (only,) = result.differences
     assert (only.index_a, only.index_b, only.b) == (4, None, ABSENT)
+
+
+def _reference_rows(va: list[int], vb: list[int], first_only: bool) -> tuple[list, list]:
+    """The alignment as first written, over whole lists: (rows, rows that differ)."""
+    look, agree = 8, 3
+
+    def agrees(i: int, j: int) -> bool:
+        if i >= len(va) or j >= len(vb):
+            return False
+        span = min(agree, len(va) - i, len(vb) - j)
+        return all(va[i + n] == vb[j + n] for n in range(span))
+
+    def resync(i: int, j: int) -> tuple[int, int]:
+        if i >= len(va):
+            return 0, len(vb) - j
+        if j >= len(vb):
+            return len(va) - i, 0
+        for k in range(1, look + 1):
+            if agrees(i + k, j):
+                return k, 0
+            if agrees(i, j + k):
+                return 0, k
+        return 0, 0
+
+    rows: list[tuple[int | None, int | None]] = []
+    differing: list[int] = []
+    i = j = 0
+    stop = None
+    while (i < len(va) or j < len(vb)) and (stop is None or len(rows) < stop):
+        if i < len(va) and j < len(vb) and va[i] == vb[j]:
+            rows.append((i, j))
+            i, j = i + 1, j + 1
+            continue
+        keep = stop is None
+        skip_a, skip_b = resync(i, j)
+        steps = [(k, None) for k in range(i, i + skip_a)] + [
+            (None, k) for k in range(j, j + skip_b)
+        ]
+        for step in steps or [(i, j)]:
+            if keep:
+                differing.append(len(rows))
+            rows.append(step)
+        i, j = (i + skip_a, j + skip_b) if steps else (i + 1, j + 1)
+        if first_only and stop is None:
+            stop = len(rows) + 2
+    return rows, differing
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), max_size=40),
+    st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["drop", "add", "change"])), max_size=4),
+    st.booleans(),
+)
+def test_wire_alignment_in_a_window_is_the_whole_list_alignment(
+    va: list[int], edits: list[tuple[int, str]], first_only: bool
+) -> None:
+    """Read as they come, a few events held: the same rows, differences and context."""
+    from chatx.diffing import wire_diff
+    from chatx.reading import Side
+    from chatx.record import Record
+
+    vb = list(va)
+    for at, what in edits:
+        at = min(at, len(vb))
+        if what == "drop" and at < len(vb):
+            del vb[at]
+        elif what == "add":
+            vb.insert(at, 9)
+        elif at < len(vb):
+            vb[at] = 8
+
+    def side(values: list[int]) -> Side:
+        records = iter([Record({"n": v}, line=2 * n + 1) for n, v in enumerate(values)])
+        return Side("x", "chat-chunk", "sse", records)
+
+    result = wire_diff(side(va), side(vb), first_only=first_only)
+    rows, differing = _reference_rows(va, vb, first_only)
+    assert [(d.row, d.index_a, d.index_b) for d in result.differences] == [
+        (n, *rows[n]) for n in differing
+    ]
+    if differing:
+        first = differing[0]
+        want = [(n, *rows[n]) for n in range(max(0, first - 2), min(len(rows), first + 3))]
+        assert [(r.number, r.index_a, r.index_b) for r in result.context] == want
+    assert (result.a.events, result.b.events) == (len(va), len(vb))
 
 
 # -- real captures against their own conversions ----------------------------------------------

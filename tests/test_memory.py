@@ -46,24 +46,12 @@ COMMANDS = {
     "validate": (["validate", "{file}"], 0),
     "diff-wire": (["diff", "{file}", "{file}", "--wire"], 0),
     "diff-semantic": (["diff", "{file}", "{file}", "--semantic"], 0),
-}
-BUGS = {
-    "diff-wire": "BUG chatx/assemble.py load (used by chatx/diffing diff): every record of "
-    "both inputs is kept in Side.records (and the whole input as bytes), so peak memory "
-    "grows with the number of events: about 110 MB at 20k chunks, 800 MB at 200k",
-    "diff-semantic": "BUG chatx/assemble.py load / chatx/diffing/semantic.py: the records "
-    "are all read into a list before decoding, so peak memory grows with the number of "
-    "events (85 MB at 20k chunks, 546 MB at 200k) though the text is 200 kB",
+    "show": (["show", "{file}"], 0),
+    "collect": (["collect", "{file}"], 0),
 }
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=BUGS[n])] if n in BUGS else [])
-        for n in COMMANDS
-    ],
-)
+@pytest.mark.parametrize("name", COMMANDS)
 def test_peak_memory_does_not_follow_the_number_of_events(streams, name):
     args, code = COMMANDS[name]
     peaks = {}

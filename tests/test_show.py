@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from chatx import codecs
-from chatx.assemble import load, streams_of
+from chatx.assemble import load
 from chatx.cli import app, main
 from chatx.show import record_kinds, render, safe
 from tests.conftest import CAPTURES, captures, sse
@@ -72,7 +72,7 @@ def _render(data: bytes, *, events: bool = False, terminal: bool = False) -> str
         force_terminal=terminal,
         color_system="truecolor" if terminal else None,
     )
-    for renderable in render(side, streams_of(side), events=events):
+    for renderable in render(side, events=events):
         console.print(renderable)
     return console.file.getvalue()  # type: ignore[attr-defined]
 
@@ -169,7 +169,7 @@ def test_safe_keeps_line_breaks_and_escapes_the_rest() -> None:
 
 
 def test_record_kinds() -> None:
-    records = load(_evil_stream(), "mem").records
+    records = load(_evil_stream(), "mem").records()
     assert [record_kinds(r) for r in records][:2] == [["role", "reasoning"], ["content"]]
 
 
@@ -180,7 +180,7 @@ def test_every_capture_shows() -> None:
         for path in captures(fmt):
             side = load(path.read_bytes(), path.name)
             console = Console(file=io.StringIO(), width=100)
-            for renderable in render(side, streams_of(side)):
+            for renderable in render(side):
                 console.print(renderable)
             assert "file" in console.file.getvalue()  # type: ignore[attr-defined]
             count += 1

@@ -42,20 +42,20 @@ def collect(
 ) -> int:
     import orjson
 
-    from chatx.assemble import load, read_input, streams_of
+    from chatx.assemble import streams_of
     from chatx.cli.convert import NoteReporter
     from chatx.collect import DEFAULT_TARGET, TARGETS, collect
+    from chatx.reading import open_side
 
     if as_ is not None and as_ not in TARGETS:
         raise UsageError(f"--as takes {', '.join(TARGETS)}, not {as_!r}")
-    name = "<stdin>" if file == "-" else file
-    side = load(read_input(file), name, src)
+    side = open_side(file, src)
     streams = streams_of(side)
     target = as_ or DEFAULT_TARGET.get(side.format, "chat")
     # Concatenated captures hold several streams: one JSON value each, as jq prints them.
     for stream in streams:
         built = collect(stream, target, source=side.format, choice=choice, notes=side.notes)
         sys.stdout.buffer.write(lenient_dumps(built, option=orjson.OPT_INDENT_2) + b"\n")
-    NoteReporter(side.notes, name, quiet).flush(final=True)
+    NoteReporter(side.notes, side.name, quiet).flush(final=True)
     skipped = any(note.kind == "skipped" for note in side.notes.items)
     return ExitStatus.ERROR if skipped else ExitStatus.OK

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
     from chatx.diffing import Difference, DiffResult
 
-_CONTEXT = 2  # events shown before and after the first difference
 _WINDOW = 40  # characters of a long string shown around where it starts to differ
 
 
@@ -72,27 +71,23 @@ def diff(
 ) -> int:
     import orjson
 
-    from chatx.assemble import read_input
-    from chatx.diffing import diff as compare
+    from chatx.diffing import diff_sides
+    from chatx.reading import open_side
 
     if a == "-" and b == "-":
         raise UsageError("only one of A and B can be - (stdin)")
     if output not in ("text", "json"):
         raise UsageError(f"--output takes text or json, not {output!r}")
     mode = None if semantic is None else ("semantic" if semantic else "wire")
-    result = compare(
-        read_input(a),
-        read_input(b),
+    result = diff_sides(
+        open_side(a, from_a),
+        open_side(b, from_b),
         mode=mode,
-        src_a=from_a,
-        src_b=from_b,
         normalize=not no_normalize,
         ignore=tuple(ignore or ()),
         first_only=not all_,
-        name_a=_name(a),
-        name_b=_name(b),
     )
-    trouble = _say_skipped(result)
+    trouble = _say_notes(result)
     if output == "json":
         data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
         sys.stdout.buffer.write(data + b"\n")
@@ -106,27 +101,26 @@ def diff(
     return ExitStatus.OK if result.same else ExitStatus.FAILED
 
 
-def _say_skipped(result: DiffResult) -> bool:
-    """Say every record a side could not read or decode; true when there was one."""
+def _say_notes(result: DiffResult) -> bool:
+    """Say every warning about a side (an input line the reader ignored…) and every
+    record it could not read or decode; true when a record was skipped."""
     from chatx.textsafe import escape_text
 
     found = False
     for side in (result.a, result.b):
-        said: dict[int | None, str] = {
+        warnings = [(n.line, n.message) for n in side.notes.items if n.kind == "warning"]
+        skipped: dict[int | None, str] = {
             note.line: note.message for note in side.notes.items if note.kind == "skipped"
         }
-        for record in side.records:
-            if record.error is not None and record.line not in said:
-                said[record.line] = f"record skipped: {record.error}"
-        for line, message in sorted(said.items(), key=lambda item: item[0] or 0):
-            found = True
+        for line, why in side.unreadable:  # wire mode decodes nothing: no note says them
+            skipped.setdefault(line, f"record skipped: {why}")
+        said = [(line, "warning", message) for line, message in warnings]
+        said += [(line, "skipped", message) for line, message in skipped.items()]
+        for line, kind, message in sorted(said, key=lambda item: item[0] or 0):
+            found = found or kind == "skipped"
             where = f"{side.name}:{line}" if line else side.name
-            sys.stderr.write(f"chatx: skipped: {escape_text(where)}: {escape_text(message)}\n")
+            sys.stderr.write(f"chatx: {kind}: {escape_text(where)}: {escape_text(message)}\n")
     return found
-
-
-def _name(path: str) -> str:
-    return "<stdin>" if path == "-" else path
 
 
 def render(result: DiffResult, console: Console, *, everything: bool = False) -> None:
@@ -139,18 +133,17 @@ def render(result: DiffResult, console: Console, *, everything: bool = False) ->
         return  # as diff(1): silence and exit 0
     a, b = result.a, result.b
     console.print(
-        Text(f"--- {escape_text(a.name)} ({a.format}, {len(a.records)} events)", style="red"),
+        Text(f"--- {escape_text(a.name)} ({a.format}, {a.events} events)", style="red"),
         soft_wrap=True,
     )
     console.print(
-        Text(f"+++ {escape_text(b.name)} ({b.format}, {len(b.records)} events)", style="green"),
+        Text(f"+++ {escape_text(b.name)} ({b.format}, {b.events} events)", style="green"),
         soft_wrap=True,
     )
     for diff in result.differences:
         _difference(console, result, diff)
-    first = result.differences[0]
-    if result.mode == "wire" and first.row is not None:
-        _context(console, result, first.row)
+    if result.context:
+        _context(console, result)
     count = len(result.differences)
     what = "difference" if count == 1 else "differences"
     more = (
@@ -224,7 +217,7 @@ def _show(value: Any) -> str:
     return escape_text(text if len(text) <= 300 else text[:299] + "…")
 
 
-def _context(console: Console, result: DiffResult, row: int) -> None:
+def _context(console: Console, result: DiffResult) -> None:
     """The aligned events around the first difference, with what each one is."""
     from rich.table import Table
     from rich.text import Text
@@ -235,19 +228,17 @@ def _context(console: Console, result: DiffResult, row: int) -> None:
     table = Table(box=None, padding=(0, 1), title="context", title_justify="left")
     for column in ("", "A", "B", "event"):
         table.add_column(column)
-    lo, hi = max(0, row - _CONTEXT), min(len(result.rows), row + _CONTEXT + 1)
-    for number in range(lo, hi):
-        i, j = result.rows[number]
-        record = result.a.records[i] if i is not None else result.b.records[j]  # type: ignore[index]
-        label = escape_text("+".join(record_kinds(record))) + " " + record_preview(record)
+    first = result.differences[0].row
+    for row in result.context:
+        label = escape_text("+".join(record_kinds(row.record))) + " " + record_preview(row.record)
         table.add_row(
-            ">" if number == row else "",
-            _index(i, result.a.records),
-            _index(j, result.b.records),
+            ">" if row.number == first else "",
+            _index(row.index_a, row.line_a),
+            _index(row.index_b, row.line_b),
             Text(label),
         )
     console.print(table)
 
 
-def _index(index: int | None, records: list[Any]) -> str:
-    return "-" if index is None else f"{index}:{records[index].line}"
+def _index(index: int | None, line: int | None) -> str:
+    return "-" if index is None else f"{index}:{line}"

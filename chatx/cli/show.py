@@ -29,14 +29,12 @@ def show(
 ) -> int:
     from rich.console import Console
 
-    from chatx.assemble import load, read_input, streams_of
+    from chatx.reading import open_side
     from chatx.show import show as render
 
-    name = "<stdin>" if file == "-" else file
-    side = load(read_input(file), name, src)
-    streams = streams_of(side)
+    side = open_side(file, src)
     # Colour only on a terminal (rich decides; it also honours NO_COLOR).
-    render(side, streams, Console(highlight=False), events=events)
+    render(side, Console(highlight=False), events=events)
     # As convert and collect do: a view with records left out is not a clean run.
     skipped = any(note.kind == "skipped" for note in side.notes.items)
     return ExitStatus.ERROR if skipped else ExitStatus.OK

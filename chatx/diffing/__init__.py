@@ -8,10 +8,18 @@ mode (:mod:`chatx.diffing.semantic`) compares what a client reconstructs.
 
 from __future__ import annotations
 
-from chatx.assemble import load
 from chatx.diffing.semantic import semantic_diff, view
-from chatx.diffing.values import ABSENT, Difference, DiffResult, FieldFilter, Mode, compare
+from chatx.diffing.values import (
+    ABSENT,
+    Difference,
+    DiffResult,
+    FieldFilter,
+    Mode,
+    Row,
+    compare,
+)
 from chatx.diffing.wire import NORMALIZED, wire_diff, wire_value
+from chatx.reading import Side, load
 
 __all__ = [
     "ABSENT",
@@ -20,8 +28,10 @@ __all__ = [
     "Difference",
     "FieldFilter",
     "Mode",
+    "Row",
     "compare",
     "diff",
+    "diff_sides",
     "semantic_diff",
     "view",
     "wire_diff",
@@ -48,8 +58,28 @@ def diff(
 
     >>> chatx.diffing.diff(open("a.sse", "rb").read(), open("b.sse", "rb").read()).same
     """
-    side_a, side_b = load(a, name_a, src_a), load(b, name_b, src_b)
-    mode = mode or ("wire" if side_a.format == side_b.format else "semantic")
+    return diff_sides(
+        load(a, name_a, src_a),
+        load(b, name_b, src_b),
+        mode=mode,
+        normalize=normalize,
+        ignore=ignore,
+        first_only=first_only,
+    )
+
+
+def diff_sides(
+    a: Side,
+    b: Side,
+    *,
+    mode: Mode | None = None,
+    normalize: bool = True,
+    ignore: tuple[str, ...] = (),
+    first_only: bool = False,
+) -> DiffResult:
+    """Compare two inputs read as they come (:func:`chatx.reading.open_side`, or
+    :func:`chatx.reading.load` for bytes); both are read to the end."""
+    mode = mode or ("wire" if a.format == b.format else "semantic")
     if mode == "wire":
-        return wire_diff(side_a, side_b, normalize=normalize, ignore=ignore, first_only=first_only)
-    return semantic_diff(side_a, side_b, normalize=normalize, ignore=ignore)
+        return wire_diff(a, b, normalize=normalize, ignore=ignore, first_only=first_only)
+    return semantic_diff(a, b, normalize=normalize, ignore=ignore)

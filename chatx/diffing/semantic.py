@@ -11,8 +11,9 @@ from typing import Any
 
 import orjson
 
-from chatx.assemble import Assembler, Lane, Side, streams_of
+from chatx.assemble import Assembler, Lane, streams_of
 from chatx.diffing.values import Difference, DiffResult, FieldFilter, compare
+from chatx.reading import Side
 
 
 def semantic_diff(
