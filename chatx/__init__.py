@@ -24,7 +24,8 @@ def diff(*args, **kwargs):  # type: ignore[no-untyped-def]
 
 
 def validate(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """Check records against a format's rules: see :func:`chatx.validation.validate_records`."""
+    """Check a stream (bytes, or records) against a format's rules: see
+    :func:`chatx.validation.validate_records`."""
     from chatx.validation import validate_records
 
     return validate_records(*args, **kwargs)

@@ -16,7 +16,8 @@ only. Behaviours, in short:
 - ``[DONE]`` in the middle, records after it: another stream starts, with a warning;
 - a line longer than 64 MiB: ``FILE:LINE: a line longer than 64 MiB starts here``, exit 2,
   read in bounded memory;
-- an SSE line that is no field: ignored as the spec says, with a warning on convert;
+- an SSE line that is no field: ignored as the spec says, and said by every command (a
+  warning; validate: rule STR002);
 - integers beyond 64 bits are read as doubles, as JavaScript reads them; duplicate keys:
   the last one wins, as in JavaScript and Python.
 """
@@ -540,24 +541,7 @@ def test_done_and_records_after_the_end_are_said(data, line):
     assert re.search(rf"^chatx: \w+: <stdin>:{line}: ", result.err, re.M), result.err
 
 
-_NOT_SAID = {
-    "validate": "BUG chatx/cli/validate.py check_file: an SSE line that is no field (here "
-    "' data: {...}', the chunk that says Hello) is dropped by the reader as the spec says, "
-    "and validate reports the stream as ok; pipeline.open_records(file, container, "
-    "ignored=[]) now lists such lines, for a finding",
-}
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(
-            c,
-            marks=[pytest.mark.xfail(strict=True, reason=_NOT_SAID[c])] if c in _NOT_SAID else [],
-        )
-        for c in COMMANDS
-    ],
-)
+@pytest.mark.parametrize("command", COMMANDS)
 def test_an_ignored_sse_line_is_said_by_every_command(tmp_path, command):
     result = run_file(tmp_path, command, chat_with(1, b" " + CHAT_BLOCKS[1]))
     said = result.err + result.stdout.decode("utf-8", "replace")

@@ -190,3 +190,28 @@ def test_rules_json_and_unknown(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and {r["format"] for r in rules} == {"chat-chunk", "any"}
     code, out, err = run(capsys, "rules", "NOPE001")
     assert code == 2 and out == "" and "unknown rule 'NOPE001'" in err
+
+
+def test_an_ignored_sse_line_is_a_warning_in_text_and_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "validate", fixture("STR002.bad.sse"))
+    finding, summary = out.splitlines()
+    assert code == 0 and summary.endswith(": 1 warning (responses-event, sse, 10 records)")
+    match = LINE.match(finding)
+    assert match and (match["rule"], match["sev"], match["line"]) == ("STR002", "W", "5")
+    assert "'x-request-id' is not an SSE field" in finding
+    code, out, _ = run(
+        capsys, "validate", "--strict", "--output", "json", fixture("STR002.bad.sse")
+    )
+    (found,) = [json.loads(line) for line in out.splitlines()]
+    assert code == 1 and (found["rule"], found["line"], found["index"]) == ("STR002", 5, 1)
+
+
+def test_the_library_says_ignored_lines_when_given_bytes() -> None:
+    import chatx
+
+    data = (FIXTURES / "STR002.bad.sse").read_bytes()
+    (found,) = chatx.validate(data)  # the format detected, the lines the reader ignored said
+    assert (found.rule, found.line, found.index) == ("STR002", 5, 1)
+    assert chatx.validate((FIXTURES / "STR002.good.sse").read_bytes(), "responses-event") == []

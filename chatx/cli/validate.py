@@ -154,7 +154,8 @@ def check_file(
     from chatx.pipeline import open_records
     from chatx.validation import make_checker
 
-    container, records = open_records(file, container)
+    ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
+    container, records = open_records(file, container, ignored)
     head = _head(records)
     if fmt is None:
         fmt = _detect(head, name)
@@ -162,6 +163,8 @@ def check_file(
     result = FileResult(name, fmt, container)
     shown, parsed, first_bad = 0, 0, None
     for record in chain(head, records):
+        if ignored:
+            checker.ignored_lines(ignored, record.line)
         result.records += 1
         if record.error is None:
             parsed += 1
@@ -172,6 +175,7 @@ def check_file(
             shown = _flush(checker.findings, shown, printer, result)
     if parsed == 0:
         _not_a_stream(first_bad, name)
+    checker.ignored_lines(ignored)
     _flush(sorted(checker.finish()[shown:], key=lambda f: f.index), 0, printer, result)
     return result
 

@@ -3,18 +3,22 @@
 Library entry point::
 
     findings = validate_records(records, "responses-event", container="sse")
+    findings = validate_records(open("capture.sse", "rb").read())  # format detected
 
 Each format has a streaming checker (``feed(record)`` / ``finish()``) that keeps only the
 state later rules need; the rules themselves, with their ids and documentation, are in
-:mod:`chatx.validation.rules`. Format detection is not done here: callers pass the codec
-name (``chatx.codecs.detect`` finds it).
+:mod:`chatx.validation.rules`. The format is the codec name callers pass, or the one
+``chatx.codecs.detect`` finds in the first records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import chain, islice
 
+from chatx import codecs
 from chatx.errors import UsageError
+from chatx.reading import frame_bytes
 from chatx.record import Record
 from chatx.validation.base import Checker, Finding
 from chatx.validation.chat import ChatChecker
@@ -61,19 +65,39 @@ def make_checker(
 
 
 def validate_records(
-    records: Iterable[Record],
-    fmt: str,
+    records: Iterable[Record] | bytes,
+    fmt: str | None = None,
     *,
     schema: bool = False,
     container: str | None = None,
     file: str = "<input>",
+    ignored: list[tuple[int, str]] | None = None,
 ) -> list[Finding]:
     """Check every record of one stream and return all findings, in stream order.
 
+    ``records`` are records, or the bytes of a stream (framed here, the container
+    detected unless given); ``fmt`` is detected from the first records when not given.
     ``container`` is the framing the records came from (``sse``, ``jsonl``, ``json``);
-    rules about SSE framing (``data: [DONE]``) apply only when it is ``sse``.
+    rules about SSE framing (``data: [DONE]``) apply only when it is ``sse``. The input
+    lines the reader ignored are findings too (STR002): bytes are read for them here;
+    for records, pass the list :func:`chatx.reading.open_records` fills as ``ignored``.
     """
+    if isinstance(records, bytes | bytearray):
+        ignored = []
+        container, records = frame_bytes(bytes(records), container, ignored, file)
+    records = iter(records)
+    if fmt is None:
+        head = list(islice(records, _PROBE))
+        fmt = codecs.detect(head).name
+        records = chain(head, records)
     checker = make_checker(fmt, file=file, container=container, schema=schema)
     for record in records:
+        if ignored:
+            checker.ignored_lines(ignored, record.line)
         checker.feed(record)
+    if ignored:
+        checker.ignored_lines(ignored)
     return sorted(checker.finish(), key=lambda finding: finding.index)
+
+
+_PROBE = 4  # records the format is detected from, as the pipeline does

@@ -56,6 +56,19 @@ class Checker:
             return
         self.check(record)
 
+    def ignored_lines(self, ignored: list[tuple[int, str]], before: int | None = None) -> None:
+        """Report each input line the reader ignored (STR002) before line ``before`` (all
+        when None), and take it out of ``ignored``. Call it before feeding the record at
+        ``before``: a line is said with the record whose block holds it or that it follows
+        (the first record for lines before any)."""
+        said = 0
+        for line, why in ignored:
+            if before is not None and line >= before:
+                break
+            self.report("STR002", why, line=line, index=max(self.index, 0))
+            said += 1
+        del ignored[:said]
+
     def check(self, record: Record) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -41,6 +41,18 @@ STREAM_RULES = (
         "either crashes on it or drops it silently.",
         'data: {"type":"response.output_text.delta","delta":"Hel\n',
     ),
+    Rule(
+        "STR002",
+        "W",
+        "any",
+        "an SSE line that is no field is ignored",
+        'The event-stream format (WHATWG HTML, "Interpreting an event stream") ignores a '
+        "line whose field name is not `data`, `event`, `id` or `retry` and that does not "
+        "start with `:` (a comment). Every client drops such a line without a word: an "
+        "indented ` data: {...}` or a misspelt `Data:` loses the event it was meant to "
+        "carry, and a header-like line that a proxy slipped in is noise at best.",
+        'event: response.output_text.delta\n data: {"type":"response.output_text.delta",...}',
+    ),
 )
 
 
