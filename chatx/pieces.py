@@ -43,5 +43,16 @@ class Pieces:
             folded[:] = ["".join(folded)]
         return folded[0] if folded else ""
 
+    def equals(self, text: str) -> bool:
+        """Whether the pieces join to ``text``, without joining them (no second copy of a
+        long text just to compare it)."""
+        position = 0
+        for group in (self._folded, self._loose):
+            for piece in group:
+                if not text.startswith(piece, position):
+                    return False
+                position += len(piece)
+        return position == len(text)
+
     def __bool__(self) -> bool:
         return bool(self._folded or self._loose)

@@ -201,3 +201,26 @@ def test_frames_are_the_bytes_of_feed_and_finish_in_pieces():
     assert b"".join(pieces) == joined and joined.startswith(whole)
     alone = [p for p in pieces if p.startswith(b"{") and len(p) > LARGE]  # one payload each
     assert len(alone) == 4  # text.done, part.done, item.done, completed
+
+
+@pytest.mark.parametrize(
+    ("pieces", "text", "same"),
+    [
+        ([], "", True),
+        ([], "a", False),
+        (["ab", "c"], "abc", True),
+        (["ab", "c"], "abcd", False),
+        (["ab", "c"], "ab", False),
+        (["ab", "x"], "abc", False),
+        (["a"] * 3000, "a" * 3000, True),  # folded and loose pieces both compared
+        (["a"] * 3000, "a" * 2999 + "b", False),
+    ],
+)
+def test_pieces_equal_a_text_without_joining(pieces, text, same):
+    from chatx.pieces import Pieces
+
+    collected = Pieces()
+    for piece in pieces:
+        collected.append(piece)
+    assert collected.equals(text) is same
+    assert (collected.text() == text) is same

@@ -285,8 +285,8 @@ class ItemTracker:
         if text.final is not None:
             self.c.report(order_rule, f"second {etype} for the same value")
             return
-        joined = text.deltas.text()
-        if text.deltas and value != joined:
+        if text.deltas and not text.deltas.equals(value):
+            joined = text.deltas.text()
             self.c.report(
                 "RSP023",
                 f"{etype} {done_field} is {short(value)}; its deltas join to {short(joined)}",
