@@ -6,9 +6,9 @@ choice), the items in output order — message text and refusal, reasoning, tool
 plus the logprobs and the finish reason; per stream the id, model, created time, usage,
 errors and how many IR events of each type it saw.
 
-Memory grows with the text, not with the number of events: pieces are kept in lists,
-joined now and then as they come and once at the end (:func:`joined`), empty pieces are
-not kept, and bookkeeping events (``Meta``) are counted, not stored. :func:`assemble`
+Memory grows with the text, not with the number of events: pieces are kept in
+:class:`~chatx.pieces.Pieces` (folded as they come, joined once at the end), empty pieces
+are not kept, and bookkeeping events (``Meta``) are counted, not stored. :func:`assemble`
 splits input that holds several streams (vercel fixtures concatenate turns) into one
 Assembler per stream.
 """
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir, pipeline
+from chatx.pieces import Pieces
 from chatx.reading import Side, load, open_side
 from chatx.record import Record
 
@@ -31,23 +32,9 @@ PartKind = Literal["summary", "text"]
 _KEPT_META = ("system_fingerprint", "service_tier")
 
 
-def joined(parts: list[str]) -> str:
-    """The pieces as one string; the list is collapsed so a second call is O(1)."""
-    if len(parts) > 1:
-        parts[:] = ["".join(parts)]
-    return parts[0] if parts else ""
-
-
-def _add(parts: list[str], piece: str) -> None:
-    parts.append(piece)
-    # A str costs about 50 bytes beside its characters: a million short deltas kept
-    # apart would cost more than their text. The pieces are joined now and then, and
-    # less often as the text grows, so each character is copied a few times at most.
-    if len(parts) > _PACK and len(parts) << 6 > len(parts[0]):
-        parts[:] = ["".join(parts)]
-
-
-_PACK = 1024  # pieces kept apart before the first join
+def joined(parts: Pieces) -> str:
+    """The pieces as one string (joined once, then kept)."""
+    return parts.text()
 
 
 @dataclass(slots=True, eq=False)
@@ -58,7 +45,7 @@ class ToolCall:
     call_id: str | None = None
     name: str | None = None
     item_id: str | None = None
-    fragments: list[str] = field(default_factory=list)
+    fragments: Pieces = field(default_factory=Pieces)
 
     @property
     def arguments(self) -> str:
@@ -77,9 +64,9 @@ class Item:
 
     kind: str
     id: str | None = None
-    text: list[str] = field(default_factory=list)
-    refusal: list[str] = field(default_factory=list)
-    reasoning: dict[tuple[PartKind, int], list[str]] = field(default_factory=dict)
+    text: Pieces = field(default_factory=Pieces)
+    refusal: Pieces = field(default_factory=Pieces)
+    reasoning: dict[tuple[PartKind, int], Pieces] = field(default_factory=dict)
     logprobs: list[Any] = field(default_factory=list)
     refusal_logprobs: list[Any] = field(default_factory=list)
     call: ToolCall | None = None
@@ -229,14 +216,14 @@ class Assembler:
     def _text(self, event: ir.TextDelta) -> None:
         item = self._current(event.lane, "message")
         if event.text:
-            _add(item.text, event.text)
+            item.text.append(event.text)
         if event.logprobs:
             item.logprobs.extend(event.logprobs)
 
     def _refusal(self, event: ir.RefusalDelta) -> None:
         item = self._current(event.lane, "message")
         if event.text:
-            _add(item.refusal, event.text)
+            item.refusal.append(event.text)
         if event.logprobs:
             item.refusal_logprobs.extend(event.logprobs)
 
@@ -245,9 +232,11 @@ class Assembler:
         if event.source_field and lane.reasoning_field is None:
             lane.reasoning_field = event.source_field
         item = self._current(event.lane, "reasoning")
-        parts = item.reasoning.setdefault((event.kind, event.part), [])
+        parts = item.reasoning.get((event.kind, event.part))
+        if parts is None:
+            parts = item.reasoning[(event.kind, event.part)] = Pieces()
         if event.text:
-            _add(parts, event.text)
+            parts.append(event.text)
 
     def _args(self, event: ir.ToolArgsDelta) -> None:
         lane = self.lane(event.lane)
@@ -257,7 +246,7 @@ class Assembler:
             item.call = call = lane.tool_calls[event.call] = ToolCall(event.call)
             lane.items.append(item)
         if event.fragment:
-            _add(call.fragments, event.fragment)
+            call.fragments.append(event.fragment)
 
     def _usage(self, event: ir.Usage) -> None:
         # Perplexity and Groq repeat usage; the last one is the final count.

@@ -249,7 +249,7 @@ def _lane(lane: Lane) -> list[RenderableType]:
 
 def _message(item: Item) -> list[RenderableType]:
     out: list[RenderableType] = []
-    text, refusal = "".join(item.text), "".join(item.refusal)
+    text, refusal = item.text.text(), item.refusal.text()
     if text:
         out.append(_section("message", Text(safe(text))))
     if refusal:
