@@ -323,7 +323,7 @@ class SSEWriter:
 
     def __init__(self, event_names: bool = False) -> None:
         self._event_names = event_names
-        self._event_lines: dict[str, bytes] = {}  # the event: line of each type met, made once
+        self._event_lines: dict[str, bytes] = {}  # event: and data: of each type met, made once
 
     def write(self, payloads: list[Any]) -> bytes:
         """Return the bytes for these payloads (JSON values or ``DONE``)."""
@@ -347,13 +347,14 @@ class SSEWriter:
                 continue
             if names and type(payload) is dict:
                 name = payload.get("type")
-                line = lines.get(name) if type(name) is str else None
-                if line is None:
-                    line = _event_line(name)
+                head = lines.get(name) if type(name) is str else None
+                if head is None:
+                    head = _event_line(name) + b"data: "
                     if type(name) is str and len(lines) < 256:
-                        lines[name] = line
-                append(line)
-            append(b"data: ")
+                        lines[name] = head
+                append(head)
+            else:
+                append(b"data: ")
             append(dumps(payload))
             append(b"\n\n")
         return frames(out)
