@@ -44,7 +44,8 @@ class LineTooLong(Exception):
 class LineSplitter:
     """Cut a byte stream into lines at LF, CRLF or CR (only those), whatever the chunking.
 
-    A leading UTF-8 BOM is dropped. Lines come back without their line end. Memory holds
+    A leading UTF-8 BOM is dropped. Lines come back without their line end (as bytes, or
+    as a bytearray when they began in an earlier chunk). Memory holds
     only the unfinished last line; one longer than ``max_line`` raises :class:`LineTooLong`
     (with the lines before it), and so does every call after that.
     """
@@ -83,8 +84,10 @@ class LineSplitter:
             return []
         lines = chunk.split(b"\n")
         if self._tail:
+            # The line begun in an earlier chunk is handed out as the bytearray it grew
+            # in: a long one is not copied once more.
             self._tail += lines[0]
-            lines[0] = bytes(self._tail)
+            lines[0] = self._tail  # type: ignore[call-overload]
         self._tail = bytearray(lines.pop())
         if long_chunk or len(lines[0]) > self.max_line:
             self._check(lines)
@@ -98,7 +101,7 @@ class LineSplitter:
             raise LineTooLong([], self._failed.offset, self.max_line)
         if self._head:  # a stream shorter than a BOM that began like one
             self._tail += self._head
-        last = bytes(self._tail)
+        last = self._tail
         self._head, self._skip_lf, self._tail = b"", False, bytearray()
         return [last] if last else []
 
@@ -265,7 +268,11 @@ class SSEReader:
                 start, data, more, event = 0, None, None, None
                 continue
             if line[:6] == b"data: ":
-                value = line[6:]
+                if type(line) is bytes:
+                    value = line[6:]
+                else:  # a bytearray (see LineSplitter.split): cut in place, not copied
+                    del line[:6]
+                    value = line
             elif line[0] == 0x3A:  # ":" starts a comment (OpenRouter's ": OPENROUTER PROCESSING")
                 continue
             else:
