@@ -40,11 +40,18 @@ def is_empty(value: Any) -> bool:
 
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """Merge ``extra`` into ``base`` in place, recursing where both hold objects."""
+    if type(extra) is NullResidue:  # nulls only: nothing to recurse into or remove
+        base.update(extra)
+        return base
     for key, value in extra.items():
+        if not isinstance(value, dict):
+            if value is ABSENT:
+                base.pop(key, None)
+            else:
+                base[key] = value
+            continue
         old = base.get(key)
-        if value is ABSENT:
-            base.pop(key, None)
-        elif isinstance(value, dict) and isinstance(old, dict) and value:
+        if value and isinstance(old, dict):
             merge(old, value)
         else:
             base[key] = value

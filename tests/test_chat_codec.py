@@ -167,6 +167,24 @@ def test_obfuscation_has_no_place_in_llama_stack():
     assert notes.lost_fields["obfuscation"] == len(_openai_style("a", "b"))
 
 
+def test_a_logprobs_field_beside_the_entries_is_kept_or_reported():
+    """Text chunks whose logprobs carry a field of their own beside the entries (null or
+    not): chat gives it back, other formats say it is lost, and no chunk shares it."""
+    chunks = chat_text("a", "b", "c")
+    for number, payload in enumerate(chunks[1:4]):
+        entry = {
+            "token": "abc"[number],
+            "logprob": -0.5,
+            "bytes": [97 + number],
+            "top_logprobs": [],
+        }
+        payload["choices"][0]["logprobs"] = {"content": [entry], "refusal": None, "x": number}
+    same, notes = convert(sse(chunks), CHAT, CHAT)
+    assert payloads(same) == chunks and not notes.items
+    _, notes = to_responses(chunks)
+    assert notes.lost_fields["logprobs.x"] == 3
+
+
 # -- reasoning -------------------------------------------------------------------------
 
 

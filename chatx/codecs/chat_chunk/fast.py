@@ -123,8 +123,9 @@ class FastPath:
     def _choice_meta(
         self, number: int, choice: dict[str, Any], cextra: dict[str, Any]
     ) -> ir.Meta | None:
-        """The choice's residue beside its delta (fast path)."""
-        nulls = True
+        """The choice's residue beside its delta (fast path); ``cextra`` may hold the
+        residue of the choice's logprobs already."""
+        nulls = not cextra  # a null Meta is shared and never reported: nulls only
         for key, value in choice.items():  # in the source's order, for byte fidelity
             if key != "index" and key != "delta" and (key != "logprobs" or value is None):
                 cextra[key] = value
