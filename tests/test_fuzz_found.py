@@ -98,6 +98,12 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
         "response.output_item.done is used as a dict key (TypeError: unhashable type)",
         [("TypeError", "codecs/responses_event/items.py:_item_done")],
     ),
+    "responses-delta-output-index-list": (
+        event_with("response.output_text.delta", output_index=[]),
+        "BUG chatx/codecs/responses_event/decode.py _text_fast: output_index [] in "
+        "response.output_text.delta is used as a dict key (TypeError: unhashable type)",
+        [("TypeError", "codecs/responses_event/decode.py:_text_fast")],
+    ),
     "responses-delta-content-index-list": (
         event_with("response.output_text.delta", content_index=[]),
         "BUG chatx/codecs/responses_event/decode.py _delta: content_index [] in "

@@ -317,7 +317,8 @@ class ResponsesDecoder(ItemDecoding):
             or not data.keys() <= _FAST_TEXT_KEYS
         ):
             return None
-        state = self.items.get(data.get("output_index"))
+        output_index = data.get("output_index")
+        state = self.items.get(output_index) if type(output_index) is int else None
         if state is None or state.kind != "message" or data.get("item_id") != state.id:
             return None
         index = data.get("content_index")
@@ -329,7 +330,6 @@ class ResponsesDecoder(ItemDecoding):
             or type(delta) is not str
             or type(lps) is not list
             or not (obfuscation is None or type(obfuscation) is str)
-            or type(data["output_index"]) is not int
         ):
             return None
         self.expected_seq = seq + 1
