@@ -125,3 +125,43 @@ def test_every_sdk_event_type_is_known() -> None:
     from chatx.validation.schema import responses_classes
 
     assert set(responses_classes()) <= KNOWN_TYPES
+
+
+def _long_text_stream(length: int) -> list[Record]:
+    """A Responses stream whose message is ``length`` characters long, from chatx."""
+    from chatx import convert
+    from tests.conftest import chat_text, sse
+
+    words = ["naïve 🙂 " * (length // 16)] * 2
+    return read_records(convert(sse(chat_text(*words)), dst="responses-event"))[1]
+
+
+def _edit_text(rec: Record, edit) -> Record:  # noqa: ANN001
+    data = json.loads(json.dumps(rec.data))
+    edit(data)
+    return Record(data, rec.event, rec.line)
+
+
+@pytest.mark.parametrize("length", [100, 200_000])
+def test_long_texts_are_compared_in_full(length: int) -> None:
+    """A closed item's long text is kept as a digest until the terminal event: a stream
+    that agrees is clean, and one character changed anywhere is still found."""
+    recs = _long_text_stream(length)
+    assert rules(recs) == set()
+    kinds = [r.data.get("type") for r in recs]
+    last = kinds.index("response.completed")
+
+    def change_output(data):  # noqa: ANN001, ANN202
+        part = data["response"]["output"][0]["content"][0]
+        part["text"] = part["text"][:-1] + "x"
+
+    changed = [*recs[:last], _edit_text(recs[last], change_output)]
+    assert rules(changed) == {"RSP026"}
+    item_done = kinds.index("response.output_item.done")
+
+    def change_item(data):  # noqa: ANN001, ANN202
+        part = data["item"]["content"][0]
+        part["text"] = "x" + part["text"][1:]
+
+    changed = [*recs[:item_done], _edit_text(recs[item_done], change_item), *recs[item_done + 1 :]]
+    assert "RSP025" in rules(changed)

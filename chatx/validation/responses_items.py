@@ -22,6 +22,7 @@ from chatx.validation.responses_shapes import (
     differing_field,
     nth,
     short,
+    slim,
 )
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ class ItemTracker:
             )
         self._check_closing(item, final)
         item.done, item.parts, item.values = True, {}, {}
-        self.closed.append((item.output_index, final))
+        self.closed.append((item.output_index, slim(final)))
         if final.get("status") == "incomplete":
             self.incomplete_at = item.output_index
 
@@ -297,7 +298,7 @@ class ItemTracker:
             )
         # Later agreement checks compare with the done copy, so one bad value is
         # reported once, not again at content_part.done and output_item.done.
-        text.final, text.deltas = value, Pieces()
+        text.final, text.deltas = slim(value), Pieces()
 
     # -- end of stream ------------------------------------------------------------------
 

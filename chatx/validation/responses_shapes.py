@@ -77,9 +77,9 @@ class Text:
 
     family: str
     deltas: Pieces = field(default_factory=Pieces)
-    final: str | None = None
+    final: str | Digest | None = None
 
-    def value(self) -> str:
+    def value(self) -> str | Digest:
         return self.final if self.final is not None else self.deltas.text()
 
 
@@ -132,3 +132,40 @@ def differing_field(got: Any, want: Any) -> str | None:
         if key not in OPAQUE_FIELDS and got.get(key) != want.get(key):
             return f"field {key!r}"
     return None
+
+
+_LONG = 1 << 16  # characters: shorter strings are kept as they are
+
+
+class Digest:
+    """Stands for a long string of a closed item until the terminal event is compared
+    with it: equal to a str of the same length and hash. A long stream's text is then not
+    held once more while its terminal event, which repeats it, is being read."""
+
+    __slots__ = ("hash", "length")
+
+    def __init__(self, text: str) -> None:
+        self.hash, self.length = hash(text), len(text)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Digest):
+            return (self.hash, self.length) == (other.hash, other.length)
+        return isinstance(other, str) and len(other) == self.length and hash(other) == self.hash
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __repr__(self) -> str:
+        return f"<{self.length} characters>"
+
+
+def slim(value: Any) -> Any:
+    """``value`` with each long string in it replaced by its :class:`Digest`."""
+    kind = type(value)
+    if kind is str:
+        return Digest(value) if len(value) > _LONG else value
+    if kind is dict:
+        return {key: slim(item) for key, item in value.items()}
+    if kind is list:
+        return [slim(item) for item in value]
+    return value
