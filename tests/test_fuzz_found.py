@@ -83,6 +83,15 @@ def _bug(reason: str) -> pytest.MarkDecorator:
 
 
 # Bugs found and fixed: their inputs stay as regression tests (no reason, no signature).
+def _item_closed_before_its_text(data: bytes) -> bytes:
+    """The stream with its output_item.done moved before the first text delta."""
+    blocks = data.split(b"\n\n")
+    done = next(n for n, b in enumerate(blocks) if b"response.output_item.done" in b)
+    delta = next(n for n, b in enumerate(blocks) if b"response.output_text.delta" in b)
+    blocks.insert(delta, blocks.pop(done))
+    return b"\n\n".join(blocks)
+
+
 # name: (input, reason, signatures)
 FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
     "responses-item-added-output-index-list": (
@@ -97,6 +106,13 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
         "BUG chatx/codecs/responses_event/items.py _item_done: output_index [] in "
         "response.output_item.done is used as a dict key (TypeError: unhashable type)",
         [("TypeError", "codecs/responses_event/items.py:_item_done")],
+    ),
+    "responses-created-id-null": (
+        _item_closed_before_its_text(event_with("response.created", **{"response.id": None})),
+        "BUG chatx/codecs/responses_event/encode.py _open: a response id null in the "
+        "source's own envelope named the items (AttributeError: 'NoneType' object has no "
+        "attribute 'startswith')",
+        [("AttributeError", "codecs/responses_event/envelope.py:item_id")],
     ),
     "responses-delta-output-index-list": (
         event_with("response.output_text.delta", output_index=[]),

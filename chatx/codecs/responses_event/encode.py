@@ -221,7 +221,9 @@ class ResponsesEncoder(PartEncoding):
         self._close(out)
         index = self.next_index
         self.next_index += 1
-        rid = self.response.get("id", "resp_0")
+        rid = self.response.get("id")
+        if not isinstance(rid, str):  # the source's own envelope, with an id of another type
+            rid = "resp_0"
         iid = start.id if start is not None and start.id and self.own else None
         item = OpenItem(kind, iid or item_id(rid, _PREFIX[kind], index), index)
         if kind == "message":
