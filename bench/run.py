@@ -61,6 +61,9 @@ class Case:
     argv: list[str]
     runs: int
     walls: list[float] = field(default_factory=list)
+    # The floor of the same inputs, run just before each run of this case: on a shared
+    # machine whose speed drifts, the ratio of the two is steadier than either wall.
+    floor_walls: list[float] = field(default_factory=list)
     rss: list[float] = field(default_factory=list)
     codes: list[int] = field(default_factory=list)
     error: str = ""
@@ -124,9 +127,12 @@ def measure(
     return float(wall), int(rss) / 1024, int(code)  # ru_maxrss is KiB on Linux
 
 
-def run_case(case: Case, timeout: float) -> None:
+def run_case(case: Case, timeout: float, floors: dict[Path, Case]) -> None:
     label = f"{case.name} [{case.kind} {gen.size_name(case.n)}]"
+    paired = [floors[s.path].argv for s in case.inputs if s.path in floors]
     for _ in range(case.runs):
+        if case.group != "floor" and len(paired) == len(case.inputs):
+            case.floor_walls.append(sum(measure(argv, timeout)[0] for argv in paired))
         wall, rss, code = measure(case.argv, timeout)
         if code < 0 or wall >= timeout:
             case.error = f"killed after {timeout:.0f} s"
@@ -356,6 +362,9 @@ def machine() -> str:
 
 
 def floor_of(case: Case, floors: dict[Path, Case]) -> float | None:
+    """The floor's wall on the case's inputs: the runs paired with it when there are."""
+    if case.floor_walls:
+        return statistics.median(case.floor_walls)
     walls = [floors[s.path].wall for s in case.inputs if s.path in floors]
     if len(walls) != len(case.inputs) or any(w is None for w in walls):
         return None
@@ -509,7 +518,8 @@ def report(
         f"({args.runs_1m} at 1M), chatx's bytecode cached (PYTHONPYCACHEPREFIX="
         f"bench/out/pycache); peak RSS is the child's own (wait4). events/s and "
         f"MB/s count the input (all data: records, [DONE] included); × floor divides "
-        f"the wall time by the floor's on the same input file(s). Total "
+        f"the wall time by the floor's on the same input file(s), run just before each run "
+        f"of the case. Total "
         f"{elapsed:.0f} s.",
     ]
     if any(c.n == 1_000_000 for c in cases):
@@ -577,8 +587,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
             flush=True,
         )
+    floors = {c.inputs[0].path: c for c in cases if c.group == "floor"}
     for case in cases:
-        run_case(case, args.timeout)
+        run_case(case, args.timeout, floors)
     text, markdown = report(cases, start, notes, args, time.perf_counter() - began, where)
     print(text)
     args.output.write_text(markdown)
