@@ -8,6 +8,7 @@ turns a broken pipe into exit 1 and Ctrl-C into a blank line on stderr.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import os
@@ -320,4 +321,21 @@ def _quiet_pipe() -> int:
 
 def run() -> None:
     """Console-script entry point."""
+    _keep_freed_heap()
     sys.exit(main())
+
+
+def _keep_freed_heap() -> None:
+    # glibc gives freed heap memory back to the OS as soon as 128 KiB of it lie free at
+    # the top, and a stream's records are made and freed block after block: the heap
+    # shrank and grew again on every block, a fifth of a long conversion spent in page
+    # faults. Up to 64 MiB is kept instead; the peak RSS is the same.
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    with contextlib.suppress(AttributeError, OSError):  # not glibc
+        ctypes.CDLL(None).mallopt(_M_TRIM_THRESHOLD, 64 << 20)
+
+
+_M_TRIM_THRESHOLD = -1  # glibc's malloc.h
