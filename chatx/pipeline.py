@@ -15,7 +15,7 @@ from typing import Any
 
 from chatx import codecs, containers, ir
 from chatx.codecs.base import Codec, EncodeOptions
-from chatx.containers.sse import MAX_LINE
+from chatx.containers.lines import MAX_LINE
 from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
 from chatx.reading import open_records, read_records

@@ -16,7 +16,7 @@ from itertools import chain, islice
 from typing import Any
 
 from chatx import codecs, containers
-from chatx.containers.sse import MAX_LINE
+from chatx.containers.lines import MAX_LINE
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record

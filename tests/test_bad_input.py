@@ -34,7 +34,8 @@ import orjson
 import pytest
 
 from chatx import pipeline
-from chatx.containers.sse import MAX_DEPTH, LineSplitter, LineTooLong
+from chatx.containers.lines import LineSplitter, LineTooLong
+from chatx.containers.payload import MAX_DEPTH
 from chatx.notes import Notes
 from tests.inprocess import Result, assert_clean, peak_rss, run
 

@@ -323,7 +323,7 @@ def test_large_payloads_come_out_alone_and_the_rest_joined(container):
     """A payload past LARGE is its own piece (so a writer of the pieces never holds a
     joined copy of it); small ones around it are joined; the bytes are the same."""
     from chatx import containers
-    from chatx.containers.sse import LARGE
+    from chatx.containers.payload import LARGE
 
     big = {"type": "big", "text": "x" * (LARGE + 1)}
     payloads = [{"type": "a"}, {"type": "b"}, big, {"type": "c"}, DONE]

@@ -116,9 +116,9 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
     ),
     "responses-delta-output-index-list": (
         event_with("response.output_text.delta", output_index=[]),
-        "BUG chatx/codecs/responses_event/decode.py _text_fast: output_index [] in "
+        "BUG chatx/codecs/responses_event/fast.py _text_fast: output_index [] in "
         "response.output_text.delta is used as a dict key (TypeError: unhashable type)",
-        [("TypeError", "codecs/responses_event/decode.py:_text_fast")],
+        [("TypeError", "codecs/responses_event/fast.py:_text_fast")],
     ),
     "responses-delta-content-index-list": (
         event_with("response.output_text.delta", content_index=[]),
@@ -255,7 +255,7 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
         ),
         "BUG chatx/cli/collect.py collect: the total of two counts is an integer beyond 64 "
         "bits, which orjson.dumps refuses (TypeError: Integer exceeds 64-bit range); the "
-        "stream writers write it as a double (containers.sse.lenient_dumps)",
+        "stream writers write it as a double (containers.payload.lenient_dumps)",
         [("TypeError", "cli/collect.py:collect")],
     ),
 }

@@ -190,7 +190,7 @@ def test_payload_helpers_see_what_convert_wrote():
 def test_frames_are_the_bytes_of_feed_and_finish_in_pieces():
     """feed_frames/finish_frames (what the CLI writes) give exactly feed/finish's bytes,
     and a stream's long final events come out as pieces of their own."""
-    from chatx.containers.sse import LARGE
+    from chatx.containers.payload import LARGE
 
     data = sse(chat_text(*["word " * 1000] * 300))
     whole = Transcoder("responses-event").feed(data)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from chatx.containers.sse import lenient_dumps
+from chatx.containers.payload import lenient_dumps
 from chatx.errors import ExitStatus, UsageError
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.sse import (
-    BOM,
+from chatx.containers.lines import BOM
+from chatx.containers.payload import (
     MAX_DEPTH,
     TOO_DEEP,
     frames,

@@ -6,12 +6,10 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.sse import (
+from chatx.containers.lines import BOM, LineSplitter, LineTooLong
+from chatx.containers.payload import (
     _DEEP_BYTES,
-    BOM,
     TOO_DEEP,
-    LineSplitter,
-    LineTooLong,
     bad_payload,
     frames,
     lenient_dumps,
@@ -36,7 +34,7 @@ class JSONLReader:
     def feed(self, chunk: bytes) -> list[Record]:
         """Read the next bytes; return the records of the lines they complete.
 
-        A line longer than :data:`~chatx.containers.sse.MAX_LINE` raises InputError on
+        A line longer than :data:`~chatx.containers.lines.MAX_LINE` raises InputError on
         the call after the one that returns the records before it.
         """
         try:

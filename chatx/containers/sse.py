@@ -10,181 +10,20 @@ from typing import Any
 
 import orjson
 
-from chatx.errors import InputError
+from chatx.containers.lines import BOM, MAX_LINE, LineSplitter, LineTooLong
+from chatx.containers.payload import (
+    _DEEP_BYTES,
+    TOO_DEEP,
+    bad_payload,
+    frames,
+    lenient_dumps,
+    too_deep,
+)
 from chatx.record import DONE, Record
 
-BOM = b"\xef\xbb\xbf"
+__all__ = ["BOM", "MAX_LINE", "SSEReader", "SSEWriter", "probe"]
+
 _SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
-
-
-# No event is this long; a line that is has no end in sight (a binary file, a stream
-# without line ends). Reading stops there instead of holding all of it in memory.
-MAX_LINE = 64 << 20
-
-
-class LineTooLong(Exception):
-    """A line grew past :data:`MAX_LINE`; ``lines`` are the complete lines before it."""
-
-    def __init__(self, lines: list[bytes], offset: int | None, limit: int) -> None:
-        super().__init__(f"a line longer than {limit >> 20} MiB")
-        self.lines = lines
-        self.offset = offset  # where the long line starts, in bytes from the input start
-        self.limit = limit
-
-    def error(self, line: int) -> InputError:
-        """The error to report, once the reader knows the line number."""
-        return InputError(
-            f"a line longer than {self.limit >> 20} MiB starts here: reading stopped",
-            line=line,
-            offset=self.offset,
-            expected="one event per line or block",
-        )
-
-
-class LineSplitter:
-    """Cut a byte stream into lines at LF, CRLF or CR (only those), whatever the chunking.
-
-    A leading UTF-8 BOM is dropped. Lines come back without their line end (as bytes, or
-    as a bytearray when they began in an earlier chunk). Memory holds
-    only the unfinished last line; one longer than ``max_line`` raises :class:`LineTooLong`
-    (with the lines before it), and so does every call after that.
-    """
-
-    __slots__ = ("_failed", "_fed", "_head", "_skip_lf", "_tail", "max_line")
-
-    def __init__(self, max_line: int = MAX_LINE) -> None:
-        self._head: bytes | None = b""  # the start of the stream while a BOM is still possible
-        self._skip_lf = False
-        self._tail = bytearray()
-        self._fed = 0  # bytes taken so far, for the offset of a line too long
-        self._failed: LineTooLong | None = None
-        self.max_line = max_line
-
-    def split(self, chunk: bytes) -> list[bytes]:
-        """Return the lines that ``chunk`` completes (possibly none)."""
-        if self._failed is not None:
-            raise LineTooLong([], self._failed.offset, self.max_line)
-        self._fed += len(chunk)
-        if self._head is not None:
-            chunk = self._drop_bom(chunk)
-        if self._skip_lf and chunk:
-            self._skip_lf = False
-            if chunk[0] == 0x0A:
-                chunk = chunk[1:]
-        long_chunk = len(chunk) > self.max_line
-        if b"\r" in chunk:
-            # A final CR already ends its line; whether it was half of a CRLF only
-            # decides if the next chunk's leading LF is an empty line or not.
-            self._skip_lf = chunk[-1] == 0x0D
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        elif b"\n" not in chunk:
-            self._tail += chunk
-            if len(self._tail) > self.max_line:
-                self._fail([], self._fed - len(self._tail))
-            return []
-        lines = chunk.split(b"\n")
-        if self._tail:
-            # The line begun in an earlier chunk is handed out as the bytearray it grew
-            # in: a long one is not copied once more.
-            self._tail += lines[0]
-            lines[0] = self._tail  # type: ignore[call-overload]
-        self._tail = bytearray(lines.pop())
-        if long_chunk or len(lines[0]) > self.max_line:
-            self._check(lines)
-        if len(self._tail) > self.max_line:
-            self._fail(lines, self._fed - len(self._tail))
-        return lines
-
-    def finish(self) -> list[bytes]:
-        """End of input: return the last line if it had no line end (drain)."""
-        if self._failed is not None:
-            raise LineTooLong([], self._failed.offset, self.max_line)
-        if self._head:  # a stream shorter than a BOM that began like one
-            self._tail += self._head
-        last = self._tail
-        self._head, self._skip_lf, self._tail = b"", False, bytearray()
-        return [last] if last else []
-
-    def _check(self, lines: list[bytes]) -> None:
-        # Only a chunk longer than the limit can hold a complete line that long.
-        limit = self.max_line
-        for number, line in enumerate(lines):
-            if len(line) > limit:
-                self._fail(lines[:number], None)
-
-    def _fail(self, lines: list[bytes], offset: int | None) -> None:
-        self._tail = bytearray()
-        self._failed = LineTooLong(lines, offset, self.max_line)
-        raise self._failed
-
-    def _drop_bom(self, chunk: bytes) -> bytes:
-        head = self._head + chunk
-        if len(head) < len(BOM) and BOM.startswith(head):
-            self._head = head
-            return b""
-        self._head = None
-        return head[len(BOM) :] if head.startswith(BOM) else head
-
-
-# Deeper records are refused at the reader, so that nothing downstream meets them: orjson
-# writes at most 254 levels (and an encoder may nest a source field deeper than it came),
-# and recursive Python code stops at 1000 frames. Real payloads nest a few dozen levels.
-MAX_DEPTH = 200
-_DEEP_BYTES = 2 * MAX_DEPTH  # a payload this short cannot nest deeper: no check at all
-TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep (chatx reads at most {MAX_DEPTH})"
-
-
-def too_deep(data: bytes, value: Any) -> bool:
-    """True when ``value`` (parsed from ``data``) nests more than :data:`MAX_DEPTH` levels.
-
-    Called only for payloads longer than ``2 * MAX_DEPTH`` bytes; counting the brackets
-    first keeps it to two fast scans for all but bracket-heavy payloads.
-    """
-    if data.count(b"{") + data.count(b"[") <= MAX_DEPTH:
-        return False
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        for child in node.values() if type(node) is dict else node:
-            if type(child) is dict or type(child) is list:
-                stack.append((child, depth + 1))
-    return False
-
-
-def payload_error(data: bytes, exc: ValueError, column0: int = 1) -> str:
-    """Say in a few words why ``data`` is not one JSON value.
-
-    ``column0`` is the column ``data`` starts at on its first line, for the column said.
-    """
-    try:
-        data.decode()
-    except UnicodeDecodeError as bad:
-        return f"invalid UTF-8 at byte {bad.start}"
-    if not data.strip():
-        return "invalid JSON: empty payload"
-    pos, msg = getattr(exc, "pos", 0), getattr(exc, "msg", str(exc))
-    # orjson counts pos in characters, so a non-ASCII payload needs the message check.
-    if msg.startswith("unexpected end") or pos >= len(data.rstrip()):
-        return "invalid JSON: unexpected end of data (half-written line?)"
-    # orjson's own words for its limits, said in the user's terms.
-    if "depth limit" in msg or "recursion limit" in msg:
-        return TOO_DEEP
-    elif "infinity" in msg:
-        msg = "number out of range (larger than a double can hold)"
-    line, column = getattr(exc, "lineno", 1), getattr(exc, "colno", pos + 1)
-    if line == 1:
-        column += column0 - 1
-    where = f"column {column}" if line == 1 else f"line {line}, column {column}"
-    return f"invalid JSON: {msg} at {where}"
-
-
-def bad_payload(data: bytes, exc: ValueError, event: str | None, line: int) -> Record:
-    """The record for a payload orjson refused: the ``[DONE]`` sentinel, or an error."""
-    if data.strip() == b"[DONE]":
-        return Record(None, event, line, True)
-    return Record(None, event, line, False, payload_error(data, exc))
 
 
 class SSEReader:
@@ -369,55 +208,6 @@ class SSEWriter:
     def finish(self) -> bytes:
         """End of output: nothing to close in SSE."""
         return b""
-
-
-LARGE = 1 << 20  # output pieces this long are handed on alone, never joined
-
-
-def frames(pieces: list[bytes]) -> list[bytes]:
-    """``pieces`` as few byte strings to write, joined but for the large ones.
-
-    A long stream ends with events that each repeat its whole text (a Responses
-    ``output_text.done``, ``response.completed``): joining them into one string would
-    hold that text once more, at the moment memory is at its highest."""
-    if sum(map(len, pieces)) <= LARGE:
-        return [b"".join(pieces)]
-    out: list[bytes] = []
-    run: list[bytes] = []
-    for piece in pieces:
-        if len(piece) > LARGE:
-            if run:
-                out.append(b"".join(run))
-                run = []
-            out.append(piece)
-        else:
-            run.append(piece)
-    if run:
-        out.append(b"".join(run))
-    return out
-
-
-def lenient_dumps(value: Any, option: int = 0) -> bytes:
-    """``orjson.dumps`` for what it refuses by default, used only when it has: dict keys
-    that are not strings (written as strings, as JSON must have them) and integers beyond
-    64 bits (a sum of two large counts; written as doubles, as JavaScript reads them).
-    """
-    option |= orjson.OPT_NON_STR_KEYS
-    try:
-        return orjson.dumps(value, option=option)
-    except TypeError:
-        return orjson.dumps(_doubles(value), option=option)
-
-
-def _doubles(value: Any) -> Any:
-    kind = type(value)
-    if kind is int and not -(1 << 63) <= value < 1 << 64:
-        return float(value)
-    if kind is dict:
-        return {key: _doubles(item) for key, item in value.items()}
-    if kind is list:
-        return [_doubles(item) for item in value]
-    return value
 
 
 def _event_line(name: Any) -> bytes:

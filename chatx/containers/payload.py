@@ -1,0 +1,119 @@
+"""One payload between a container and JSON: the limits on what is read, the words for a
+payload that is not JSON, and the output pieces writers hand on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from chatx.record import Record
+
+# Deeper records are refused at the reader, so that nothing downstream meets them: orjson
+# writes at most 254 levels (and an encoder may nest a source field deeper than it came),
+# and recursive Python code stops at 1000 frames. Real payloads nest a few dozen levels.
+MAX_DEPTH = 200
+_DEEP_BYTES = 2 * MAX_DEPTH  # a payload this short cannot nest deeper: no check at all
+TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep (chatx reads at most {MAX_DEPTH})"
+
+
+def too_deep(data: bytes, value: Any) -> bool:
+    """True when ``value`` (parsed from ``data``) nests more than :data:`MAX_DEPTH` levels.
+
+    Called only for payloads longer than ``2 * MAX_DEPTH`` bytes; counting the brackets
+    first keeps it to two fast scans for all but bracket-heavy payloads.
+    """
+    if data.count(b"{") + data.count(b"[") <= MAX_DEPTH:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
+
+
+def payload_error(data: bytes, exc: ValueError, column0: int = 1) -> str:
+    """Say in a few words why ``data`` is not one JSON value.
+
+    ``column0`` is the column ``data`` starts at on its first line, for the column said.
+    """
+    try:
+        data.decode()
+    except UnicodeDecodeError as bad:
+        return f"invalid UTF-8 at byte {bad.start}"
+    if not data.strip():
+        return "invalid JSON: empty payload"
+    pos, msg = getattr(exc, "pos", 0), getattr(exc, "msg", str(exc))
+    # orjson counts pos in characters, so a non-ASCII payload needs the message check.
+    if msg.startswith("unexpected end") or pos >= len(data.rstrip()):
+        return "invalid JSON: unexpected end of data (half-written line?)"
+    # orjson's own words for its limits, said in the user's terms.
+    if "depth limit" in msg or "recursion limit" in msg:
+        return TOO_DEEP
+    elif "infinity" in msg:
+        msg = "number out of range (larger than a double can hold)"
+    line, column = getattr(exc, "lineno", 1), getattr(exc, "colno", pos + 1)
+    if line == 1:
+        column += column0 - 1
+    where = f"column {column}" if line == 1 else f"line {line}, column {column}"
+    return f"invalid JSON: {msg} at {where}"
+
+
+def bad_payload(data: bytes, exc: ValueError, event: str | None, line: int) -> Record:
+    """The record for a payload orjson refused: the ``[DONE]`` sentinel, or an error."""
+    if data.strip() == b"[DONE]":
+        return Record(None, event, line, True)
+    return Record(None, event, line, False, payload_error(data, exc))
+
+
+LARGE = 1 << 20  # output pieces this long are handed on alone, never joined
+
+
+def frames(pieces: list[bytes]) -> list[bytes]:
+    """``pieces`` as few byte strings to write, joined but for the large ones.
+
+    A long stream ends with events that each repeat its whole text (a Responses
+    ``output_text.done``, ``response.completed``): joining them into one string would
+    hold that text once more, at the moment memory is at its highest."""
+    if sum(map(len, pieces)) <= LARGE:
+        return [b"".join(pieces)]
+    out: list[bytes] = []
+    run: list[bytes] = []
+    for piece in pieces:
+        if len(piece) > LARGE:
+            if run:
+                out.append(b"".join(run))
+                run = []
+            out.append(piece)
+        else:
+            run.append(piece)
+    if run:
+        out.append(b"".join(run))
+    return out
+
+
+def lenient_dumps(value: Any, option: int = 0) -> bytes:
+    """``orjson.dumps`` for what it refuses by default, used only when it has: dict keys
+    that are not strings (written as strings, as JSON must have them) and integers beyond
+    64 bits (a sum of two large counts; written as doubles, as JavaScript reads them).
+    """
+    option |= orjson.OPT_NON_STR_KEYS
+    try:
+        return orjson.dumps(value, option=option)
+    except TypeError:
+        return orjson.dumps(_doubles(value), option=option)
+
+
+def _doubles(value: Any) -> Any:
+    kind = type(value)
+    if kind is int and not -(1 << 63) <= value < 1 << 64:
+        return float(value)
+    if kind is dict:
+        return {key: _doubles(item) for key, item in value.items()}
+    if kind is list:
+        return [_doubles(item) for item in value]
+    return value
