@@ -251,10 +251,32 @@ def _message(item: Item) -> list[RenderableType]:
     out: list[RenderableType] = []
     text, refusal = item.text.text(), item.refusal.text()
     if text:
-        out.append(_section("message", Text(safe(text))))
+        out.append(_section("message", _long_text(safe(text))))
     if refusal:
-        out.append(_section("refusal", Text(safe(refusal), style="red")))
+        out.append(_section("refusal", _long_text(safe(refusal), "red")))
     return out
+
+
+_CHUNK = 1 << 14  # characters of a long text laid out at a time
+
+
+def _long_text(text: str, style: str = "") -> RenderableType:
+    """``text`` as rich renders it, cut at line ends into pieces laid out one by one:
+    rich's layout of one Text grows with the square of its length (a minute for the
+    5 MB message of a 1M-chunk stream)."""
+    if len(text) <= _CHUNK:
+        return Text(text, style=style)
+    pieces: list[Text] = []
+    lines: list[str] = []
+    size = 0
+    for line in text.split("\n"):
+        if lines and size + len(line) > _CHUNK:
+            pieces.append(Text("\n".join(lines), style=style))
+            lines, size = [], 0
+        lines.append(line)
+        size += len(line) + 1
+    pieces.append(Text("\n".join(lines), style=style))
+    return Group(*pieces)
 
 
 def _other(item: Item) -> str:

@@ -194,3 +194,24 @@ def test_cli_show_events_on_a_few_captures(capsys: pytest.CaptureFixture[str]) -
             assert main(["show", str(path), "--events"]) == 0, path
             out, err = capsys.readouterr()
             assert "preview" in out and "Traceback" not in err
+
+
+def test_a_long_message_is_laid_out_as_one_text_would_be() -> None:
+    """Long texts are laid out in pieces cut at line ends (rich's layout of one Text grows
+    with the square of its length): what reaches the terminal is the same."""
+    from rich.text import Text
+
+    from chatx.show import _CHUNK, _long_text
+
+    text = "\n".join(
+        ("word " * (n % 40)) + ("x" * (_CHUNK + 5) if n == 7 else "") for n in range(3000)
+    )
+    assert len(text) > 10 * _CHUNK
+
+    def rendered(renderable) -> str:  # noqa: ANN001
+        out = io.StringIO()
+        Console(file=out, width=70, color_system=None).print(renderable)
+        return out.getvalue()
+
+    assert rendered(_long_text(text)) == rendered(Text(text))
+    assert rendered(_long_text("short")) == rendered(Text("short"))
