@@ -376,24 +376,22 @@ def test_half_written_json_array_converts_as_far_as_it_goes():
     assert b'"content":" world"' in result.stdout
 
 
+# A text delta written after the Responses fixture's terminal event.
+LATE_DELTA = (
+    b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
+    b'"item_id":"msg_fx1","output_index":0,"content_index":0,"delta":"late",'
+    b'"sequence_number":11}\n\n'
+)
+
+
 def test_responses_event_after_the_terminal_event_is_said():
-    late = (
-        b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
-        b'"item_id":"msg_fx1","output_index":0,"content_index":0,"delta":"late",'
-        b'"sequence_number":11}\n\n'
-    )
-    result = run(["convert", "-", "--to", "responses-event"], RESPONSES + late)
+    result = run(["convert", "-", "--to", "responses-event"], RESPONSES + LATE_DELTA)
     assert_clean(result, {0, 2})
     assert re.search(r"^chatx: \w+: <stdin>:34: ", result.err, re.M), result.err
 
 
 def test_nothing_is_written_after_the_terminal_event():
-    late = (
-        b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
-        b'"item_id":"msg_fx1","output_index":0,"content_index":0,"delta":"late",'
-        b'"sequence_number":11}\n\n'
-    )
-    result = run(["convert", "-", "--to", "responses-event"], RESPONSES + late)
+    result = run(["convert", "-", "--to", "responses-event"], RESPONSES + LATE_DELTA)
     *_, last = (r.data for r in pipeline.read_records(result.stdout)[1])
     assert last["type"] == "response.completed"
 
