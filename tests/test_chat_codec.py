@@ -185,6 +185,19 @@ def test_a_logprobs_field_beside_the_entries_is_kept_or_reported():
     assert notes.lost_fields["logprobs.x"] == 3
 
 
+def test_a_logprobs_object_without_entries_after_plain_chunks_is_kept():
+    """A text chunk whose logprobs hold no entries but something else (``"content":
+    null``, a field of its own) after chunks with ``"logprobs": null``: the shared
+    residue of those null chunks is not its residue."""
+    chunks = chat_text("a", "b", "c", "d")
+    chunks[3]["choices"][0]["logprobs"] = {"content": None}
+    chunks[4]["choices"][0]["logprobs"] = {"content": [], "x": 1}
+    same, notes = convert(sse(chunks), CHAT, CHAT)
+    assert payloads(same) == chunks and not notes.items
+    _, notes = to_responses(chunks)
+    assert notes.lost_fields["logprobs.x"] == 1
+
+
 # -- reasoning -------------------------------------------------------------------------
 
 

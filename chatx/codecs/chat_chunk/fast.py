@@ -103,8 +103,9 @@ class FastPath:
         meta, obfuscation = self._envelope(data)
         event = ir.TextDelta(number, text, logprobs, {}, obfuscation)
         out: list[ir.Event] = [meta, event] if meta is not None else [event]
-        if len(choice) == 4 and logprobs is None and "finish_reason" in choice:
-            # "index", "delta", "logprobs": null, "finish_reason": null, in some order.
+        if not cextra and len(choice) == 4 and logprobs is None and "finish_reason" in choice:
+            # "index", "delta", "logprobs": null, "finish_reason": null, in some order
+            # (cextra holds what a logprobs object had beside its entries).
             shape = ("choice", number, *choice)
             meta = self.null_metas.get(shape)
             if meta is None:
