@@ -180,6 +180,8 @@ class Transcoder:
             self.writer = containers.get(out_container).writer()
         self.out_container = out_container
         self.decoder = self.src.decoder(self.notes)
+        if self.src.reads_raw and hasattr(self.reader, "raw"):
+            self.reader.raw = True
         options = self.options
         if options.source_format != self.src.name:
             options = EncodeOptions(

@@ -17,9 +17,13 @@ class Record:
     1-based line where the record starts, ``done`` is true for the ``[DONE]`` sentinel,
     and ``error`` says why the payload could not be parsed (lenient readers yield such
     records instead of raising, so the caller decides whether to skip or stop).
+
+    ``raw`` is set instead of all that when the reader was asked to leave the parsing
+    to the decoder (a codec with ``reads_raw``): the payload's bytes, unparsed.
+    :func:`chatx.containers.payload.parse` makes the parsed record of them.
     """
 
-    __slots__ = ("data", "event", "line", "done", "error")
+    __slots__ = ("data", "event", "line", "done", "error", "raw")
 
     def __init__(
         self,
@@ -28,29 +32,34 @@ class Record:
         line: int = 0,
         done: bool = False,
         error: str | None = None,
+        raw: bytes | None = None,
     ) -> None:
         self.data = data
         self.event = event
         self.line = line
         self.done = done
         self.error = error
+        self.raw = raw
 
     def __repr__(self) -> str:
         if self.done:
             return f"Record(DONE, line={self.line})"
         if self.error:
             return f"Record(error={self.error!r}, line={self.line})"
+        if self.raw is not None:
+            return f"Record(raw={bytes(self.raw)!r}, event={self.event!r}, line={self.line})"
         return f"Record({self.data!r}, event={self.event!r}, line={self.line})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Record):
             return NotImplemented
-        return (self.data, self.event, self.line, self.done, self.error) == (
+        return (self.data, self.event, self.line, self.done, self.error, self.raw) == (
             other.data,
             other.event,
             other.line,
             other.done,
             other.error,
+            other.raw,
         )
 
 

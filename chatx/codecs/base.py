@@ -2,6 +2,8 @@
 
 A *decoder* is fed one :class:`~chatx.record.Record` at a time and returns the IR
 events it means (zero or more, as one batch); ``finish()`` drains it at end of input.
+A codec with ``reads_raw`` may be fed records whose payload the reader left unparsed
+(``Record.raw``): its decoder parses only those its byte templates do not match.
 An *encoder* is fed one such batch at a time and returns output payloads (JSON values,
 or :data:`~chatx.record.DONE`); ``finish()`` drains it. Neither does I/O, reads the
 clock or draws random numbers: ids and timestamps come from the input.
@@ -70,3 +72,6 @@ class Codec:
     sse_event_names: bool = False  # write "event: <type>" lines on SSE output
     single_lane: bool = True  # holds one choice only
     aliases: tuple[str, ...] = field(default=())
+    # The decoder also takes records a reader left unparsed (``Record.raw``): it knows
+    # most of its payloads by their bytes, and parses only the others.
+    reads_raw: bool = False

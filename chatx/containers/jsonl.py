@@ -7,14 +7,7 @@ from typing import Any
 import orjson
 
 from chatx.containers.lines import BOM, LineSplitter, LineTooLong
-from chatx.containers.payload import (
-    _DEEP_BYTES,
-    TOO_DEEP,
-    bad_payload,
-    frames,
-    lenient_dumps,
-    too_deep,
-)
+from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
 from chatx.record import DONE, Record
 
 
@@ -25,11 +18,13 @@ class JSONLReader:
     sentinel (payload-only captures sometimes keep it).
     """
 
-    __slots__ = ("_line", "_lines")
+    __slots__ = ("_line", "_lines", "raw")
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
         self._line = 0
+        # Records carry their payload unparsed (Record.raw), for a decoder that reads raw.
+        self.raw = False
 
     def feed(self, chunk: bytes) -> list[Record]:
         """Read the next bytes; return the records of the lines they complete.
@@ -60,10 +55,15 @@ class JSONLReader:
         append = out.append
         loads = orjson.loads
         deep = _DEEP_BYTES
+        raw = self.raw
         n = self._line
         for line in lines:
             n += 1
             if not line:
+                continue
+            if raw:
+                if not line.isspace():
+                    append(Record(None, None, n, False, None, line))
                 continue
             try:
                 value = loads(line)
@@ -71,10 +71,9 @@ class JSONLReader:
                 if not line.isspace():
                     append(bad_payload(line, exc, None, n))
             else:
-                if len(line) > deep and too_deep(line, value):
-                    append(Record(None, None, n, False, TOO_DEEP))
-                else:
-                    append(Record(value, None, n))
+                append(
+                    Record(value, None, n) if len(line) <= deep else checked(line, value, None, n)
+                )
         self._line = n
         return out
 

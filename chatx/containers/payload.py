@@ -63,6 +63,29 @@ def payload_error(data: bytes, exc: ValueError, column0: int = 1) -> str:
     return f"invalid JSON: {msg} at {where}"
 
 
+def parse(data: bytes, event: str | None, line: int) -> Record:
+    """The record of one payload: its JSON value, the ``[DONE]`` sentinel, or an error.
+
+    Readers inline this on their hot path; a decoder that reads raw records calls it for
+    the payloads its byte templates do not match."""
+    try:
+        value = orjson.loads(data)
+    except ValueError as exc:
+        return bad_payload(data, exc, event, line)
+    return (
+        Record(value, event, line)
+        if len(data) <= _DEEP_BYTES
+        else checked(data, value, event, line)
+    )
+
+
+def checked(data: bytes, value: Any, event: str | None, line: int) -> Record:
+    """The record of ``value`` parsed from ``data``, or its error when it nests too deep."""
+    if too_deep(data, value):
+        return Record(None, event, line, False, TOO_DEEP)
+    return Record(value, event, line)
+
+
 def bad_payload(data: bytes, exc: ValueError, event: str | None, line: int) -> Record:
     """The record for a payload orjson refused: the ``[DONE]`` sentinel, or an error."""
     if data.strip() == b"[DONE]":

@@ -11,14 +11,7 @@ from typing import Any
 import orjson
 
 from chatx.containers.lines import BOM, MAX_LINE, LineSplitter, LineTooLong
-from chatx.containers.payload import (
-    _DEEP_BYTES,
-    TOO_DEEP,
-    bad_payload,
-    frames,
-    lenient_dumps,
-    too_deep,
-)
+from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
 from chatx.record import DONE, Record
 
 __all__ = ["BOM", "MAX_LINE", "SSEReader", "SSEWriter", "probe"]
@@ -36,7 +29,7 @@ class SSEReader:
     """
 
     __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_start", "ignored",
-                 "last_event_id", "retry")  # fmt: skip
+                 "last_event_id", "raw", "retry")  # fmt: skip
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
@@ -46,6 +39,8 @@ class SSEReader:
         # (line, why) for each line the spec says to ignore (an unknown field name): the
         # caller says so on stderr, so that nothing is dropped unsaid. Emptied by the caller.
         self.ignored: list[tuple[int, str]] = []
+        # Records carry their payload unparsed (Record.raw), for a decoder that reads raw.
+        self.raw = False
         self._clear_block()
 
     def feed(self, chunk: bytes) -> list[Record]:
@@ -88,6 +83,7 @@ class SSEReader:
         append = out.append
         loads = orjson.loads
         deep = _DEEP_BYTES
+        raw = self.raw
         n, start, data, more, event = self._line, self._start, self._data, self._more, self._event
         for line in lines:
             n += 1
@@ -95,15 +91,20 @@ class SSEReader:
                 if data is not None:
                     if more is not None:
                         data = b"\n".join(more)
+                    if raw:
+                        append(Record(None, event, start, False, None, data))
+                        start, data, more, event = 0, None, None, None
+                        continue
                     try:
                         parsed = loads(data)
                     except ValueError as exc:
                         append(bad_payload(data, exc, event, start))
                     else:
-                        if len(data) > deep and too_deep(data, parsed):
-                            append(Record(None, event, start, False, TOO_DEEP))
-                        else:
-                            append(Record(parsed, event, start))
+                        append(
+                            Record(parsed, event, start)
+                            if len(data) <= deep
+                            else checked(data, parsed, event, start)
+                        )
                 start, data, more, event = 0, None, None, None
                 continue
             if line[:6] == b"data: ":

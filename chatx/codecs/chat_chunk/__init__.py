@@ -43,4 +43,5 @@ CODEC = Codec(
     sse_event_names=False,
     single_lane=False,
     aliases=("chat", "chat-completions"),
+    reads_raw=True,
 )

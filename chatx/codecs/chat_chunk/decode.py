@@ -19,12 +19,13 @@ from chatx.codecs.chat_chunk.fields import (
     decode_usage,
     is_empty,
     kind_of,
+    obfuscate,
     split_logprobs,
 )
+from chatx.codecs.chat_chunk.template import ChunkTemplate
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
-from chatx.residue import ABSENT
 
 _CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
@@ -60,14 +61,26 @@ class ChatChunkDecoder(FastPath):
         self.expect: dict[str, Any] = {}
         self.null_metas: dict[tuple[Any, ...], ir.Meta] = {}
         self.envelope: Envelope | None = None
+        self.template: ChunkTemplate | None = None
+        # Templates made and templates used: a stream whose chunks never repeat one
+        # (a new "created" each time) stops paying for them.
+        self.made = self.used = 0
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
+        raw = record.raw
+        if raw is not None:
+            return self._feed_raw(raw, record)
         data = record.data
         if self.ended is False and type(data) is dict:
             fast = self._text_chunk(data)
             if fast is not None:
                 return fast
+        return self._general(record)
+
+    def _general(self, record: Record) -> list[ir.Event]:
+        self.template = None  # this path may change what a template stands for
+        data = record.data
         if record.done:
             return self._end(True)
         if not isinstance(data, dict):
@@ -111,7 +124,7 @@ class ChatChunkDecoder(FastPath):
         if isinstance(error, dict):
             out.append(decode_error(error))
         if type(extra.get("obfuscation")) is str:
-            _obfuscate(extra, out)
+            obfuscate(extra, out)
         return out
 
     def finish(self) -> list[ir.Event]:
@@ -154,30 +167,6 @@ class ChatChunkDecoder(FastPath):
             "model": self.model,
         }
         out.append(ir.StreamStart(self.id, self.model, self.created))
-
-    def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:
-        """The chunk's fields the IR has no name for, in one pass over its keys.
-
-        A field that differs from the stream's own value is residue too (Groq's compound
-        final chunk has id "stub"; Perplexity ends with chat.completion.done)."""
-        expect = self.expect
-        extra: dict[str, Any] = {}
-        for key, value in data.items():
-            want = expect.get(key, MISSING)
-            if want is MISSING:
-                if key == "choices" or key == "usage":
-                    if not value:
-                        extra[key] = value
-                elif key == "error":
-                    if type(value) is not dict:
-                        extra[key] = value
-                else:
-                    extra[key] = value
-            elif value != want:
-                extra[key] = value
-        if "object" not in data:
-            extra["object"] = ABSENT
-        return extra
 
     def _choice(self, choice: Any, position: int, out: list[ir.Event]) -> None:
         if not isinstance(choice, dict):
@@ -382,18 +371,3 @@ class ChatChunkDecoder(FastPath):
             out.append(ir.ItemEnd(number, lane.open, lane.open_call))  # type: ignore[arg-type]
             lane.open = None
             lane.open_call = None
-
-
-_DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
-
-
-def _obfuscate(extra: dict[str, Any], out: list[ir.Event]) -> None:
-    """A chunk's obfuscation goes on its delta when it has exactly one (ir.OBFUSCATION);
-    beside several, it stays the chunk's residue."""
-    deltas = [event for event in out if type(event) in _DELTAS]
-    if len(deltas) == 1:
-        deltas[0].obfuscation = extra.pop("obfuscation")  # type: ignore[union-attr]
-        if not extra:
-            out[:] = [
-                event for event in out if not (type(event) is ir.Meta and event.extra is extra)
-            ]

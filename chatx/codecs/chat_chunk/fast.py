@@ -3,7 +3,8 @@
 One choice whose delta is only more text for the message already open. Decoding it
 without the general path (no per-field dispatch, one shared event for the usual
 ``"logprobs": null, "finish_reason": null``) is most of chatx's speed on long streams;
-anything else returns ``None`` and takes the general path.
+anything else returns ``None`` and takes the general path. Given the records raw, the
+decoder knows most such chunks by their bytes (:mod:`.template`) and parses none of them.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ from operator import itemgetter
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.fields import decode_usage, split_logprobs
-from chatx.residue import NullResidue
+from chatx.codecs.chat_chunk.fields import MISSING, decode_usage, split_logprobs
+from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.containers.payload import parse
+from chatx.errors import InputError
+from chatx.record import Record
+from chatx.residue import ABSENT, NullResidue
 
 
 class Envelope:
@@ -38,9 +43,70 @@ class FastPath:
     lanes: dict[int, Any]
     null_metas: dict[tuple[Any, ...], ir.Meta]
     envelope: Envelope | None
+    expect: dict[str, Any]
+    template: ChunkTemplate | None
+    ended: bool
+    made: int
+    used: int
 
-    def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:  # pragma: no cover
+    def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The chunk's fields the IR has no name for, in one pass over its keys.
+
+        A field that differs from the stream's own value is residue too (Groq's compound
+        final chunk has id "stub"; Perplexity ends with chat.completion.done)."""
+        expect = self.expect
+        extra: dict[str, Any] = {}
+        for key, value in data.items():
+            want = expect.get(key, MISSING)
+            if want is MISSING:
+                if key == "choices" or key == "usage":
+                    if not value:
+                        extra[key] = value
+                elif key == "error":
+                    if type(value) is not dict:
+                        extra[key] = value
+                else:
+                    extra[key] = value
+            elif value != want:
+                extra[key] = value
+        if "object" not in data:
+            extra["object"] = ABSENT
+        return extra
+
+    def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
         raise NotImplementedError
+
+    def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
+        """A record left unparsed: a chunk its template knows, or parsed and decoded."""
+        if self.template is not None:
+            fast = self.template.match(raw)
+            if fast is not None:
+                self.used += 1
+                return fast
+        record = parse(raw, record.event, record.line)
+        if record.error is not None:
+            raise InputError(record.error)
+        data = record.data
+        if self.ended is False and type(data) is dict:
+            fast = self._text_chunk(data)
+            if fast is not None:
+                self._make_template(data, fast)
+                return fast
+        return self._general(record)
+
+    def _make_template(self, data: dict[str, Any], events: list[ir.Event]) -> None:
+        if self.made > 16 + self.used // 64:
+            return
+        self.made += 1
+        template = ChunkTemplate.make(data, events)
+        envelope = self.envelope
+        if (
+            template is None
+            or envelope is None  # the chunk's residue is not shared between chunks
+            or template.before is not envelope.meta
+        ):
+            template = None
+        self.template = template
 
     def _envelope(self, data: dict[str, Any]) -> tuple[ir.Meta | None, Any]:
         """The chunk's record-level residue as a Meta (or ``None``), and its obfuscation

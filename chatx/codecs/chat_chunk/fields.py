@@ -1,4 +1,5 @@
-"""Chat chunk fields the decoder reads apart from the delta: usage, logprobs, errors."""
+"""Chat chunk fields the decoder reads apart from the delta: usage, logprobs, errors,
+obfuscation."""
 
 from __future__ import annotations
 
@@ -70,3 +71,18 @@ def kind_of(value: Any) -> str:
         bool: "a boolean",
         type(None): "null",
     }.get(type(value), type(value).__name__)
+
+
+_DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
+
+
+def obfuscate(extra: dict[str, Any], out: list[ir.Event]) -> None:
+    """A chunk's obfuscation goes on its delta when it has exactly one (ir.OBFUSCATION);
+    beside several, it stays the chunk's residue."""
+    deltas = [event for event in out if type(event) in _DELTAS]
+    if len(deltas) == 1:
+        deltas[0].obfuscation = extra.pop("obfuscation")  # type: ignore[union-attr]
+        if not extra:
+            out[:] = [
+                event for event in out if not (type(event) is ir.Meta and event.extra is extra)
+            ]

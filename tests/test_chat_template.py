@@ -1,0 +1,208 @@
+"""Chat chunks known by their bytes (codecs/chat_chunk/template.py).
+
+The decoder reads a raw payload that repeats the last chunk but for its strings
+without parsing it. These tests hold it to the one rule that makes that safe: a raw
+record decodes to exactly what its parsed record decodes to (the same events, the same
+notes, the same error), whatever its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chatx import ir
+from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
+from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.containers.payload import parse
+from chatx.errors import InputError
+from chatx.notes import Notes
+from chatx.pipeline import Transcoder
+from chatx.record import Record
+
+ENVELOPE = {
+    "id": "chatcmpl-t",
+    "object": "chat.completion.chunk",
+    "created": 1700000000,
+    "model": "gpt-4o",
+    "service_tier": "default",
+    "system_fingerprint": "fp_1",
+}
+SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=300)
+
+
+def text_chunk(text: Any, obfuscation: Any = "ab", **choice: Any) -> dict[str, Any]:
+    body = {"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": None}
+    body.update(choice)
+    data = {**ENVELOPE, "choices": [body]}
+    if obfuscation is not None:
+        data["obfuscation"] = obfuscation
+    return data
+
+
+def role_chunk() -> dict[str, Any]:
+    return text_chunk("", None, delta={"role": "assistant", "content": ""})
+
+
+def primed() -> tuple[ChatChunkDecoder, Notes]:
+    """A decoder that has read the role chunk and two text chunks raw (the first opens
+    the message, the second is the fast path's): it holds a template."""
+    notes = Notes()
+    decoder = ChatChunkDecoder(notes)
+    decoder.feed(Record(role_chunk(), line=1))
+    decoder.feed(Record(raw=orjson.dumps(text_chunk("Hi")), line=3))
+    decoder.feed(Record(raw=orjson.dumps(text_chunk(" there")), line=5))
+    assert decoder.template is not None
+    return decoder, notes
+
+
+def outcome(decoder: ChatChunkDecoder, record: Record) -> Any:
+    try:
+        return decoder.feed(record)
+    except InputError as exc:
+        return ("InputError", exc.message)
+
+
+def both(payload: bytes) -> tuple[Any, Any, ChatChunkDecoder]:
+    """What a primed decoder makes of ``payload`` raw, and of it parsed by the reader."""
+    raw_decoder, raw_notes = primed()
+    parsed_decoder, parsed_notes = primed()
+    record = parse(payload, None, 7)
+    if record.error is not None:
+        parsed = ("InputError", record.error)
+    else:
+        parsed = outcome(parsed_decoder, record)
+    raw = outcome(raw_decoder, Record(raw=payload, line=7))
+    assert [(n.kind, n.message) for n in raw_notes.items] == [
+        (n.kind, n.message) for n in parsed_notes.items
+    ]
+    return raw, parsed, raw_decoder
+
+
+TRICKY = st.one_of(
+    st.text(),
+    st.text(alphabet='"\\/}]{[,: nu\x00\u2028é😀'),
+    st.sampled_from(['"},"logprobs":null', '\\"', "\\", '"', '","obfuscation":"x', "\ud800"[:0]]),
+)
+
+
+@SETTINGS
+@given(text=TRICKY, obfuscation=st.one_of(st.none(), TRICKY, st.integers(-(2**63), 2**63 - 1)))
+def test_a_chunk_with_other_strings_decodes_as_parsing_it_would(text, obfuscation):
+    raw, parsed, decoder = both(orjson.dumps(text_chunk(text, obfuscation)))
+    assert raw == parsed
+
+
+@SETTINGS
+@given(text=st.text(min_size=1))
+def test_the_template_is_what_reads_them(text):
+    raw, parsed, decoder = both(orjson.dumps(text_chunk(text, "xyz")))
+    assert (
+        raw
+        == parsed
+        == [
+            ir.Meta(None, {"service_tier": "default", "system_fingerprint": "fp_1"}),
+            ir.TextDelta(0, text, None, {}, "xyz"),
+            ir.Meta(0, {"logprobs": None, "finish_reason": None}),
+        ]
+    )
+    assert decoder.used == 1  # not parsed
+
+
+@SETTINGS
+@given(
+    text=TRICKY,
+    edits=st.lists(
+        st.tuples(st.integers(0, 400), st.integers(0, 3), st.binary(max_size=3)), max_size=4
+    ),
+)
+def test_any_bytes_decode_as_parsing_them_would(text, edits):
+    """Edits of a matching payload (bytes cut, replaced or put in anywhere, the holes'
+    edges included) give what the parsed record gives: events, notes or error."""
+    payload = bytearray(orjson.dumps(text_chunk(text, "q")))
+    for at, cut, put in edits:
+        at = min(at, len(payload))
+        payload[at : at + cut] = put
+    raw, parsed, _ = both(bytes(payload))
+    assert raw == parsed
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        # Strings that spell the bytes after the hole, escaped as JSON must have them.
+        orjson.dumps(text_chunk('x"},"logprobs":null,"finish_reason":null}],"obfuscation":"')),
+        # The hole holds two strings, or a string and more.
+        orjson.dumps(text_chunk("a")).replace(b'"a"', b'"a","b"'),
+        orjson.dumps(text_chunk("a")).replace(b'"a"', b'"a" '),
+        orjson.dumps(text_chunk("a")).replace(b'"a"', b"null"),
+        orjson.dumps(text_chunk("a")).replace(b'"a"', b'""'),
+        orjson.dumps(text_chunk("a")).replace(b'"ab"', b"7"),
+        orjson.dumps(text_chunk("a")).replace(b'"ab"', b'"\\ud800"'),
+        # Another choice, a finish, another envelope: the template does not apply.
+        orjson.dumps(text_chunk("a", index=1)),
+        orjson.dumps(text_chunk("a", finish_reason="stop")),
+        orjson.dumps({**text_chunk("a"), "created": 1700000001}),
+        b"[DONE]",
+        b"{not json",
+    ],
+)
+def test_payloads_beside_the_template_decode_as_parsed(payload):
+    raw, parsed, _ = both(payload)
+    assert raw == parsed
+
+
+def test_json_written_with_other_spacing_is_parsed_not_matched():
+    payload = json.dumps(text_chunk("a b")).encode()  # ", " and ": " separators
+    raw, parsed, decoder = both(payload)
+    assert raw == parsed and decoder.used == 0
+
+
+def test_no_template_for_a_chunk_whose_residue_is_its_own():
+    notes = Notes()
+    decoder = ChatChunkDecoder(notes)
+    decoder.feed(Record(role_chunk(), line=1))
+    nested = {**text_chunk("Hi"), "x_meta": {"a": 1}}  # nested residue is never shared
+    decoder.feed(Record(raw=orjson.dumps(nested), line=3))
+    decoder.feed(Record(raw=orjson.dumps(nested), line=5))
+    assert decoder.template is None
+    logprobs = text_chunk("Hi", logprobs={"content": [], "x": 1})
+    assert ChunkTemplate.make(logprobs, decoder.feed(Record(logprobs, line=5))) is None
+
+
+def test_a_stream_whose_chunks_never_repeat_stops_making_templates():
+    notes = Notes()
+    decoder = ChatChunkDecoder(notes)
+    decoder.feed(Record(role_chunk(), line=1))
+    for n in range(200):
+        chunk = {**text_chunk("Hi"), "created": 1700000000 + n}
+        decoder.feed(Record(raw=orjson.dumps(chunk), line=3 + n))
+    assert decoder.used == 0 and decoder.made <= 17
+
+
+def test_converting_raw_records_gives_the_bytes_parsed_records_give():
+    """The pipeline hands chat decoders raw records once the format is known: feeding a
+    long stream in small pieces (raw) and whole (parsed before detection) agree."""
+    chunks = [role_chunk()] + [text_chunk(f'w{i} "q" \\ é', f"o{i}") for i in range(300)]
+    chunks.append(text_chunk("", None, delta={}, finish_reason="stop"))
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    for dst in ("chat-chunk", "responses-event", "llama-stack-event"):
+        whole = Transcoder(dst)
+        expected = whole.feed(body) + whole.finish()
+        assert whole.decoder.used == 0
+        pieces = Transcoder(dst)
+        got = b"".join(pieces.feed(body[i : i + 512]) for i in range(0, len(body), 512))
+        got += pieces.finish()
+        assert got == expected
+        assert pieces.decoder.used > 250
+        if dst == "chat-chunk":  # A→A: the same values
+            assert values(got) == values(body)
+
+
+def values(body: bytes) -> list[Any]:
+    return [orjson.loads(b[6:]) if b[6:7] == b"{" else b for b in body.split(b"\n\n")]
