@@ -101,6 +101,36 @@ class TextDelta:
 
 
 @dataclass(slots=True)
+class TextRun:
+    """Consecutive source records that each say one plain :class:`TextDelta` of ``lane``
+    between the same shared residue events: ``[before, TextDelta(lane, texts[k], None,
+    {}, obfuscations[k]), after]`` for each ``k`` (``None`` ones left out).
+
+    Not a thing a stream says, but how a long run of records a decoder knew by their
+    bytes reaches the encoder at once: one event instead of three per record. A run
+    stands alone in its batch, and :meth:`batches` gives the records' own batches to an
+    encoder that has no ``feed_run``.
+    """
+
+    lane: int
+    texts: list[str]
+    obfuscations: list[str | None]
+    lines: list[int]  # each record's input line, for notes
+    before: Meta | None = None  # shared residue events: never mutated
+    after: Meta | None = None
+
+    def batches(self) -> list[list[Event]]:
+        """The batch each record of the run decodes to on its own."""
+        before, after, lane = self.before, self.after, self.lane
+        head = [before] if before is not None else []
+        tail = [after] if after is not None else []
+        return [
+            [*head, TextDelta(lane, text, None, {}, obfuscation), *tail]
+            for text, obfuscation in zip(self.texts, self.obfuscations, strict=True)
+        ]
+
+
+@dataclass(slots=True)
 class RefusalDelta:
     """A piece of a refusal (the model declining, as structured outputs report it)."""
 
@@ -210,6 +240,7 @@ Event = (
     | LaneStart
     | ItemStart
     | TextDelta
+    | TextRun
     | RefusalDelta
     | ReasoningDelta
     | ToolArgsDelta

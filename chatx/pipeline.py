@@ -213,12 +213,24 @@ class Transcoder:
         # Without --choice, a one-lane target only needs to see each lane's LaneStart.
         lanes_only = self.choice is None
         lane_start = ir.LaneStart
-        for record in records:
+        # Records the decoder knows by their bytes reach the encoder as one TextRun;
+        # --choice renumbers lanes event by event, so it takes them one at a time.
+        runs = getattr(decoder, "run", None) if lanes_only else None
+        position, count = 0, len(records)
+        while position < count:
+            record = records[position]
+            position += 1
             if record.error is not None:
                 self._skip(record.error, record.line)
                 continue
             notes.line = record.line
             try:
+                if runs is not None and record.raw is not None:
+                    run = runs(records, position - 1)
+                    if run is not None:
+                        position += len(run.texts) - 1
+                        payloads.extend(self._run(run))
+                        continue
                 events = decoder.feed(record)
                 if events:
                     if not lanes_only or lane_start in map(type, events):
@@ -233,6 +245,16 @@ class Transcoder:
                     raise
                 self._skip(bug_text(exc), record.line)
         return self.writer.frames(payloads) if payloads else []
+
+    def _run(self, run: ir.TextRun) -> list[Any]:
+        feed_run = getattr(self.encoder, "feed_run", None)
+        if feed_run is not None:
+            return feed_run(run)
+        out: list[Any] = []
+        for line, batch in zip(run.lines, run.batches(), strict=True):
+            self.notes.line = line
+            out.extend(self.encoder.feed(batch))
+        return out
 
     def _process_strict(self, records: list[Record]) -> list[bytes]:
         """``_process`` that stops at the first record skipped, repaired or lost.

@@ -114,7 +114,8 @@ class MetaReport:
         self._last: Any = None
         self._paths: list[str] = []
 
-    def __call__(self, meta: Any) -> None:
+    def __call__(self, meta: Any, records: int = 1) -> None:
+        """Count ``meta``'s fields as lost, once for each of the ``records`` that had it."""
         if type(meta.extra) is NullResidue and not meta.delta:
             return  # nulls only: nothing to report, and the last event stays cached
         if meta is not self._last:
@@ -125,7 +126,7 @@ class MetaReport:
         if self._paths:
             lost = self.notes.lost_fields
             for path in self._paths:  # Counter.update costs more for a few paths
-                lost[path] += 1
+                lost[path] += records
 
 
 def split(source: dict[str, Any], known: frozenset[str]) -> dict[str, Any]:

@@ -206,3 +206,57 @@ def test_converting_raw_records_gives_the_bytes_parsed_records_give():
 
 def values(body: bytes) -> list[Any]:
     return [orjson.loads(b[6:]) if b[6:7] == b"{" else b for b in body.split(b"\n\n")]
+
+
+# -- runs: many such records at once ----------------------------------------------------
+
+
+def raw_records(texts: list[str], first_line: int = 7) -> list[Record]:
+    return [
+        Record(raw=orjson.dumps(text_chunk(text, f"o{n}")), line=first_line + 2 * n)
+        for n, text in enumerate(texts)
+    ]
+
+
+def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_not():
+    decoder, _ = primed()
+    records = raw_records(["a", 'b"', "c\\"])
+    records.append(Record(raw=orjson.dumps(text_chunk("d", finish_reason="stop")), line=13))
+    records += raw_records(["e"], 15)
+    run = decoder.run(records, 0)
+    assert (run.texts, run.obfuscations, run.lines) == (
+        ["a", 'b"', "c\\"],
+        ["o0", "o1", "o2"],
+        [7, 9, 11],
+    )
+    assert decoder.run(records, 3) is None  # the finish chunk: decoded the long way
+    assert run.batches() == [primed()[0].feed(record) for record in records[:3]]
+
+
+@pytest.mark.parametrize("dst", ["responses-event", "chat-chunk", "llama-stack-event"])
+@pytest.mark.parametrize("source", ["chat-chunk", "responses-event"])
+def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source):
+    """``feed_run`` where an encoder has one, else the pipeline's expansion: the same
+    payloads and the same lost fields as the run's batches fed one by one."""
+    from chatx import codecs
+    from chatx.codecs.base import EncodeOptions
+
+    decoder, _ = primed()
+    head = [decoder.feed(Record(raw=orjson.dumps(text_chunk(t)), line=1)) for t in ("x", "y")]
+    run = decoder.run(raw_records(["a", "b", "c"]), 0)
+    results = []
+    for whole in (True, False):
+        notes = Notes()
+        encoder = codecs.get(dst).encoder(notes, EncodeOptions(source_format=source))
+        out = encoder.feed([ir.StreamStart("chatcmpl-t", "gpt-4o", 1), ir.LaneStart(0)])
+        for batch in head:
+            out += encoder.feed(batch)
+        feed_run = getattr(encoder, "feed_run", None)
+        if whole and feed_run is not None:
+            out += feed_run(run)
+        else:
+            for batch in run.batches():
+                out += encoder.feed(batch)
+        out += encoder.feed([ir.Finish(0, "stop"), ir.StreamEnd()]) + encoder.finish()
+        results.append((out, sorted(notes.lost_fields.items()), notes.items))
+    assert results[0] == results[1]

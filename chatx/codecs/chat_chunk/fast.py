@@ -76,6 +76,17 @@ class FastPath:
     def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
         raise NotImplementedError
 
+    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+        """The raw records from ``start`` on that the template knows, as one
+        :class:`~chatx.ir.TextRun`; ``None`` when the first is not one."""
+        template = self.template
+        if template is None:
+            return None
+        run = template.run(records, start)
+        if run is not None:
+            self.used += len(run.texts)
+        return run
+
     def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
         """A record left unparsed: a chunk its template knows, or parsed and decoded."""
         if self.template is not None:

@@ -15,11 +15,13 @@ parsing path; nothing depends on a match but speed.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import orjson
 
 from chatx import ir
+from chatx.record import Record
 from chatx.residue import NullResidue
 
 # Stand-ins for the two holes while the template's bytes are made: no chunk has them.
@@ -88,6 +90,36 @@ class ChunkTemplate:
     def match(self, raw: bytes) -> list[ir.Event] | None:
         """The events of ``raw`` when it is this template with other strings in its
         holes; ``None`` when it is not (then it must be parsed)."""
+        holes = self._holes(raw)
+        if holes is None:
+            return None
+        delta = ir.TextDelta(self.lane, holes[0], None, {}, holes[1])
+        before, after = self.before, self.after
+        if before is None:
+            return [delta] if after is None else [delta, after]
+        return [before, delta] if after is None else [before, delta, after]
+
+    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+        """The records from ``start`` on that this template knows, as one run (``None``
+        when the first is not one of them)."""
+        texts: list[str] = []
+        obfuscations: list[str | None] = []
+        lines: list[int] = []
+        holes = self._holes
+        for record in islice(records, start, None):
+            raw = record.raw
+            found = holes(raw) if raw is not None else None
+            if found is None:
+                break
+            texts.append(found[0])
+            obfuscations.append(found[1])
+            lines.append(record.line)
+        if not texts:
+            return None
+        return ir.TextRun(self.lane, texts, obfuscations, lines, self.before, self.after)
+
+    def _holes(self, raw: bytes) -> tuple[str, str | None] | None:
+        """The text and obfuscation in ``raw``'s holes, or ``None`` when it does not fit."""
         head, tail = self.head, self.tail
         if not raw.startswith(head) or not raw.endswith(tail):
             return None
@@ -110,8 +142,4 @@ class ChunkTemplate:
             return None
         if type(text) is not str or not text:
             return None
-        delta = ir.TextDelta(self.lane, text, None, {}, obfuscation)
-        before, after = self.before, self.after
-        if before is None:
-            return [delta] if after is None else [delta, after]
-        return [before, delta] if after is None else [before, delta, after]
+        return text, obfuscation

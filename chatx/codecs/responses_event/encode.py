@@ -84,6 +84,20 @@ class ResponsesEncoder(PartEncoding):
                 self._end(event, out)
         return out
 
+    def feed_run(self, run: ir.TextRun) -> list[dict[str, Any]]:
+        """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches."""
+        out: list[dict[str, Any]] = []
+        if self.own:  # this format's own residue is merged back record by record
+            for batch in run.batches():
+                out += self.feed(batch)
+            return out
+        records = len(run.texts)
+        for meta in (run.before, run.after):
+            if meta is not None and type(meta.extra) is not NullResidue:
+                self.lost_meta(meta, records)
+        self._text_run(run, out)
+        return out
+
     def finish(self) -> list[dict[str, Any]]:
         """End of input. A stream without its terminal event is left open unless
         ``--finish`` asks for an ending: chatx does not invent one."""

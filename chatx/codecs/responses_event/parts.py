@@ -122,6 +122,34 @@ class PartEncoding:
             self.seq += 1
             out.append(payload)
 
+    def _text_run(self, run: ir.TextRun, out: list[dict[str, Any]]) -> None:
+        """``_text`` for each text of a run (plain text: no logprobs, no residue)."""
+        item = self.item
+        if item is None or item.kind != "message":
+            item = self._open("message", run.lane, out)
+        part = item.part
+        if part is None or part[0] != "output_text":
+            part = self._part(item, "output_text", out)
+        append = part[1].append
+        iid, index, content_index = item.id, item.index, part[2]
+        seq = self.seq
+        for text, obfuscation in zip(run.texts, run.obfuscations, strict=True):
+            append(text)
+            payload = {
+                "type": "response.output_text.delta",
+                "item_id": iid,
+                "output_index": index,
+                "content_index": content_index,
+                "delta": text,
+                "logprobs": [],
+            }
+            if obfuscation is not None:
+                payload["obfuscation"] = obfuscation
+            payload["sequence_number"] = seq
+            seq += 1
+            out.append(payload)
+        self.seq = seq
+
     def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
         if item is None or item.kind != "message":
