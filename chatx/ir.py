@@ -119,15 +119,18 @@ class TextRun:
     before: Meta | None = None  # shared residue events: never mutated
     after: Meta | None = None
 
+    def batch(self, k: int) -> list[Event]:
+        """The batch the run's ``k``-th record decodes to on its own."""
+        out: list[Event] = [TextDelta(self.lane, self.texts[k], None, {}, self.obfuscations[k])]
+        if self.before is not None:
+            out.insert(0, self.before)
+        if self.after is not None:
+            out.append(self.after)
+        return out
+
     def batches(self) -> list[list[Event]]:
-        """The batch each record of the run decodes to on its own."""
-        before, after, lane = self.before, self.after, self.lane
-        head = [before] if before is not None else []
-        tail = [after] if after is not None else []
-        return [
-            [*head, TextDelta(lane, text, None, {}, obfuscation), *tail]
-            for text, obfuscation in zip(self.texts, self.obfuscations, strict=True)
-        ]
+        """The batch of each record of the run."""
+        return [self.batch(k) for k in range(len(self.texts))]
 
 
 @dataclass(slots=True)

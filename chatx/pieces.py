@@ -33,6 +33,14 @@ class Pieces:
             self._folded.append("".join(loose))
             loose.clear()
 
+    def extend(self, pieces: list[str]) -> None:
+        """Append each of ``pieces``."""
+        loose = self._loose
+        loose.extend(pieces)
+        if len(loose) >= _FOLD:
+            self._folded.append("".join(loose))
+            loose.clear()
+
     def text(self) -> str:
         """The text so far; joining it replaces the pieces, so a second call is free."""
         folded = self._folded

@@ -18,6 +18,21 @@ from chatx.residue import MetaReport, merge, report
 NAME = "chat-chunk"
 
 
+def _copyable(chunks: list[Any], text: str, obfuscation: str | None) -> bool:
+    """Whether ``chunks`` is one chunk with ``text`` as its one choice's content and
+    ``obfuscation`` (when not None) as its own: a chunk to copy for the next records."""
+    if len(chunks) != 1 or type(chunks[0]) is not dict:
+        return False
+    chunk = chunks[0]
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+        return False
+    delta = choices[0].get("delta")
+    if type(delta) is not dict or delta.get("content") is not text:
+        return False
+    return obfuscation is None or chunk.get("obfuscation") is obfuscation
+
+
 def chat_id(source_id: str) -> str:
     """``resp_X`` → ``chatcmpl-X``; chat ids are kept as they are."""
     if source_id.startswith("resp_"):
@@ -139,6 +154,43 @@ class ChatChunkEncoder:
             # A bare error frame ends the stream: providers write no [DONE] after it.
             self.failed = True
             out.append({"error": _error(error, self.own)})
+        return out
+
+    def feed_run(self, run: ir.TextRun) -> list[Any]:
+        """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches.
+
+        Its records differ only in text and obfuscation, and so do their chunks once the
+        lane has its role: the first is built the long way, the others are copies of it
+        with their own strings."""
+        out: list[Any] = []
+        count = len(run.texts)
+        k = 0
+        while k < count and run.lane not in self.roles:  # the lane's first chunk names it
+            out += self.feed(run.batch(k))
+            k += 1
+        if k == count:
+            return out
+        first = self.feed(run.batch(k))
+        out += first
+        text, obfuscation = run.texts[k], run.obfuscations[k]
+        k += 1
+        if not _copyable(first, text, obfuscation):
+            for j in range(k, count):
+                out += self.feed(run.batch(j))
+            return out
+        if not self.own:
+            for meta in (run.before, run.after):
+                if meta is not None:
+                    self.lost_meta(meta, count - k)
+        chunk = first[0]
+        choice = chunk["choices"][0]
+        delta = choice["delta"]
+        for text, obfuscation in zip(run.texts[k:], run.obfuscations[k:], strict=True):
+            copy = dict(chunk)
+            copy["choices"] = [{**choice, "delta": {**delta, "content": text}}]
+            if obfuscation is not None:
+                copy["obfuscation"] = obfuscation
+            out.append(copy)
         return out
 
     def finish(self) -> list[Any]:

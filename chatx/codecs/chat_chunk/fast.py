@@ -15,6 +15,7 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.chat_chunk.fields import MISSING, decode_usage, split_logprobs
 from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.codecs.template import worth_making
 from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.record import Record
@@ -106,7 +107,7 @@ class FastPath:
         return self._general(record)
 
     def _make_template(self, data: dict[str, Any], events: list[ir.Event]) -> None:
-        if self.made > 16 + self.used // 64:
+        if not worth_making(self.made, self.used):
             return
         self.made += 1
         template = ChunkTemplate.make(data, events)

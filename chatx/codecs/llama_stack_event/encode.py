@@ -82,6 +82,25 @@ class LlamaStackEncoder(TextEncoding):
             handlers[type(event)](event, out)
         return out
 
+    def feed_run(self, run: ir.TextRun) -> list[Any]:
+        """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches."""
+        out: list[Any] = []
+        if self.own or run.lane != self.lane:  # own residue, or a lane to check first
+            for batch in run.batches():
+                out += self.feed(batch)
+            return out
+        records = len(run.texts)
+        for meta in (run.before, run.after):
+            if meta is not None:
+                self.lost_meta(meta, records)
+        obfuscated = records - run.obfuscations.count(None)
+        if obfuscated:
+            self.notes.lost_fields["obfuscation"] += obfuscated
+        self.batch = []
+        for text in run.texts:
+            self._scan(text, None, out)
+        return out
+
     def finish(self) -> list[Any]:
         """End of input: write what is pending; ``complete`` only if asked (``--finish``)."""
         out: list[Any] = []

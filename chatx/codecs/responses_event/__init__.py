@@ -36,4 +36,5 @@ CODEC = Codec(
     sse_event_names=True,
     single_lane=True,
     aliases=("responses",),
+    reads_raw=True,
 )

@@ -14,7 +14,7 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import DEFAULTS, usage_object
-from chatx.codecs.responses_event.fast import FastText
+from chatx.codecs.responses_event.fast import DeltaTemplate, FastText
 from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -74,14 +74,22 @@ class ResponsesDecoder(FastText, ItemDecoding):
         self.expected_seq: int | None = None
         self.renumbered = False
         self.noted: set[str] = set()
+        self.delta_template: DeltaTemplate | None = None
+        self.made = self.used = 0  # delta templates made and records they knew
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
+        if record.raw is not None:
+            return self._feed_raw(record.raw, record)
         data = record.data
         if type(data) is dict and data.get("type") == "response.output_text.delta":
             fast = self._text_fast(data)
             if fast is not None:
                 return fast
+        return self._general(record)
+
+    def _general(self, record: Record) -> list[ir.Event]:
+        self.delta_template = None  # this path may change what a template stands for
         if record.done:
             if self.ended:
                 self._repaired(

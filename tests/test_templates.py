@@ -1,14 +1,15 @@
-"""Chat chunks known by their bytes (codecs/chat_chunk/template.py).
+"""Payloads known by their bytes (codecs/template.py and the decoders that use it).
 
-The decoder reads a raw payload that repeats the last chunk but for its strings
-without parsing it. These tests hold it to the one rule that makes that safe: a raw
-record decodes to exactly what its parsed record decodes to (the same events, the same
-notes, the same error), whatever its bytes.
+A decoder reads a raw payload that repeats the last one but for a few values without
+parsing it. These tests hold it to the one rule that makes that safe: a raw record
+decodes to exactly what its parsed record decodes to (the same events, the same notes,
+the same error), whatever its bytes.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 from chatx import ir
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.codecs.responses_event.decode import ResponsesDecoder
+from chatx.codecs.template import NUMBER, ByteTemplate, hole
 from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -260,3 +263,166 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source):
         out += encoder.feed([ir.Finish(0, "stop"), ir.StreamEnd()]) + encoder.finish()
         results.append((out, sorted(notes.lost_fields.items()), notes.items))
     assert results[0] == results[1]
+
+
+# -- the byte template itself ---------------------------------------------------------
+
+DELTA = {
+    "type": "response.output_text.delta",
+    "sequence_number": NUMBER,
+    "item_id": "msg_1",
+    "output_index": 0,
+    "content_index": 0,
+    "delta": hole("text"),
+    "logprobs": [],
+    "obfuscation": hole("obfuscation"),
+}
+STAND_INS = [hole("obfuscation"), NUMBER, hole("text")]  # not in byte order
+
+
+def filled(number: int, text: str, obfuscation: str) -> dict[str, Any]:
+    return {**DELTA, "sequence_number": number, "delta": text, "obfuscation": obfuscation}
+
+
+@SETTINGS
+@given(number=st.integers(0, 2**40), text=TRICKY, obfuscation=TRICKY)
+def test_a_template_gives_back_the_values_in_its_holes(number, text, obfuscation):
+    template = ByteTemplate.make(DELTA, STAND_INS)
+    raw = orjson.dumps(filled(number, text, obfuscation))
+    assert template.match(raw, number) == [obfuscation, number, text]
+    assert template.match(raw, number + 1) is None  # not the number expected
+    assert template.match(raw, None) is None
+
+
+@SETTINGS
+@given(
+    number=st.integers(0, 10**6),
+    text=TRICKY,
+    edits=st.lists(
+        st.tuples(st.integers(0, 300), st.integers(0, 3), st.binary(max_size=3)), max_size=4
+    ),
+)
+def test_a_match_is_what_parsing_gives(number, text, edits):
+    """Whatever the bytes, a match means the payload parses to the template's payload
+    with the values found."""
+    template = ByteTemplate.make(DELTA, STAND_INS)
+    raw = bytearray(orjson.dumps(filled(number, text, "ob")))
+    for at, cut, put in edits:
+        raw[at : at + cut] = put
+    found = template.match(bytes(raw), number)
+    if found is not None:
+        assert orjson.loads(bytes(raw)) == filled(found[1], found[2], found[0])
+
+
+def test_no_template_when_a_stand_in_is_not_there_once_or_orjson_cannot_write_it():
+    assert ByteTemplate.make({"a": hole("x")}, [hole("x"), hole("y")]) is None
+    assert ByteTemplate.make({"a": hole("x"), "b": hole("x")}, [hole("x")]) is None
+    assert ByteTemplate.make({"a": hole("x"), "n": 1 << 70}, [hole("x")]) is None
+
+
+# -- Responses deltas ------------------------------------------------------------------
+
+RESPONSES_TEXT = (
+    Path(__file__).resolve().parents[1] / "fixtures/responses-event/text.sse"
+).read_bytes()
+
+
+def responses_primed() -> tuple[ResponsesDecoder, Notes, int]:
+    """A decoder that has read a Responses stream up to its second text delta, the
+    second raw: it holds a delta template. Returns the next sequence number too."""
+    from chatx.containers.sse import SSEReader
+
+    records = SSEReader().feed(RESPONSES_TEXT)
+    deltas = [n for n, r in enumerate(records) if r.event == "response.output_text.delta"]
+    notes = Notes()
+    decoder = ResponsesDecoder(notes)
+    for record in records[: deltas[1]]:
+        decoder.feed(record)
+    second = records[deltas[1]]
+    decoder.feed(Record(raw=orjson.dumps(second.data), line=second.line))
+    assert decoder.delta_template is not None
+    return decoder, notes, second.data["sequence_number"] + 1
+
+
+def responses_delta(seq: int, text: str, **more: Any) -> bytes:
+    return orjson.dumps(
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_fx1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+            "logprobs": [],
+            "sequence_number": seq,
+            **more,
+        }
+    )
+
+
+def responses_both(payload: bytes) -> tuple[Any, Any, ResponsesDecoder]:
+    raw_decoder, raw_notes, _ = responses_primed()
+    parsed_decoder, parsed_notes, _ = responses_primed()
+    record = parse(payload, "response.output_text.delta", 40)
+    parsed = ("InputError", record.error) if record.error else outcome(parsed_decoder, record)
+    raw = outcome(raw_decoder, Record(raw=payload, event="response.output_text.delta", line=40))
+    assert [(n.kind, n.message) for n in raw_notes.items] == [
+        (n.kind, n.message) for n in parsed_notes.items
+    ]
+    # What the decoder kept of the part's text is the same too.
+    assert raw_decoder.items[0].parts[("output_text", 0)][0].text() == (
+        parsed_decoder.items[0].parts[("output_text", 0)][0].text()
+    )
+    return raw, parsed, raw_decoder
+
+
+@SETTINGS
+@given(
+    text=TRICKY,
+    seq=st.integers(-1, 12),
+    edits=st.lists(
+        st.tuples(st.integers(0, 200), st.integers(0, 3), st.binary(max_size=3)), max_size=3
+    ),
+)
+def test_a_responses_delta_decodes_raw_as_parsed(text, seq, edits):
+    _, _, expected = responses_primed()
+    payload = bytearray(responses_delta(expected + seq % 3 - 1 if seq >= 0 else expected, text))
+    for at, cut, put in edits:
+        payload[at : at + cut] = put
+    raw, parsed, _ = responses_both(bytes(payload))
+    assert raw == parsed
+
+
+def test_the_delta_template_reads_deltas_in_sequence_as_one_run():
+    decoder, _, seq = responses_primed()
+    records = [
+        Record(raw=responses_delta(seq + n, text), line=50 + n)
+        for n, text in enumerate(["a", "", 'q"'])
+    ]
+    records.append(Record(raw=responses_delta(seq + 5, "skipped a number"), line=60))
+    run = decoder.run(records, 0)
+    assert (run.texts, run.lines) == (["a", "", 'q"'], [50, 51, 52])
+    assert decoder.run(records, 3) is None and decoder.expected_seq == seq + 3
+    assert decoder.used == 3  # these three: the delta the template was made of was parsed
+
+
+def test_converting_raw_responses_records_gives_the_bytes_parsed_records_give():
+    parts = RESPONSES_TEXT.split(b"event: response.output_text.done")
+    deltas = b"".join(
+        b"event: response.output_text.delta\ndata: "
+        + responses_delta(99, f'w{n} "q" \\ \u00e9', obfuscation=f"o{n}")
+        + b"\n\n"
+        for n in range(200)
+    )
+    # Renumbered by chatx itself: the stream is repaired the same way both times.
+    body = parts[0] + deltas + b"event: response.output_text.done" + parts[1]
+    for dst in ("chat-chunk", "responses-event", "llama-stack-event"):
+        notes_whole, notes_pieces = Notes(), Notes()
+        whole = Transcoder(dst, notes=notes_whole)
+        expected = whole.feed(body) + whole.finish()
+        pieces = Transcoder(dst, notes=notes_pieces)
+        got = b"".join(pieces.feed(body[i : i + 700]) for i in range(0, len(body), 700))
+        got += pieces.finish()
+        assert got == expected
+        assert [(n.kind, n.message, n.line) for n in notes_pieces.items] == [
+            (n.kind, n.message, n.line) for n in notes_whole.items
+        ]

@@ -1,0 +1,114 @@
+"""Payloads known by their bytes: a long stream repeats one record but for a few values.
+
+A :class:`ByteTemplate` is the JSON text orjson writes for a payload a decoder has just
+read, cut at the values that change from record to record (its *holes*: a text, an
+obfuscation, a sequence number). A later payload that is those literal bytes around
+other values in the holes parses to the same payload with those values, so a decoder
+can take its meaning from the template and parse only the holes.
+
+Why that holds: a string hole must parse, alone, as one JSON string, and a string
+literal ends at its first unescaped quote, so the hole cannot reach into the bytes
+after it; a number hole must be the very digits of the number expected. The payload
+then has the same tokens as the template's own JSON text but for those values.
+Providers that write JSON with other spacing, key order or escapes never match and
+take the parsing path: nothing depends on a match but speed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+_loads = orjson.loads
+
+NUMBER = "\x00chatx number\x00"
+"""Stand-in for the hole of an integer the decoder expects (a sequence number)."""
+
+
+def hole(name: str) -> str:
+    """A stand-in for a string hole while a template's bytes are made: no payload has it."""
+    return f"\x00chatx {name}\x00"
+
+
+def worth_making(made: int, used: int) -> bool:
+    """Whether a decoder that made ``made`` templates, which knew ``used`` records, should
+    make another: a stream whose records never repeat (a new ``created`` each time)
+    stops paying for them."""
+    return made <= 16 + used // 64
+
+
+class ByteTemplate:
+    """The literal bytes of a payload around its holes.
+
+    ``match(raw, number)`` returns the holes' values in the order of ``stand_ins`` (the
+    ``NUMBER`` hole gives ``number`` back), or ``None`` when ``raw`` does not fit."""
+
+    __slots__ = ("head", "order", "rest")
+
+    def __init__(self, head: bytes, rest: list[tuple[bool, bytes, bool]], order: list[int]) -> None:
+        self.head = head
+        # For each hole in byte order: is it the number hole, the bytes after it, is it last.
+        self.rest = rest
+        # Where each stand-in's hole is in byte order (None: the same order).
+        self.order = None if order == sorted(order) else order
+
+    @classmethod
+    def make(cls, payload: dict[str, Any], stand_ins: list[str]) -> ByteTemplate | None:
+        """The template of ``payload``, which holds each of ``stand_ins`` once in place of
+        a value; ``None`` when orjson cannot write it or a stand-in is not found once."""
+        try:
+            blob = orjson.dumps(payload)
+        except (TypeError, ValueError):
+            return None
+        quoted = [orjson.dumps(stand_in) for stand_in in stand_ins]
+        if any(blob.count(q) != 1 for q in quoted):
+            return None
+        at = [blob.find(q) for q in quoted]
+        by_place = sorted(range(len(quoted)), key=at.__getitem__)
+        ends = [at[i] + len(quoted[i]) for i in by_place]
+        starts = [at[i] for i in by_place[1:]] + [len(blob)]
+        rest = [
+            (stand_ins[i] == NUMBER, blob[end:start], start == len(blob))
+            for i, end, start in zip(by_place, ends, starts, strict=True)
+        ]
+        return cls(blob[: at[by_place[0]]], rest, [by_place.index(i) for i in range(len(quoted))])
+
+    def match(self, raw: bytes, number: int | None = None) -> list[Any] | None:
+        """The values in ``raw``'s holes, in the order of the stand-ins; ``None`` when
+        ``raw`` is not this template with other values in its holes."""
+        if not raw.startswith(self.head):
+            return None
+        pos = len(self.head)
+        found: list[Any] = []
+        for is_number, after, is_last in self.rest:
+            if is_number:
+                if type(number) is not int:
+                    return None
+                cut = pos + len(digits := b"%d" % number)
+                if not raw.startswith(digits, pos) or not raw.startswith(after, cut):
+                    return None
+                found.append(number)
+            else:
+                # Most strings have no escaped quote: the next quote closes them. A long
+                # needle costs find() more than the search, so it is only the fallback.
+                cut = raw.find(b'"', pos + 1) + 1
+                if not cut or raw[cut - 2] == 0x5C or not raw.startswith(after, cut):
+                    if is_last:  # the bytes after the last hole end the payload
+                        cut = len(raw) - len(after)
+                    else:  # after a string comes , } or ]: a quote in it is not escaped
+                        cut = raw.find(after, pos)
+                    if cut < pos:
+                        return None
+                try:
+                    value = _loads(raw[pos:cut])
+                except ValueError:
+                    return None
+                if type(value) is not str:
+                    return None
+                found.append(value)
+            pos = cut + len(after)
+        if pos != len(raw):
+            return None
+        order = self.order
+        return found if order is None else [found[i] for i in order]
