@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import orjson
 import typer
 
 from chatx.errors import UsageError
-from chatx.validation.rules import Rule
+
+if TYPE_CHECKING:  # the rules are imported by the command, not at every start
+    from chatx.validation.rules import Rule
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,6 @@ residue it must carry (:func:`residue`). Sharing one set of builders is what kee
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -48,6 +47,8 @@ METRIC_TO_FIELD = dict(METRIC_FIELDS)
 
 def stream_id(first: Any) -> str:
     """Llama Stack events carry no id: derive one from the first record's content."""
+    import hashlib  # 3 ms at start-up: imported only by the streams that need it
+
     digest = hashlib.sha256(orjson.dumps(first, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return "chatcmpl-ls-" + digest[:16]
 
