@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from chatx import ir
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.codecs.llama_stack_event.decode import LlamaStackDecoder
 from chatx.codecs.responses_event.decode import ResponsesDecoder
 from chatx.codecs.template import NUMBER, ByteTemplate, hole
 from chatx.containers.payload import parse
@@ -426,3 +427,60 @@ def test_converting_raw_responses_records_gives_the_bytes_parsed_records_give():
         assert [(n.kind, n.message, n.line) for n in notes_pieces.items] == [
             (n.kind, n.message, n.line) for n in notes_whole.items
         ]
+
+
+# -- Llama Stack text --------------------------------------------------------------------
+
+
+def llama_text(text: Any, **event: Any) -> bytes:
+    body = {
+        "event_type": "progress",
+        "delta": {"type": "text", "text": text},
+        "logprobs": None,
+        "stop_reason": None,
+        **event,
+    }
+    return orjson.dumps({"event": body, "metrics": None})
+
+
+def llama_primed() -> tuple[LlamaStackDecoder, Notes]:
+    """A decoder past the start and two raw text events: it holds a text template."""
+    notes = Notes()
+    decoder = LlamaStackDecoder(notes)
+    start = {"event": {"event_type": "start", "delta": {"type": "text", "text": ""}}}
+    decoder.feed(Record(start, line=1))
+    for line, text in ((2, "Paris"), (3, " is")):
+        decoder.feed(Record(raw=llama_text(text), line=line))
+    assert decoder.text_template is not None
+    return decoder, notes
+
+
+@SETTINGS
+@given(
+    text=TRICKY,
+    stop=st.sampled_from([None, "end_of_turn"]),
+    edits=st.lists(
+        st.tuples(st.integers(0, 150), st.integers(0, 3), st.binary(max_size=3)), max_size=3
+    ),
+)
+def test_a_llama_text_event_decodes_raw_as_parsed(text, stop, edits):
+    payload = bytearray(llama_text(text, stop_reason=stop))
+    for at, cut, put in edits:
+        payload[at : at + cut] = put
+    results = []
+    for raw in (True, False):
+        decoder, notes = llama_primed()
+        record = Record(raw=bytes(payload), line=9)
+        if not raw:
+            record = parse(bytes(payload), None, 9)
+        got = ("InputError", record.error) if record.error else outcome(decoder, record)
+        results.append((got, [(n.kind, n.message) for n in notes.items], decoder.line))
+    assert results[0] == results[1]
+
+
+def test_llama_text_after_the_template_a_tool_call_or_the_end_is_not_known():
+    decoder, _ = llama_primed()
+    records = [Record(raw=llama_text(t), line=n) for n, t in enumerate(["a", "b", ""], 4)]
+    run = decoder.run(records, 0)
+    assert (run.texts, run.lines, decoder.line) == (["a", "b"], [4, 5], 5)
+    assert decoder.run(records, 2) is None  # empty text: a record of its own kind

@@ -95,7 +95,7 @@ class ByteTemplate:
                 cut = raw.find(b'"', pos + 1) + 1
                 if not cut or raw[cut - 2] == 0x5C or not raw.startswith(after, cut):
                     if is_last:  # the bytes after the last hole end the payload
-                        cut = len(raw) - len(after)
+                        cut = len(raw) - len(after) if raw.endswith(after) else -1
                     else:  # after a string comes , } or ]: a quote in it is not escaped
                         cut = raw.find(after, pos)
                     if cut < pos:

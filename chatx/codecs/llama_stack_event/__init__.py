@@ -44,6 +44,7 @@ CODEC = Codec(
     container="sse",
     sse_event_names=False,
     single_lane=True,
+    reads_raw=True,
 )
 
 __all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

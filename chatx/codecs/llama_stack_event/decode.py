@@ -36,18 +36,20 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.template import ByteTemplate
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
 
 from . import records as r
+from .fast import KnownText
 from .special_tokens import call_prefix
 from .tool_calls import ToolCallDecoding
 
 LS = r.LS
 
 
-class LlamaStackDecoder(ToolCallDecoding):
+class LlamaStackDecoder(KnownText, ToolCallDecoding):
     """Incremental decoder: ``feed(record)`` returns the IR events of one record."""
 
     def __init__(self, notes: Notes) -> None:
@@ -55,6 +57,8 @@ class LlamaStackDecoder(ToolCallDecoding):
         self.open = False  # a stream has started and not completed
         self.id = ""
         self.line = 0
+        self.text_template: ByteTemplate | None = None
+        self.made = self.used = 0  # text templates made and records they knew
         self._turn()
 
     def _turn(self) -> None:
@@ -70,6 +74,12 @@ class LlamaStackDecoder(ToolCallDecoding):
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event or an ``{"error": …}`` frame)."""
+        if record.raw is not None:
+            return self._feed_raw(record.raw, record)
+        return self._general(record)
+
+    def _general(self, record: Record) -> list[ir.Event]:
+        self.text_template = None  # this path may change what a template stands for
         self.line = record.line
         data = self._payload(record)
         if data is None:

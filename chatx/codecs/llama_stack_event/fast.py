@@ -1,0 +1,90 @@
+"""The Llama Stack decoder's records known by their bytes: a long stream is mostly
+``progress`` events of more text, the same but for that text (:mod:`chatx.codecs.template`).
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.template import ByteTemplate, hole, worth_making
+from chatx.containers.payload import parse
+from chatx.errors import InputError
+from chatx.record import Record
+
+_TEXT = hole("text")
+
+
+class KnownText:
+    """Mixed into :class:`~chatx.codecs.llama_stack_event.decode.LlamaStackDecoder`."""
+
+    line: int
+    open: bool
+    message: bool
+    hold: str | None
+    may_hold: bool
+    text_template: ByteTemplate | None
+    made: int
+    used: int
+
+    def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
+        raise NotImplementedError
+
+    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+        """The raw records from ``start`` on that the text template knows, as one
+        :class:`~chatx.ir.TextRun`; ``None`` when the first is not one."""
+        template = self.text_template
+        if template is None:
+            return None
+        texts: list[str] = []
+        lines: list[int] = []
+        match = template.match
+        for record in islice(records, start, None):
+            raw = record.raw
+            found = match(raw) if raw is not None else None
+            if found is None or not found[0]:  # empty text is a record of its own kind
+                break
+            texts.append(found[0])
+            lines.append(record.line)
+        if not texts:
+            return None
+        self.line = lines[-1]
+        self.used += len(texts)
+        return ir.TextRun(0, texts, [None] * len(texts), lines)
+
+    def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
+        """A record left unparsed: more text the template knows, or parsed and decoded."""
+        run = self.run([record], 0)
+        if run is not None:
+            return run.batch(0)
+        record = parse(raw, record.event, record.line)
+        if record.error is not None:
+            raise InputError(record.error)
+        out = self._general(record)
+        if self._plain_text(out) and worth_making(self.made, self.used):
+            self.made += 1
+            self.text_template = _template(record.data)
+        return out
+
+    def _plain_text(self, out: list[ir.Event]) -> bool:
+        """Whether ``out`` is one plain delta of more text, in the state where the next
+        record of more text would be that too (the message open, nothing held)."""
+        if len(out) != 1 or type(out[0]) is not ir.TextDelta:
+            return False
+        delta = out[0]
+        return (
+            not delta.extra
+            and delta.logprobs is None
+            and bool(delta.text)
+            and self.open
+            and self.message
+            and self.hold is None
+            and not self.may_hold
+        )
+
+
+def _template(data: Any) -> ByteTemplate | None:
+    event = dict(data["event"])
+    event["delta"] = {**event["delta"], "text": _TEXT}
+    return ByteTemplate.make({**data, "event": event}, [_TEXT])
