@@ -351,3 +351,25 @@ def test_writer_round_trip(event_names):
     records = read(writer.write(items[:3]) + writer.write(items[3:]) + writer.finish())
     assert [DONE if r.done else r.data for r in records] == items
     assert [r.event for r in records][0] == ("x.y" if event_names else None)
+
+
+@pytest.mark.parametrize("size", [1, 5, 1 << 16])
+def test_event_names_whatever_the_chunking_and_raw_records(size):
+    """event: lines name their block, read in one piece or across chunks (a bytearray),
+    in a parsed or a raw reader; an empty name is no name."""
+    body = (
+        b"event: r\xc3\xa9ponse\ndata: 1\n\nevent: r\xc3\xa9ponse\ndata: 2\n\n"
+        b"event: \ndata: 3\n\ndata: 4\nevent:x\n\n"
+    )
+    for raw in (False, True):
+        reader = SSEReader()
+        reader.raw = raw
+        records = []
+        for at in range(0, len(body), size):
+            records += reader.feed(body[at : at + size])
+        records += reader.finish()
+        assert [r.event for r in records] == ["réponse", "réponse", None, "x"]
+        assert [r.raw if raw else r.data for r in records] == (
+            [b"1", b"2", b"3", b"4"] if raw else [1, 2, 3, 4]
+        )
+        assert [r.line for r in records] == [1, 4, 7, 10]

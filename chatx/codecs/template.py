@@ -41,17 +41,17 @@ def worth_making(made: int, used: int) -> bool:
 class ByteTemplate:
     """The literal bytes of a payload around its holes.
 
-    ``match(raw, number)`` returns the holes' values in the order of ``stand_ins`` (the
-    ``NUMBER`` hole gives ``number`` back), or ``None`` when ``raw`` does not fit."""
+    ``match(raw, number)`` returns the holes' values in the order they come in the bytes
+    (``at[i]`` is where the value of ``stand_ins[i]`` is; the ``NUMBER`` hole gives
+    ``number`` back), or ``None`` when ``raw`` does not fit."""
 
-    __slots__ = ("head", "order", "rest")
+    __slots__ = ("at", "head", "rest")
 
     def __init__(self, head: bytes, rest: list[tuple[bool, bytes, bool]], order: list[int]) -> None:
         self.head = head
         # For each hole in byte order: is it the number hole, the bytes after it, is it last.
         self.rest = rest
-        # Where each stand-in's hole is in byte order (None: the same order).
-        self.order = None if order == sorted(order) else order
+        self.at = order  # where each stand-in's value is in what match() returns
 
     @classmethod
     def make(cls, payload: dict[str, Any], stand_ins: list[str]) -> ByteTemplate | None:
@@ -75,7 +75,7 @@ class ByteTemplate:
         return cls(blob[: at[by_place[0]]], rest, [by_place.index(i) for i in range(len(quoted))])
 
     def match(self, raw: bytes, number: int | None = None) -> list[Any] | None:
-        """The values in ``raw``'s holes, in the order of the stand-ins; ``None`` when
+        """The values in ``raw``'s holes, in byte order (see ``at``); ``None`` when
         ``raw`` is not this template with other values in its holes."""
         if not raw.startswith(self.head):
             return None
@@ -108,7 +108,4 @@ class ByteTemplate:
                     return None
                 found.append(value)
             pos = cut + len(after)
-        if pos != len(raw):
-            return None
-        order = self.order
-        return found if order is None else [found[i] for i in order]
+        return found if pos == len(raw) else None

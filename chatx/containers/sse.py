@@ -28,7 +28,7 @@ class SSEReader:
     ``id:`` and ``retry:`` fields; records do not carry them.
     """
 
-    __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_start", "ignored",
+    __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_names", "_start", "ignored",
                  "last_event_id", "raw", "retry")  # fmt: skip
 
     def __init__(self) -> None:
@@ -41,6 +41,7 @@ class SSEReader:
         self.ignored: list[tuple[int, str]] = []
         # Records carry their payload unparsed (Record.raw), for a decoder that reads raw.
         self.raw = False
+        self._names: dict[bytes, str] = {}  # event: lines met, and the names they give
         self._clear_block()
 
     def feed(self, chunk: bytes) -> list[Record]:
@@ -115,18 +116,17 @@ class SSEReader:
                     value = line
             elif line[0] == 0x3A:  # ":" starts a comment (OpenRouter's ": OPENROUTER PROCESSING")
                 continue
+            elif line[:7] == b"event: ":  # a Responses block's first line
+                event = self._event_name(line)
+                start = start or n
+                continue
             else:
                 name, _, value = line.partition(b":")
                 if value[:1] == b" ":
                     value = value[1:]
-                if not start:
-                    start = n
                 if name != b"data":
-                    # Bedrock Mantle writes event: after data:; it still names the block.
-                    if name == b"event":
-                        event = value.decode("utf-8", "replace") or None
-                    else:
-                        self._other_field(name, value, n)
+                    event = self._field(name, value, n, event)
+                    start = start or n
                     continue
             if not start:
                 start = n
@@ -139,7 +139,22 @@ class SSEReader:
         self._line, self._start, self._data, self._more, self._event = n, start, data, more, event
         return out
 
-    def _other_field(self, name: bytes, value: bytes, line: int) -> None:
+    def _event_name(self, line: bytes) -> str | None:
+        """The name an ``event: …`` line gives, decoded once per distinct line."""
+        if type(line) is not bytes:  # a bytearray (see LineSplitter.split)
+            return line[7:].decode("utf-8", "replace") or None
+        name = self._names.get(line)
+        if name is None:
+            name = line[7:].decode("utf-8", "replace") or None
+            if name is not None and len(self._names) < 256:
+                self._names[line] = name
+        return name
+
+    def _field(self, name: bytes, value: bytes, line: int, event: str | None) -> str | None:
+        """A field other than data (Bedrock Mantle writes event: after data:; it still
+        names the block); returns the block's event name."""
+        if name == b"event":
+            return value.decode("utf-8", "replace") or None
         if name == b"id":
             if b"\0" not in value:
                 self.last_event_id = value.decode("utf-8", "replace")
@@ -150,6 +165,7 @@ class SSEReader:
                     self.retry = int(value)
         else:
             self.ignored.append((line, _unknown_field(name)))
+        return event
 
 
 def _unknown_field(name: bytes) -> str:

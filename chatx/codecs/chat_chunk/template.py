@@ -18,10 +18,12 @@ _OBFUSCATION = hole("obfuscation")
 class ChunkTemplate:
     """The bytes of a text chunk around its holes, and the events it decodes to."""
 
-    __slots__ = ("after", "before", "bytes", "lane")
+    __slots__ = ("after", "before", "bytes", "lane", "obfuscation_at", "text_at")
 
     def __init__(self, template: ByteTemplate, lane: int, before: Any, after: Any) -> None:
         self.bytes = template
+        self.text_at = template.at[0]
+        self.obfuscation_at = template.at[1] if len(template.at) == 2 else None
         self.lane = lane
         self.before: ir.Meta | None = before  # the chunk's shared residue event
         self.after: ir.Meta | None = after  # the choice's shared residue event
@@ -60,9 +62,12 @@ class ChunkTemplate:
         """The events of ``raw`` when it is this template with other strings in its
         holes; ``None`` when it is not (then it must be parsed)."""
         found = self.bytes.match(raw)
-        if found is None or not found[0]:
+        if found is None or not found[self.text_at]:
             return None
-        delta = ir.TextDelta(self.lane, found[0], None, {}, found[1] if len(found) == 2 else None)
+        at = self.obfuscation_at
+        delta = ir.TextDelta(
+            self.lane, found[self.text_at], None, {}, found[at] if at is not None else None
+        )
         before, after = self.before, self.after
         if before is None:
             return [delta] if after is None else [delta, after]
@@ -75,13 +80,14 @@ class ChunkTemplate:
         obfuscations: list[str | None] = []
         lines: list[int] = []
         match = self.bytes.match
+        text_at, at = self.text_at, self.obfuscation_at
         for record in islice(records, start, None):
             raw = record.raw
             found = match(raw) if raw is not None else None
-            if found is None or not found[0]:  # an empty text is no delta: the long way
+            if found is None or not found[text_at]:  # an empty text is no delta: the long way
                 break
-            texts.append(found[0])
-            obfuscations.append(found[1] if len(found) == 2 else None)
+            texts.append(found[text_at])
+            obfuscations.append(found[at] if at is not None else None)
             lines.append(record.line)
         if not texts:
             return None

@@ -39,10 +39,12 @@ class DeltaTemplate:
     """The bytes of an ``output_text.delta`` around its sequence number, text and
     obfuscation, for the part it adds to."""
 
-    __slots__ = ("bytes", "part")
+    __slots__ = ("bytes", "obfuscation_at", "part", "text_at")
 
     def __init__(self, template: ByteTemplate, part: list[Any]) -> None:
         self.bytes = template
+        self.text_at = template.at[1]  # see make(): [NUMBER, text, obfuscation]
+        self.obfuscation_at = template.at[2] if len(template.at) == 3 else None
         self.part = part  # [the part's text pieces, its logprobs]
 
     @classmethod
@@ -85,6 +87,7 @@ class FastText:
         obfuscations: list[str | None] = []
         lines: list[int] = []
         match = template.bytes.match
+        text_at, at = template.text_at, template.obfuscation_at
         seq = self.expected_seq
         for record in islice(records, start, None):
             raw = record.raw
@@ -92,8 +95,8 @@ class FastText:
             if found is None:
                 break
             seq += 1  # type: ignore[operator]
-            texts.append(found[1])
-            obfuscations.append(found[2] if len(found) == 3 else None)
+            texts.append(found[text_at])
+            obfuscations.append(found[at] if at is not None else None)
             lines.append(record.line)
         if not texts:
             return None
