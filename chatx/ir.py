@@ -104,7 +104,8 @@ class TextDelta:
 class TextRun:
     """Consecutive source records that each say one plain :class:`TextDelta` of ``lane``
     between the same shared residue events: ``[before, TextDelta(lane, texts[k], None,
-    {}, obfuscations[k]), after]`` for each ``k`` (``None`` ones left out).
+    {}, obfuscations[k]), after]`` for each ``k`` (``None`` ones left out). With
+    ``reasoning`` (a chat source's field name) they are raw reasoning deltas instead.
 
     Not a thing a stream says, but how a long run of records a decoder knew by their
     bytes reaches the encoder at once: one event instead of three per record. A run
@@ -118,10 +119,16 @@ class TextRun:
     lines: list[int]  # each record's input line, for notes
     before: Meta | None = None  # shared residue events: never mutated
     after: Meta | None = None
+    reasoning: str | None = None
 
     def batch(self, k: int) -> list[Event]:
         """The batch the run's ``k``-th record decodes to on its own."""
-        out: list[Event] = [TextDelta(self.lane, self.texts[k], None, {}, self.obfuscations[k])]
+        text, obfuscation = self.texts[k], self.obfuscations[k]
+        out: list[Event] = [
+            TextDelta(self.lane, text, None, {}, obfuscation)
+            if self.reasoning is None
+            else ReasoningDelta(self.lane, text, "text", 0, {}, self.reasoning, obfuscation)
+        ]
         if self.before is not None:
             out.insert(0, self.before)
         if self.after is not None:

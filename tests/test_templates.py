@@ -239,20 +239,27 @@ def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_
 
 @pytest.mark.parametrize("dst", ["responses-event", "chat-chunk", "llama-stack-event"])
 @pytest.mark.parametrize("source", ["chat-chunk", "responses-event"])
-def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source):
+@pytest.mark.parametrize("field", ["content", "reasoning_content", "reasoning"])
+def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
     """``feed_run`` where an encoder has one, else the pipeline's expansion: the same
-    payloads and the same lost fields as the run's batches fed one by one."""
+    payloads and the same lost fields as the run's batches fed one by one, for runs of
+    message text and of chat reasoning."""
     from chatx import codecs
     from chatx.codecs.base import EncodeOptions
 
-    decoder, _ = primed()
-    head = [decoder.feed(Record(raw=orjson.dumps(text_chunk(t)), line=1)) for t in ("x", "y")]
-    run = decoder.run(raw_records(["a", "b", "c"]), 0)
+    def chunk_of(text: str, n: int) -> Record:
+        return Record(raw=orjson.dumps(text_chunk(text, f"o{n}", delta={field: text})), line=n)
+
+    decoder = ChatChunkDecoder(Notes())
+    head = [decoder.feed(Record(role_chunk(), line=1))]
+    head += [decoder.feed(chunk_of(text, 3 + n)) for n, text in enumerate(("x", "y"))]
+    run = decoder.run([chunk_of(text, 9 + n) for n, text in enumerate("abc")], 0)
+    assert run is not None and run.reasoning == (None if field == "content" else field)
     results = []
     for whole in (True, False):
         notes = Notes()
         encoder = codecs.get(dst).encoder(notes, EncodeOptions(source_format=source))
-        out = encoder.feed([ir.StreamStart("chatcmpl-t", "gpt-4o", 1), ir.LaneStart(0)])
+        out = []
         for batch in head:
             out += encoder.feed(batch)
         feed_run = getattr(encoder, "feed_run", None)
@@ -263,6 +270,27 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source):
                 out += encoder.feed(batch)
         out += encoder.feed([ir.Finish(0, "stop"), ir.StreamEnd()]) + encoder.finish()
         results.append((out, sorted(notes.lost_fields.items()), notes.items))
+    assert results[0] == results[1]
+
+
+@SETTINGS
+@given(text=TRICKY, field=st.sampled_from(["reasoning_content", "reasoning", "refusal"]))
+def test_a_reasoning_chunk_decodes_raw_as_parsed(text, field):
+    def primed_on_reasoning() -> tuple[ChatChunkDecoder, Notes]:
+        notes = Notes()
+        decoder = ChatChunkDecoder(notes)
+        decoder.feed(Record(role_chunk(), line=1))
+        for line, piece in ((3, "Let"), (5, " me")):
+            chunk = text_chunk(piece, delta={"reasoning_content": piece})
+            decoder.feed(Record(raw=orjson.dumps(chunk), line=line))
+        return decoder, notes
+
+    payload = orjson.dumps(text_chunk(text, delta={field: text}))
+    results = []
+    for raw in (True, False):
+        decoder, notes = primed_on_reasoning()
+        record = Record(raw=payload, line=7) if raw else parse(payload, None, 7)
+        results.append((outcome(decoder, record), [(n.kind, n.message) for n in notes.items]))
     assert results[0] == results[1]
 
 

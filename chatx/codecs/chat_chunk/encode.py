@@ -18,9 +18,9 @@ from chatx.residue import MetaReport, merge, report
 NAME = "chat-chunk"
 
 
-def _copyable(chunks: list[Any], text: str, obfuscation: str | None) -> bool:
-    """Whether ``chunks`` is one chunk with ``text`` as its one choice's content and
-    ``obfuscation`` (when not None) as its own: a chunk to copy for the next records."""
+def _copyable(chunks: list[Any], field: str, text: str, obfuscation: str | None) -> bool:
+    """Whether ``chunks`` is one chunk with ``text`` as its one choice's delta ``field``
+    and ``obfuscation`` (when not None) as its own: a chunk to copy for the next records."""
     if len(chunks) != 1 or type(chunks[0]) is not dict:
         return False
     chunk = chunks[0]
@@ -28,7 +28,7 @@ def _copyable(chunks: list[Any], text: str, obfuscation: str | None) -> bool:
     if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
         return False
     delta = choices[0].get("delta")
-    if type(delta) is not dict or delta.get("content") is not text:
+    if type(delta) is not dict or delta.get(field) is not text:
         return False
     return obfuscation is None or chunk.get("obfuscation") is obfuscation
 
@@ -174,7 +174,10 @@ class ChatChunkEncoder:
         out += first
         text, obfuscation = run.texts[k], run.obfuscations[k]
         k += 1
-        if not _copyable(first, text, obfuscation):
+        field = "content"
+        if run.reasoning is not None:
+            field = self.options.reasoning_field or run.reasoning
+        if not _copyable(first, field, text, obfuscation):
             for j in range(k, count):
                 out += self.feed(run.batch(j))
             return out
@@ -187,7 +190,7 @@ class ChatChunkEncoder:
         delta = choice["delta"]
         for text, obfuscation in zip(run.texts[k:], run.obfuscations[k:], strict=True):
             copy = dict(chunk)
-            copy["choices"] = [{**choice, "delta": {**delta, "content": text}}]
+            copy["choices"] = [{**choice, "delta": {**delta, field: text}}]
             if obfuscation is not None:
                 copy["obfuscation"] = obfuscation
             out.append(copy)

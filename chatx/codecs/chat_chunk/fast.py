@@ -1,6 +1,7 @@
 """The chat decoder's fast path: the chunk almost every stream is made of.
 
-One choice whose delta is only more text for the message already open. Decoding it
+One choice whose delta is only more text for the message (or the reasoning) already
+open. Decoding it
 without the general path (no per-field dispatch, one shared event for the usual
 ``"logprobs": null, "finish_reason": null``) is most of chatx's speed on long streams;
 anything else returns ``None`` and takes the general path. Given the records raw, the
@@ -20,6 +21,9 @@ from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.record import Record
 from chatx.residue import ABSENT, NullResidue
+
+# The delta fields the fast path reads, and the item each adds to.
+_ITEM_OF = {"content": "message", "reasoning_content": "reasoning", "reasoning": "reasoning"}
 
 
 class Envelope:
@@ -159,14 +163,15 @@ class FastPath:
         delta = choice.get("delta")
         if type(delta) is not dict or len(delta) != 1:
             return None
-        text = delta.get("content")
+        ((field, text),) = delta.items()
         if type(text) is not str or not text or choice.get("finish_reason") is not None:
             return None
+        item = _ITEM_OF.get(field)
         number = choice.get("index")
-        if type(number) is not int:
+        if item is None or type(number) is not int:
             return None
         lane = self.lanes.get(number)
-        if lane is None or lane.open != "message" or lane.finished or "error" in data:
+        if lane is None or lane.open != item or lane.finished or "error" in data:
             return None
         logprobs = choice.get("logprobs")
         if type(logprobs) is dict:
@@ -179,7 +184,12 @@ class FastPath:
         else:
             return None
         meta, obfuscation = self._envelope(data)
-        event = ir.TextDelta(number, text, logprobs, {}, obfuscation)
+        if item == "message":
+            event: ir.Event = ir.TextDelta(number, text, logprobs, {}, obfuscation)
+        elif logprobs is None:
+            event = ir.ReasoningDelta(number, text, "text", 0, {}, field, obfuscation)
+        else:  # logprobs of reasoning: the general path says where they go
+            return None
         out: list[ir.Event] = [meta, event] if meta is not None else [event]
         if not cextra and len(choice) == 4 and logprobs is None and "finish_reason" in choice:
             # "index", "delta", "logprobs": null, "finish_reason": null, in some order

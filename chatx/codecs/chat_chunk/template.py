@@ -18,10 +18,18 @@ _OBFUSCATION = hole("obfuscation")
 class ChunkTemplate:
     """The bytes of a text chunk around its holes, and the events it decodes to."""
 
-    __slots__ = ("after", "before", "bytes", "lane", "obfuscation_at", "text_at")
+    __slots__ = ("after", "before", "bytes", "lane", "obfuscation_at", "reasoning", "text_at")
 
-    def __init__(self, template: ByteTemplate, lane: int, before: Any, after: Any) -> None:
+    def __init__(
+        self,
+        template: ByteTemplate,
+        lane: int,
+        before: Any,
+        after: Any,
+        reasoning: str | None = None,
+    ) -> None:
         self.bytes = template
+        self.reasoning = reasoning  # the delta's field when it is reasoning, not content
         self.text_at = template.at[0]
         self.obfuscation_at = template.at[1] if len(template.at) == 2 else None
         self.lane = lane
@@ -33,9 +41,9 @@ class ChunkTemplate:
         """The template of a chunk the fast path decoded into ``events``, or ``None``
         when those events are not all shared residue around one plain text delta."""
         before = after = None
-        delta = None
+        delta: ir.TextDelta | ir.ReasoningDelta | None = None
         for event in events:
-            if type(event) is ir.TextDelta:
+            if type(event) is ir.TextDelta or type(event) is ir.ReasoningDelta:
                 delta = event
             elif type(event) is not ir.Meta:
                 return None  # usage: not worth a template
@@ -45,10 +53,11 @@ class ChunkTemplate:
                 after = event
             else:
                 return None  # the choice's residue is its own event each time
-        if delta is None or delta.logprobs is not None or delta.extra:
+        if delta is None or delta.extra or getattr(delta, "logprobs", None) is not None:
             return None
+        reasoning = delta.source_field if type(delta) is ir.ReasoningDelta else None
         choice = dict(data["choices"][0])
-        choice["delta"] = {"content": _TEXT}
+        choice["delta"] = {reasoning or "content": _TEXT}
         chunk = dict(data)
         chunk["choices"] = [choice]
         stand_ins = [_TEXT]
@@ -56,22 +65,15 @@ class ChunkTemplate:
             chunk["obfuscation"] = _OBFUSCATION
             stand_ins.append(_OBFUSCATION)
         template = ByteTemplate.make(chunk, stand_ins)
-        return cls(template, delta.lane, before, after) if template is not None else None
+        if template is None:
+            return None
+        return cls(template, delta.lane, before, after, reasoning)
 
     def match(self, raw: bytes) -> list[ir.Event] | None:
         """The events of ``raw`` when it is this template with other strings in its
         holes; ``None`` when it is not (then it must be parsed)."""
-        found = self.bytes.match(raw)
-        if found is None or not found[self.text_at]:
-            return None
-        at = self.obfuscation_at
-        delta = ir.TextDelta(
-            self.lane, found[self.text_at], None, {}, found[at] if at is not None else None
-        )
-        before, after = self.before, self.after
-        if before is None:
-            return [delta] if after is None else [delta, after]
-        return [before, delta] if after is None else [before, delta, after]
+        run = self.run([Record(raw=raw)], 0)
+        return run.batch(0) if run is not None else None
 
     def run(self, records: list[Record], start: int) -> ir.TextRun | None:
         """The records from ``start`` on that this template knows, as one run (``None``
@@ -91,4 +93,6 @@ class ChunkTemplate:
             lines.append(record.line)
         if not texts:
             return None
-        return ir.TextRun(self.lane, texts, obfuscations, lines, self.before, self.after)
+        return ir.TextRun(
+            self.lane, texts, obfuscations, lines, self.before, self.after, self.reasoning
+        )

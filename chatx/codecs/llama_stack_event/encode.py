@@ -85,7 +85,8 @@ class LlamaStackEncoder(TextEncoding):
     def feed_run(self, run: ir.TextRun) -> list[Any]:
         """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches."""
         out: list[Any] = []
-        if self.own or run.lane != self.lane:  # own residue, or a lane to check first
+        if self.own or run.lane != self.lane or run.reasoning is not None:
+            # Own residue, a lane to check first, or reasoning (reported record by record).
             for batch in run.batches():
                 out += self.feed(batch)
             return out

@@ -87,7 +87,7 @@ class ResponsesEncoder(PartEncoding):
     def feed_run(self, run: ir.TextRun) -> list[dict[str, Any]]:
         """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches."""
         out: list[dict[str, Any]] = []
-        if self.own:  # this format's own residue is merged back record by record
+        if self.own or run.reasoning is not None:  # own residue, or a reasoning item
             for batch in run.batches():
                 out += self.feed(batch)
             return out
