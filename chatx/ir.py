@@ -101,11 +101,12 @@ class TextDelta:
 
 
 @dataclass(slots=True)
-class TextRun:
-    """Consecutive source records that each say one plain :class:`TextDelta` of ``lane``
-    between the same shared residue events: ``[before, TextDelta(lane, texts[k], None,
-    {}, obfuscations[k]), after]`` for each ``k`` (``None`` ones left out). With
-    ``reasoning`` (a chat source's field name) they are raw reasoning deltas instead.
+class DeltaRun:
+    """Consecutive source records that each say one plain delta of ``lane`` between the
+    same shared residue events: ``[before, TextDelta(lane, texts[k], None, {},
+    obfuscations[k]), after]`` for each ``k`` (``None`` ones left out). With
+    ``reasoning`` (a chat source's field name) they are raw :class:`ReasoningDelta`
+    events instead, with ``call`` the :class:`ToolArgsDelta` fragments of that call.
 
     Not a thing a stream says, but how a long run of records a decoder knew by their
     bytes reaches the encoder at once: one event instead of three per record. A run
@@ -120,15 +121,24 @@ class TextRun:
     before: Meta | None = None  # shared residue events: never mutated
     after: Meta | None = None
     reasoning: str | None = None
+    call: int | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Whether the run is message text (not reasoning, not a call's arguments)."""
+        return self.reasoning is None and self.call is None
 
     def batch(self, k: int) -> list[Event]:
         """The batch the run's ``k``-th record decodes to on its own."""
-        text, obfuscation = self.texts[k], self.obfuscations[k]
-        out: list[Event] = [
-            TextDelta(self.lane, text, None, {}, obfuscation)
-            if self.reasoning is None
-            else ReasoningDelta(self.lane, text, "text", 0, {}, self.reasoning, obfuscation)
-        ]
+        lane, text, obfuscation = self.lane, self.texts[k], self.obfuscations[k]
+        delta: Event
+        if self.call is not None:
+            delta = ToolArgsDelta(lane, self.call, text, {}, obfuscation)
+        elif self.reasoning is not None:
+            delta = ReasoningDelta(lane, text, "text", 0, {}, self.reasoning, obfuscation)
+        else:
+            delta = TextDelta(lane, text, None, {}, obfuscation)
+        out: list[Event] = [delta]
         if self.before is not None:
             out.insert(0, self.before)
         if self.after is not None:
@@ -250,7 +260,7 @@ Event = (
     | LaneStart
     | ItemStart
     | TextDelta
-    | TextRun
+    | DeltaRun
     | RefusalDelta
     | ReasoningDelta
     | ToolArgsDelta

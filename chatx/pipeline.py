@@ -213,7 +213,7 @@ class Transcoder:
         # Without --choice, a one-lane target only needs to see each lane's LaneStart.
         lanes_only = self.choice is None
         lane_start = ir.LaneStart
-        # Records the decoder knows by their bytes reach the encoder as one TextRun;
+        # Records the decoder knows by their bytes reach the encoder as one DeltaRun;
         # --choice renumbers lanes event by event, so it takes them one at a time.
         runs = getattr(decoder, "run", None) if lanes_only else None
         position, count = 0, len(records)
@@ -246,7 +246,7 @@ class Transcoder:
                 self._skip(bug_text(exc), record.line)
         return self.writer.frames(payloads) if payloads else []
 
-    def _run(self, run: ir.TextRun) -> list[Any]:
+    def _run(self, run: ir.DeltaRun) -> list[Any]:
         feed_run = getattr(self.encoder, "feed_run", None)
         if feed_run is not None:
             return feed_run(run)

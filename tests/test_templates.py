@@ -239,22 +239,32 @@ def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_
 
 @pytest.mark.parametrize("dst", ["responses-event", "chat-chunk", "llama-stack-event"])
 @pytest.mark.parametrize("source", ["chat-chunk", "responses-event"])
-@pytest.mark.parametrize("field", ["content", "reasoning_content", "reasoning"])
+@pytest.mark.parametrize("field", ["content", "reasoning_content", "reasoning", "tool_calls"])
 def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
     """``feed_run`` where an encoder has one, else the pipeline's expansion: the same
     payloads and the same lost fields as the run's batches fed one by one, for runs of
-    message text and of chat reasoning."""
+    message text, chat reasoning and a tool call's arguments."""
     from chatx import codecs
     from chatx.codecs.base import EncodeOptions
 
+    def delta(text: str) -> dict[str, Any]:
+        if field != "tool_calls":
+            return {field: text}
+        return {"tool_calls": [{"index": 0, "function": {"arguments": text}}]}
+
     def chunk_of(text: str, n: int) -> Record:
-        return Record(raw=orjson.dumps(text_chunk(text, f"o{n}", delta={field: text})), line=n)
+        return Record(raw=orjson.dumps(text_chunk(text, f"o{n}", delta=delta(text))), line=n)
 
     decoder = ChatChunkDecoder(Notes())
     head = [decoder.feed(Record(role_chunk(), line=1))]
+    if field == "tool_calls":
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
+        head.append(decoder.feed(Record(text_chunk("", delta={"tool_calls": [call]}), line=2)))
     head += [decoder.feed(chunk_of(text, 3 + n)) for n, text in enumerate(("x", "y"))]
     run = decoder.run([chunk_of(text, 9 + n) for n, text in enumerate("abc")], 0)
-    assert run is not None and run.reasoning == (None if field == "content" else field)
+    assert run is not None and run.texts == ["a", "b", "c"]
+    assert run.reasoning == (field if field.startswith("reasoning") else None)
+    assert run.call == (0 if field == "tool_calls" else None)
     results = []
     for whole in (True, False):
         notes = Notes()
@@ -514,3 +524,37 @@ def test_llama_text_after_the_template_a_tool_call_or_the_end_is_not_known():
     run = decoder.run(records, 0)
     assert (run.texts, run.lines, decoder.line) == (["a", "b"], [4, 5], 5)
     assert decoder.run(records, 2) is None  # empty text: a record of its own kind
+
+
+@SETTINGS
+@given(
+    text=TRICKY,
+    index=st.sampled_from([0, 1]),
+    edits=st.lists(
+        st.tuples(st.integers(0, 400), st.integers(0, 3), st.binary(max_size=3)), max_size=3
+    ),
+)
+def test_a_tool_call_arguments_chunk_decodes_raw_as_parsed(text, index, edits):
+    def args(piece: str, call: int = 0) -> bytes:
+        entry = {"index": call, "function": {"arguments": piece}}
+        return orjson.dumps(text_chunk(piece, delta={"tool_calls": [entry]}))
+
+    payload = bytearray(args(text, index))
+    for at, cut, put in edits:
+        payload[at : at + cut] = put
+    results = []
+    for raw in (True, False):
+        notes = Notes()
+        decoder = ChatChunkDecoder(notes)
+        decoder.feed(Record(role_chunk(), line=1))
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
+        decoder.feed(Record(text_chunk("", delta={"tool_calls": [call]}), line=2))
+        for line, piece in ((3, '{"a"'), (5, ": 1")):
+            decoder.feed(Record(raw=args(piece), line=line))
+        assert decoder.template is not None
+        record = Record(raw=bytes(payload), line=7)
+        if not raw:
+            record = parse(bytes(payload), None, 7)
+        got = ("InputError", record.error) if record.error else outcome(decoder, record)
+        results.append((got, [(n.kind, n.message) for n in notes.items]))
+    assert results[0] == results[1]

@@ -34,8 +34,8 @@ def hole(name: str) -> str:
 def worth_making(made: int, used: int) -> bool:
     """Whether a decoder that made ``made`` templates, which knew ``used`` records, should
     make another: a stream whose records never repeat (a new ``created`` each time)
-    stops paying for them."""
-    return made <= 16 + used // 64
+    stops paying for them. Making one costs about what two records parsed do."""
+    return made <= 16 + used // 4
 
 
 class ByteTemplate:

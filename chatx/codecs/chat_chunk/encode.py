@@ -156,13 +156,17 @@ class ChatChunkEncoder:
             out.append({"error": _error(error, self.own)})
         return out
 
-    def feed_run(self, run: ir.TextRun) -> list[Any]:
-        """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches.
+    def feed_run(self, run: ir.DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches.
 
         Its records differ only in text and obfuscation, and so do their chunks once the
         lane has its role: the first is built the long way, the others are copies of it
         with their own strings."""
         out: list[Any] = []
+        if run.call is not None:  # a call's arguments: nested deeper than worth copying
+            for batch in run.batches():
+                out += self.feed(batch)
+            return out
         count = len(run.texts)
         k = 0
         while k < count and run.lane not in self.roles:  # the lane's first chunk names it

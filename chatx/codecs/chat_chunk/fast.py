@@ -1,7 +1,7 @@
 """The chat decoder's fast path: the chunk almost every stream is made of.
 
-One choice whose delta is only more text for the message (or the reasoning) already
-open. Decoding it
+One choice whose delta is only more text for the message, the reasoning or the tool
+call already open. Decoding it
 without the general path (no per-field dispatch, one shared event for the usual
 ``"logprobs": null, "finish_reason": null``) is most of chatx's speed on long streams;
 anything else returns ``None`` and takes the general path. Given the records raw, the
@@ -23,7 +23,38 @@ from chatx.record import Record
 from chatx.residue import ABSENT, NullResidue
 
 # The delta fields the fast path reads, and the item each adds to.
-_ITEM_OF = {"content": "message", "reasoning_content": "reasoning", "reasoning": "reasoning"}
+_ITEM_OF = {
+    "content": "message",
+    "reasoning_content": "reasoning",
+    "reasoning": "reasoning",
+    "tool_calls": "tool_call",
+}
+
+
+def _delta(
+    item: str, number: int, field: str, call: Any, text: str, logprobs: Any, obfuscation: Any
+) -> ir.Event | None:
+    if item == "message":
+        return ir.TextDelta(number, text, logprobs, {}, obfuscation)
+    if logprobs is not None:  # logprobs beside no text: the general path says where
+        return None
+    if call is not None:
+        return ir.ToolArgsDelta(number, call, text, {}, obfuscation)
+    return ir.ReasoningDelta(number, text, "text", 0, {}, field, obfuscation)
+
+
+def _fragment(calls: Any) -> tuple[Any, Any]:
+    """(call, arguments) of ``[{"index": call, "function": {"arguments": …}}]``, the
+    entry of a call's every chunk but its first; ``(None, None)`` for anything else."""
+    if type(calls) is not list or len(calls) != 1:
+        return None, None
+    entry = calls[0]
+    if type(entry) is not dict or len(entry) != 2:
+        return None, None
+    function = entry.get("function")
+    if type(function) is not dict or len(function) != 1 or type(entry.get("index")) is not int:
+        return None, None
+    return entry["index"], function.get("arguments")
 
 
 class Envelope:
@@ -81,9 +112,9 @@ class FastPath:
     def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
         raise NotImplementedError
 
-    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the template knows, as one
-        :class:`~chatx.ir.TextRun`; ``None`` when the first is not one."""
+        :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
         template = self.template
         if template is None:
             return None
@@ -153,7 +184,8 @@ class FastPath:
 
     def _text_chunk(self, data: dict[str, Any]) -> list[ir.Event] | None:
         """The common case, decoded without the general path: one choice whose delta is
-        only more text for the message already open. ``None`` sends it the long way."""
+        only more text for the message, the reasoning or the tool call already open.
+        ``None`` sends it the long way."""
         choices = data.get("choices")
         if type(choices) is not list or len(choices) != 1:
             return None
@@ -164,6 +196,9 @@ class FastPath:
         if type(delta) is not dict or len(delta) != 1:
             return None
         ((field, text),) = delta.items()
+        call = None
+        if field == "tool_calls":
+            call, text = _fragment(text)
         if type(text) is not str or not text or choice.get("finish_reason") is not None:
             return None
         item = _ITEM_OF.get(field)
@@ -171,7 +206,13 @@ class FastPath:
         if item is None or type(number) is not int:
             return None
         lane = self.lanes.get(number)
-        if lane is None or lane.open != item or lane.finished or "error" in data:
+        if (
+            lane is None
+            or lane.open != item
+            or lane.open_call != call
+            or lane.finished
+            or "error" in data
+        ):
             return None
         logprobs = choice.get("logprobs")
         if type(logprobs) is dict:
@@ -184,11 +225,8 @@ class FastPath:
         else:
             return None
         meta, obfuscation = self._envelope(data)
-        if item == "message":
-            event: ir.Event = ir.TextDelta(number, text, logprobs, {}, obfuscation)
-        elif logprobs is None:
-            event = ir.ReasoningDelta(number, text, "text", 0, {}, field, obfuscation)
-        else:  # logprobs of reasoning: the general path says where they go
+        event = _delta(item, number, field, call, text, logprobs, obfuscation)
+        if event is None:
             return None
         out: list[ir.Event] = [meta, event] if meta is not None else [event]
         if not cextra and len(choice) == 4 and logprobs is None and "finish_reason" in choice:

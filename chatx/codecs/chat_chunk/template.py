@@ -1,5 +1,6 @@
 """Chat chunks known by their bytes (:mod:`chatx.codecs.template`): a long stream
-repeats one text chunk but for its text and its ``obfuscation``."""
+repeats one chunk but for its text (message, reasoning or a call's arguments) and its
+``obfuscation``."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from chatx.record import Record
 from chatx.residue import NullResidue
 
 _TEXT = hole("text")
+_DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
 _OBFUSCATION = hole("obfuscation")
 
 
 class ChunkTemplate:
     """The bytes of a text chunk around its holes, and the events it decodes to."""
 
-    __slots__ = ("after", "before", "bytes", "lane", "obfuscation_at", "reasoning", "text_at")
+    __slots__ = ("after", "before", "bytes", "call", "lane", "obfuscation_at", "reasoning",
+                 "text_at")  # fmt: skip
 
     def __init__(
         self,
@@ -27,9 +30,11 @@ class ChunkTemplate:
         before: Any,
         after: Any,
         reasoning: str | None = None,
+        call: int | None = None,
     ) -> None:
         self.bytes = template
         self.reasoning = reasoning  # the delta's field when it is reasoning, not content
+        self.call = call  # the tool call whose arguments the delta continues
         self.text_at = template.at[0]
         self.obfuscation_at = template.at[1] if len(template.at) == 2 else None
         self.lane = lane
@@ -41,9 +46,9 @@ class ChunkTemplate:
         """The template of a chunk the fast path decoded into ``events``, or ``None``
         when those events are not all shared residue around one plain text delta."""
         before = after = None
-        delta: ir.TextDelta | ir.ReasoningDelta | None = None
+        delta: Any = None
         for event in events:
-            if type(event) is ir.TextDelta or type(event) is ir.ReasoningDelta:
+            if type(event) in _DELTAS:
                 delta = event
             elif type(event) is not ir.Meta:
                 return None  # usage: not worth a template
@@ -56,8 +61,14 @@ class ChunkTemplate:
         if delta is None or delta.extra or getattr(delta, "logprobs", None) is not None:
             return None
         reasoning = delta.source_field if type(delta) is ir.ReasoningDelta else None
+        call = delta.call if type(delta) is ir.ToolArgsDelta else None
         choice = dict(data["choices"][0])
-        choice["delta"] = {reasoning or "content": _TEXT}
+        if call is not None:
+            entry = dict(choice["delta"]["tool_calls"][0])
+            entry["function"] = {"arguments": _TEXT}
+            choice["delta"] = {"tool_calls": [entry]}
+        else:
+            choice["delta"] = {reasoning or "content": _TEXT}
         chunk = dict(data)
         chunk["choices"] = [choice]
         stand_ins = [_TEXT]
@@ -67,7 +78,7 @@ class ChunkTemplate:
         template = ByteTemplate.make(chunk, stand_ins)
         if template is None:
             return None
-        return cls(template, delta.lane, before, after, reasoning)
+        return cls(template, delta.lane, before, after, reasoning, call)
 
     def match(self, raw: bytes) -> list[ir.Event] | None:
         """The events of ``raw`` when it is this template with other strings in its
@@ -75,7 +86,7 @@ class ChunkTemplate:
         run = self.run([Record(raw=raw)], 0)
         return run.batch(0) if run is not None else None
 
-    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The records from ``start`` on that this template knows, as one run (``None``
         when the first is not one of them)."""
         texts: list[str] = []
@@ -93,6 +104,13 @@ class ChunkTemplate:
             lines.append(record.line)
         if not texts:
             return None
-        return ir.TextRun(
-            self.lane, texts, obfuscations, lines, self.before, self.after, self.reasoning
+        return ir.DeltaRun(
+            self.lane,
+            texts,
+            obfuscations,
+            lines,
+            self.before,
+            self.after,
+            self.reasoning,
+            self.call,
         )

@@ -82,11 +82,11 @@ class LlamaStackEncoder(TextEncoding):
             handlers[type(event)](event, out)
         return out
 
-    def feed_run(self, run: ir.TextRun) -> list[Any]:
-        """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches."""
+    def feed_run(self, run: ir.DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
         out: list[Any] = []
-        if self.own or run.lane != self.lane or run.reasoning is not None:
-            # Own residue, a lane to check first, or reasoning (reported record by record).
+        if self.own or run.lane != self.lane or not run.plain:
+            # Own residue, a lane to check first, or reasoning or a call's arguments.
             for batch in run.batches():
                 out += self.feed(batch)
             return out

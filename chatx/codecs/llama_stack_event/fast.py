@@ -31,9 +31,9 @@ class KnownText:
     def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
         raise NotImplementedError
 
-    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the text template knows, as one
-        :class:`~chatx.ir.TextRun`; ``None`` when the first is not one."""
+        :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
         template = self.text_template
         if template is None:
             return None
@@ -51,7 +51,7 @@ class KnownText:
             return None
         self.line = lines[-1]
         self.used += len(texts)
-        return ir.TextRun(0, texts, [None] * len(texts), lines)
+        return ir.DeltaRun(0, texts, [None] * len(texts), lines)
 
     def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
         """A record left unparsed: more text the template knows, or parsed and decoded."""

@@ -84,10 +84,18 @@ class ResponsesEncoder(PartEncoding):
                 self._end(event, out)
         return out
 
-    def feed_run(self, run: ir.TextRun) -> list[dict[str, Any]]:
-        """Encode a :class:`~chatx.ir.TextRun`: what ``feed`` makes of its batches."""
+    def feed_run(self, run: ir.DeltaRun) -> list[dict[str, Any]]:
+        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
         out: list[dict[str, Any]] = []
-        if self.own or run.reasoning is not None:  # own residue, or a reasoning item
+        item = self.item
+        if (
+            self.own  # this format's residue, merged back record by record
+            or run.reasoning is not None
+            or (
+                run.call is not None
+                and (item is None or item.kind != "tool_call" or item.call != run.call)
+            )
+        ):
             for batch in run.batches():
                 out += self.feed(batch)
             return out
@@ -95,7 +103,10 @@ class ResponsesEncoder(PartEncoding):
         for meta in (run.before, run.after):
             if meta is not None and type(meta.extra) is not NullResidue:
                 self.lost_meta(meta, records)
-        self._text_run(run, out)
+        if run.call is None:
+            self._text_run(run, out)
+        else:
+            self._args_run(run, out)
         return out
 
     def finish(self) -> list[dict[str, Any]]:

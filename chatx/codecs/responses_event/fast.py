@@ -77,9 +77,9 @@ class FastText:
     def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
         raise NotImplementedError
 
-    def run(self, records: list[Record], start: int) -> ir.TextRun | None:
+    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the delta template knows, as one
-        :class:`~chatx.ir.TextRun`; ``None`` when the first is not one."""
+        :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
         template = self.delta_template
         if template is None:
             return None
@@ -103,7 +103,7 @@ class FastText:
         self.expected_seq = seq
         template.part[0].extend(texts)
         self.used += len(texts)
-        return ir.TextRun(0, texts, obfuscations, lines)
+        return ir.DeltaRun(0, texts, obfuscations, lines)
 
     def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
         """A record left unparsed: a delta the template knows, or parsed and decoded."""

@@ -122,7 +122,7 @@ class PartEncoding:
             self.seq += 1
             out.append(payload)
 
-    def _text_run(self, run: ir.TextRun, out: list[dict[str, Any]]) -> None:
+    def _text_run(self, run: ir.DeltaRun, out: list[dict[str, Any]]) -> None:
         """``_text`` for each text of a run (plain text: no logprobs, no residue)."""
         item = self.item
         if item is None or item.kind != "message":
@@ -225,6 +225,28 @@ class PartEncoding:
         if event.obfuscation is not None:
             payload["obfuscation"] = event.obfuscation
         self._emit(out, payload, event.extra)
+
+    def _args_run(self, run: ir.DeltaRun, out: list[dict[str, Any]]) -> None:
+        """``_args`` for each fragment of a run, the call's item already open."""
+        item = self.item
+        assert item is not None  # feed_run sends no run of a call that is not open
+        append = item.args.append
+        iid, index = item.id, item.index
+        seq = self.seq
+        for fragment, obfuscation in zip(run.texts, run.obfuscations, strict=True):
+            append(fragment)
+            payload = {
+                "type": "response.function_call_arguments.delta",
+                "item_id": iid,
+                "output_index": index,
+                "delta": fragment,
+            }
+            if obfuscation is not None:
+                payload["obfuscation"] = obfuscation
+            payload["sequence_number"] = seq
+            seq += 1
+            out.append(payload)
+        self.seq = seq
 
 
 def message_part(part: list[Any]) -> dict[str, Any]:
