@@ -102,11 +102,11 @@ class TextDelta:
 
 @dataclass(slots=True)
 class DeltaRun:
-    """Consecutive source records that each say one plain delta of ``lane`` between the
-    same shared residue events: ``[before, TextDelta(lane, texts[k], None, {},
-    obfuscations[k]), after]`` for each ``k`` (``None`` ones left out). With
-    ``reasoning`` (a chat source's field name) they are raw :class:`ReasoningDelta`
-    events instead, with ``call`` the :class:`ToolArgsDelta` fragments of that call.
+    """Consecutive source records that each say one delta like ``proto`` (a
+    :class:`TextDelta`, :class:`ReasoningDelta` or :class:`ToolArgsDelta` without
+    residue or logprobs) but for its text and obfuscation, between the same shared
+    residue events: record ``k`` is ``[before, proto with texts[k] and
+    obfuscations[k], after]`` (``None`` ones left out).
 
     Not a thing a stream says, but how a long run of records a decoder knew by their
     bytes reaches the encoder at once: one event instead of three per record. A run
@@ -114,30 +114,29 @@ class DeltaRun:
     encoder that has no ``feed_run``.
     """
 
-    lane: int
-    texts: list[str]
+    proto: TextDelta | ReasoningDelta | ToolArgsDelta
+    texts: list[str]  # the text, or the arguments fragment, of each record
     obfuscations: list[str | None]
     lines: list[int]  # each record's input line, for notes
     before: Meta | None = None  # shared residue events: never mutated
     after: Meta | None = None
-    reasoning: str | None = None
-    call: int | None = None
 
     @property
-    def plain(self) -> bool:
-        """Whether the run is message text (not reasoning, not a call's arguments)."""
-        return self.reasoning is None and self.call is None
+    def lane(self) -> int:
+        return self.proto.lane
 
     def batch(self, k: int) -> list[Event]:
         """The batch the run's ``k``-th record decodes to on its own."""
-        lane, text, obfuscation = self.lane, self.texts[k], self.obfuscations[k]
+        proto, text, obfuscation = self.proto, self.texts[k], self.obfuscations[k]
         delta: Event
-        if self.call is not None:
-            delta = ToolArgsDelta(lane, self.call, text, {}, obfuscation)
-        elif self.reasoning is not None:
-            delta = ReasoningDelta(lane, text, "text", 0, {}, self.reasoning, obfuscation)
+        if type(proto) is ToolArgsDelta:
+            delta = ToolArgsDelta(proto.lane, proto.call, text, {}, obfuscation)
+        elif type(proto) is ReasoningDelta:
+            delta = ReasoningDelta(
+                proto.lane, text, proto.kind, proto.part, {}, proto.source_field, obfuscation
+            )
         else:
-            delta = TextDelta(lane, text, None, {}, obfuscation)
+            delta = TextDelta(proto.lane, text, None, {}, obfuscation)
         out: list[Event] = [delta]
         if self.before is not None:
             out.insert(0, self.before)

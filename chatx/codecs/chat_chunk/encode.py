@@ -163,7 +163,8 @@ class ChatChunkEncoder:
         lane has its role: the first is built the long way, the others are copies of it
         with their own strings."""
         out: list[Any] = []
-        if run.call is not None:  # a call's arguments: nested deeper than worth copying
+        proto = run.proto
+        if type(proto) is ir.ToolArgsDelta:  # arguments: nested deeper than worth copying
             for batch in run.batches():
                 out += self.feed(batch)
             return out
@@ -179,8 +180,8 @@ class ChatChunkEncoder:
         text, obfuscation = run.texts[k], run.obfuscations[k]
         k += 1
         field = "content"
-        if run.reasoning is not None:
-            field = self.options.reasoning_field or run.reasoning
+        if type(proto) is ir.ReasoningDelta:  # where feed() puts it
+            field = self.options.reasoning_field or proto.source_field or "reasoning_content"
         if not _copyable(first, field, text, obfuscation):
             for j in range(k, count):
                 out += self.feed(run.batch(j))

@@ -20,24 +20,13 @@ _OBFUSCATION = hole("obfuscation")
 class ChunkTemplate:
     """The bytes of a text chunk around its holes, and the events it decodes to."""
 
-    __slots__ = ("after", "before", "bytes", "call", "lane", "obfuscation_at", "reasoning",
-                 "text_at")  # fmt: skip
+    __slots__ = ("after", "before", "bytes", "obfuscation_at", "proto", "text_at")
 
-    def __init__(
-        self,
-        template: ByteTemplate,
-        lane: int,
-        before: Any,
-        after: Any,
-        reasoning: str | None = None,
-        call: int | None = None,
-    ) -> None:
+    def __init__(self, template: ByteTemplate, proto: Any, before: Any, after: Any) -> None:
         self.bytes = template
-        self.reasoning = reasoning  # the delta's field when it is reasoning, not content
-        self.call = call  # the tool call whose arguments the delta continues
         self.text_at = template.at[0]
         self.obfuscation_at = template.at[1] if len(template.at) == 2 else None
-        self.lane = lane
+        self.proto = proto  # the delta event the chunk it was made of decoded to
         self.before: ir.Meta | None = before  # the chunk's shared residue event
         self.after: ir.Meta | None = after  # the choice's shared residue event
 
@@ -61,9 +50,8 @@ class ChunkTemplate:
         if delta is None or delta.extra or getattr(delta, "logprobs", None) is not None:
             return None
         reasoning = delta.source_field if type(delta) is ir.ReasoningDelta else None
-        call = delta.call if type(delta) is ir.ToolArgsDelta else None
         choice = dict(data["choices"][0])
-        if call is not None:
+        if type(delta) is ir.ToolArgsDelta:
             entry = dict(choice["delta"]["tool_calls"][0])
             entry["function"] = {"arguments": _TEXT}
             choice["delta"] = {"tool_calls": [entry]}
@@ -78,7 +66,7 @@ class ChunkTemplate:
         template = ByteTemplate.make(chunk, stand_ins)
         if template is None:
             return None
-        return cls(template, delta.lane, before, after, reasoning, call)
+        return cls(template, delta, before, after)
 
     def match(self, raw: bytes) -> list[ir.Event] | None:
         """The events of ``raw`` when it is this template with other strings in its
@@ -104,13 +92,4 @@ class ChunkTemplate:
             lines.append(record.line)
         if not texts:
             return None
-        return ir.DeltaRun(
-            self.lane,
-            texts,
-            obfuscations,
-            lines,
-            self.before,
-            self.after,
-            self.reasoning,
-            self.call,
-        )
+        return ir.DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after)

@@ -85,7 +85,7 @@ class LlamaStackEncoder(TextEncoding):
     def feed_run(self, run: ir.DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
         out: list[Any] = []
-        if self.own or run.lane != self.lane or not run.plain:
+        if self.own or run.lane != self.lane or type(run.proto) is not ir.TextDelta:
             # Own residue, a lane to check first, or reasoning or a call's arguments.
             for batch in run.batches():
                 out += self.feed(batch)

@@ -14,6 +14,7 @@ from chatx.errors import InputError
 from chatx.record import Record
 
 _TEXT = hole("text")
+_PROTO = ir.TextDelta(0, "")
 
 
 class KnownText:
@@ -51,7 +52,7 @@ class KnownText:
             return None
         self.line = lines[-1]
         self.used += len(texts)
-        return ir.DeltaRun(0, texts, [None] * len(texts), lines)
+        return ir.DeltaRun(_PROTO, texts, [None] * len(texts), lines)
 
     def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
         """A record left unparsed: more text the template knows, or parsed and decoded."""

@@ -87,13 +87,13 @@ class ResponsesEncoder(PartEncoding):
     def feed_run(self, run: ir.DeltaRun) -> list[dict[str, Any]]:
         """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
         out: list[dict[str, Any]] = []
-        item = self.item
+        item, proto = self.item, run.proto
         if (
             self.own  # this format's residue, merged back record by record
-            or run.reasoning is not None
+            or type(proto) is ir.ReasoningDelta
             or (
-                run.call is not None
-                and (item is None or item.kind != "tool_call" or item.call != run.call)
+                type(proto) is ir.ToolArgsDelta
+                and (item is None or item.kind != "tool_call" or item.call != proto.call)
             )
         ):
             for batch in run.batches():
@@ -103,7 +103,7 @@ class ResponsesEncoder(PartEncoding):
         for meta in (run.before, run.after):
             if meta is not None and type(meta.extra) is not NullResidue:
                 self.lost_meta(meta, records)
-        if run.call is None:
+        if type(proto) is ir.TextDelta:
             self._text_run(run, out)
         else:
             self._args_run(run, out)

@@ -20,6 +20,7 @@ from chatx.record import Record
 
 _TEXT = hole("text")
 _OBFUSCATION = hole("obfuscation")
+_PROTO = ir.TextDelta(0, "")
 
 _FAST_TEXT_KEYS = frozenset(
     (
@@ -103,7 +104,7 @@ class FastText:
         self.expected_seq = seq
         template.part[0].extend(texts)
         self.used += len(texts)
-        return ir.DeltaRun(0, texts, obfuscations, lines)
+        return ir.DeltaRun(_PROTO, texts, obfuscations, lines)
 
     def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
         """A record left unparsed: a delta the template knows, or parsed and decoded."""
