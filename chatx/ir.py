@@ -20,7 +20,7 @@ content, so they travel in ``extra`` and are never reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 ItemKind = Literal["message", "reasoning", "tool_call"]
@@ -124,6 +124,12 @@ class DeltaRun:
     @property
     def lane(self) -> int:
         return self.proto.lane
+
+    @staticmethod
+    def prototype(event: TextDelta | ReasoningDelta | ToolArgsDelta) -> Any:
+        """A copy of ``event`` for a decoder to keep as a run's ``proto``: the event
+        itself goes on, and the pipeline renumbers the lane of a chosen choice in place."""
+        return replace(event, extra={})
 
     def batch(self, k: int) -> list[Event]:
         """The batch the run's ``k``-th record decodes to on its own."""

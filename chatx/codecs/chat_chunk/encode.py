@@ -7,6 +7,7 @@ format is reported as lost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
@@ -18,19 +19,53 @@ from chatx.residue import MetaReport, merge, report
 NAME = "chat-chunk"
 
 
-def _copyable(chunks: list[Any], field: str, text: str, obfuscation: str | None) -> bool:
-    """Whether ``chunks`` is one chunk with ``text`` as its one choice's delta ``field``
-    and ``obfuscation`` (when not None) as its own: a chunk to copy for the next records."""
+def _copier(
+    chunks: list[Any], field: str | None, text: str, obfuscation: str | None
+) -> Callable[[str, str | None], dict[str, Any]] | None:
+    """How to copy ``chunks`` for a record with other strings, when it is one chunk whose
+    one choice's delta has ``text`` as its ``field`` (``None``: as its one tool call's
+    arguments) and ``obfuscation`` (when not None) as its own; else ``None``."""
     if len(chunks) != 1 or type(chunks[0]) is not dict:
-        return False
+        return None
     chunk = chunks[0]
     choices = chunk.get("choices")
     if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
-        return False
-    delta = choices[0].get("delta")
-    if type(delta) is not dict or delta.get(field) is not text:
-        return False
-    return obfuscation is None or chunk.get("obfuscation") is obfuscation
+        return None
+    choice = choices[0]
+    delta = choice.get("delta")
+    if type(delta) is not dict or (
+        obfuscation is not None and chunk.get("obfuscation") is not obfuscation
+    ):
+        return None
+    if field is not None:
+        if delta.get(field) is not text:
+            return None
+
+        def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+            out = dict(chunk)
+            out["choices"] = [{**choice, "delta": {**delta, field: text}}]
+            if obfuscation is not None:
+                out["obfuscation"] = obfuscation
+            return out
+
+        return copy
+    calls = delta.get("tool_calls")
+    if type(calls) is not list or len(calls) != 1 or type(calls[0]) is not dict:
+        return None
+    entry = calls[0]
+    function = entry.get("function")
+    if type(function) is not dict or function.get("arguments") is not text:
+        return None
+
+    def copy_call(text: str, obfuscation: str | None) -> dict[str, Any]:
+        call = {**entry, "function": {**function, "arguments": text}}
+        out = dict(chunk)
+        out["choices"] = [{**choice, "delta": {**delta, "tool_calls": [call]}}]
+        if obfuscation is not None:
+            out["obfuscation"] = obfuscation
+        return out
+
+    return copy_call
 
 
 def chat_id(source_id: str) -> str:
@@ -164,10 +199,6 @@ class ChatChunkEncoder:
         with their own strings."""
         out: list[Any] = []
         proto = run.proto
-        if type(proto) is ir.ToolArgsDelta:  # arguments: nested deeper than worth copying
-            for batch in run.batches():
-                out += self.feed(batch)
-            return out
         count = len(run.texts)
         k = 0
         while k < count and run.lane not in self.roles:  # the lane's first chunk names it
@@ -179,10 +210,13 @@ class ChatChunkEncoder:
         out += first
         text, obfuscation = run.texts[k], run.obfuscations[k]
         k += 1
-        field = "content"
-        if type(proto) is ir.ReasoningDelta:  # where feed() puts it
+        field: str | None = "content"  # where feed() puts the text
+        if type(proto) is ir.ReasoningDelta:
             field = self.options.reasoning_field or proto.source_field or "reasoning_content"
-        if not _copyable(first, field, text, obfuscation):
+        elif type(proto) is ir.ToolArgsDelta:
+            field = None
+        copy = _copier(first, field, text, obfuscation)
+        if copy is None:
             for j in range(k, count):
                 out += self.feed(run.batch(j))
             return out
@@ -190,15 +224,7 @@ class ChatChunkEncoder:
             for meta in (run.before, run.after):
                 if meta is not None:
                     self.lost_meta(meta, count - k)
-        chunk = first[0]
-        choice = chunk["choices"][0]
-        delta = choice["delta"]
-        for text, obfuscation in zip(run.texts[k:], run.obfuscations[k:], strict=True):
-            copy = dict(chunk)
-            copy["choices"] = [{**choice, "delta": {**delta, field: text}}]
-            if obfuscation is not None:
-                copy["obfuscation"] = obfuscation
-            out.append(copy)
+        out += map(copy, run.texts[k:], run.obfuscations[k:])
         return out
 
     def finish(self) -> list[Any]:

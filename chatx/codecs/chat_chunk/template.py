@@ -26,7 +26,7 @@ class ChunkTemplate:
         self.bytes = template
         self.text_at = template.at[0]
         self.obfuscation_at = template.at[1] if len(template.at) == 2 else None
-        self.proto = proto  # the delta event the chunk it was made of decoded to
+        self.proto = ir.DeltaRun.prototype(proto)  # what the chunk it was made of said
         self.before: ir.Meta | None = before  # the chunk's shared residue event
         self.after: ir.Meta | None = after  # the choice's shared residue event
 

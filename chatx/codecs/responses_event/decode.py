@@ -66,6 +66,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
         self.started = False
         self.ended = False
         self.items: dict[Any, ItemState] = {}  # by output_index
+        self.unfinished: set[Any] = set()
         self.calls = 0
         self.output: list[Any] = []
         self.template: dict[str, Any] = {}
@@ -220,7 +221,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
         if not isinstance(response, dict):
             response = {}
         out: list[ir.Event] = []
-        if any(not item.done for item in self.items.values()):
+        if self.unfinished:
             self._repaired("items still open at the terminal event: closed before it")
         usage = response.get("usage")
         if isinstance(usage, dict) and usage:

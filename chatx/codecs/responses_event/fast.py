@@ -20,7 +20,14 @@ from chatx.record import Record
 
 _TEXT = hole("text")
 _OBFUSCATION = hole("obfuscation")
-_PROTO = ir.TextDelta(0, "")
+_DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
+# The delta events of parts, and the family of part each adds to (see ResponsesDecoder).
+_FAMILIES = {
+    "response.output_text.delta": "output_text",
+    "response.reasoning_summary_text.delta": "summary_text",
+    "response.reasoning_text.delta": "reasoning_text",
+    "response.reasoning.delta": "reasoning_text",
+}
 
 _FAST_TEXT_KEYS = frozenset(
     (
@@ -37,31 +44,38 @@ _FAST_TEXT_KEYS = frozenset(
 
 
 class DeltaTemplate:
-    """The bytes of an ``output_text.delta`` around its sequence number, text and
-    obfuscation, for the part it adds to."""
+    """The bytes of a delta event around its sequence number, text and obfuscation, the
+    delta it decodes to, and the text the decoder keeps for its part (or call)."""
 
-    __slots__ = ("bytes", "obfuscation_at", "part", "text_at")
+    __slots__ = ("bytes", "obfuscation_at", "proto", "sink", "text_at")
 
-    def __init__(self, template: ByteTemplate, part: list[Any]) -> None:
+    def __init__(self, template: ByteTemplate, proto: Any, sink: Any) -> None:
         self.bytes = template
         self.text_at = template.at[1]  # see make(): [NUMBER, text, obfuscation]
         self.obfuscation_at = template.at[2] if len(template.at) == 3 else None
-        self.part = part  # [the part's text pieces, its logprobs]
+        self.proto = ir.DeltaRun.prototype(proto)
+        self.sink = sink  # the Pieces each delta's text is added to
 
     @classmethod
-    def make(cls, data: dict[str, Any], part: list[Any]) -> DeltaTemplate | None:
-        """The template of a delta the fast path read, when it had no logprobs."""
-        if data.get("logprobs") != []:
+    def make(cls, data: dict[str, Any], event: Any, sink: Any) -> DeltaTemplate | None:
+        """The template of a delta event the decoder read into ``event`` with nothing
+        beside it (no residue, no logprobs, no note)."""
+        if (
+            type(data.get("sequence_number")) is not int
+            or type(data.get("delta")) is not str
+            or event.extra
+            or getattr(event, "logprobs", None) is not None
+        ):
             return None
         payload = dict(data)
         payload["sequence_number"] = NUMBER
         payload["delta"] = _TEXT
         stand_ins = [NUMBER, _TEXT]
-        if type(data.get("obfuscation")) is str:
+        if event.obfuscation is not None:
             payload["obfuscation"] = _OBFUSCATION
             stand_ins.append(_OBFUSCATION)
         template = ByteTemplate.make(payload, stand_ins)
-        return cls(template, part) if template is not None else None
+        return cls(template, event, sink) if template is not None else None
 
 
 class FastText:
@@ -71,6 +85,7 @@ class FastText:
     ended: bool
     expected_seq: int | None
     items: dict[Any, Any]
+    notes: Any
     delta_template: DeltaTemplate | None
     made: int
     used: int
@@ -102,9 +117,9 @@ class FastText:
         if not texts:
             return None
         self.expected_seq = seq
-        template.part[0].extend(texts)
+        template.sink.extend(texts)
         self.used += len(texts)
-        return ir.DeltaRun(_PROTO, texts, obfuscations, lines)
+        return ir.DeltaRun(template.proto, texts, obfuscations, lines)
 
     def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
         """A record left unparsed: a delta the template knows, or parsed and decoded."""
@@ -116,16 +131,34 @@ class FastText:
             raise InputError(record.error)
         data = record.data
         if type(data) is dict and data.get("type") == "response.output_text.delta":
-            fast = self._text_fast(data)
-            if fast is not None:
-                if worth_making(self.made, self.used):
-                    self.made += 1
-                    part = self.items[data["output_index"]].parts[
-                        ("output_text", data["content_index"])
-                    ]
-                    self.delta_template = DeltaTemplate.make(data, part)
-                return fast
-        return self._general(record)
+            out = self._text_fast(data)
+            if out is not None:
+                self._make_template(data, out)
+                return out
+        said = len(self.notes.items)
+        out = self._general(record)
+        if len(out) == 1 and type(out[0]) in _DELTAS and len(self.notes.items) == said:
+            self._make_template(data, out)
+        return out
+
+    def _make_template(self, data: dict[str, Any], out: list[ir.Event]) -> None:
+        if not worth_making(self.made, self.used):
+            return
+        self.made += 1
+        sink = self._sink(data, out[0])
+        self.delta_template = DeltaTemplate.make(data, out[0], sink) if sink else None
+
+    def _sink(self, data: dict[str, Any], event: ir.Event) -> Any:
+        """The text the decoder keeps that a delta like ``data`` adds to, if any."""
+        state = self.items.get(data.get("output_index"))
+        if state is None:
+            return None
+        if type(event) is ir.ToolArgsDelta:
+            return state.args
+        family = _FAMILIES.get(data.get("type"))
+        index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
+        part = state.parts.get((family, index))
+        return part[0] if part is not None else None
 
     def _text_fast(self, data: dict[str, Any]) -> list[ir.Event] | None:
         """The event almost every stream is made of, decoded without the general checks:

@@ -41,6 +41,9 @@ class ItemDecoding:
     """The item half of :class:`~chatx.codecs.responses_event.decode.ResponsesDecoder`."""
 
     items: dict[Any, ItemState]
+    # The output_index of each item in ``items`` not done yet: no scan of every item
+    # each time one is added (a stream of thousands of calls).
+    unfinished: set[Any]
     calls: int
     output: list[Any]
     notes: Any
@@ -55,12 +58,13 @@ class ItemDecoding:
         itype = item.get("type")
         kind = _ITEM_KINDS.get(itype) if isinstance(itype, str) else None
         index = data.get("output_index")
-        if any(not other.done for other in self.items.values()):
+        if self.unfinished:
             self._repaired(
                 "an item was added before the previous one was done: items "
                 "written one after another"
             )
         iid = str(item.get("id") or "")
+        self.unfinished.add(index)
         if kind is None:
             self.items[index] = ItemState("passthrough", iid)
             return [ir.Passthrough(NAME, data, data.get("type"))]
@@ -106,6 +110,7 @@ class ItemDecoding:
             self.notes.repaired("output_item.done for an item never added: kept as it came")
             state = self._adopt(data, item)
         state.done = True
+        self.unfinished.discard(data.get("output_index"))
         if state.kind == "passthrough":
             self.output.append(item)
             return [ir.Passthrough(NAME, data, data.get("type"))]
