@@ -567,3 +567,21 @@ def test_a_tool_call_arguments_chunk_decodes_raw_as_parsed(text, index, edits):
         got = ("InputError", record.error) if record.error else outcome(decoder, record)
         results.append((got, [(n.kind, n.message) for n in notes.items]))
     assert results[0] == results[1]
+
+
+def test_choosing_a_choice_gives_the_same_bytes_raw_or_parsed():
+    """--choice renumbers the chosen lane's events to 0: the events a template gives
+    afterwards are the template's own, not the renumbered ones."""
+    chunks = [role_chunk(), text_chunk("", None, index=1, delta={"role": "assistant"})]
+    chunks += [text_chunk(f"a{n}", f"o{n}") for n in range(5)]
+    chunks += [text_chunk(f"b{n}", f"p{n}", index=1) for n in range(40)]
+    chunks.append(text_chunk("", None, delta={}, finish_reason="stop"))
+    chunks.append(text_chunk("", None, index=1, delta={}, finish_reason="stop"))
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    for choice in (0, 1):
+        whole = Transcoder("responses-event", choice=choice)
+        expected = whole.feed(body) + whole.finish()
+        pieces = Transcoder("responses-event", choice=choice)
+        got = b"".join(pieces.feed(body[i : i + 300]) for i in range(0, len(body), 300))
+        assert got + pieces.finish() == expected
+        assert pieces.decoder.used > 20
