@@ -446,13 +446,15 @@ def test_the_delta_template_reads_deltas_in_sequence_as_one_run():
     decoder, _, seq = responses_primed()
     records = [
         Record(raw=responses_delta(seq + n, text), line=50 + n)
-        for n, text in enumerate(["a", "", 'q"'])
+        for n, text in enumerate(["a", 'q"', ""])
     ]
     records.append(Record(raw=responses_delta(seq + 5, "skipped a number"), line=60))
     run = decoder.run(records, 0)
-    assert (run.texts, run.lines) == (["a", "", 'q"'], [50, 51, 52])
+    assert (run.texts, run.lines) == (["a", 'q"'], [50, 51])
+    assert decoder.run(records, 2) is None  # no text: the long way, which says the same
+    assert decoder.feed(records[2]) == [ir.TextDelta(0, "", None, {}, None)]
     assert decoder.run(records, 3) is None and decoder.expected_seq == seq + 3
-    assert decoder.used == 3  # these three: the delta the template was made of was parsed
+    assert decoder.used == 2  # these two: the delta the template was made of was parsed
 
 
 def test_converting_raw_responses_records_gives_the_bytes_parsed_records_give():

@@ -16,9 +16,14 @@ take the parsing path: nothing depends on a match but speed.
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 import orjson
+
+from chatx.containers.payload import parse
+from chatx.errors import InputError
+from chatx.record import Record
 
 _loads = orjson.loads
 
@@ -29,6 +34,40 @@ NUMBER = "\x00chatx number\x00"
 def hole(name: str) -> str:
     """A stand-in for a string hole while a template's bytes are made: no payload has it."""
     return f"\x00chatx {name}\x00"
+
+
+def parsed(record: Record) -> Record:
+    """The parsed record of a raw one a template did not know. A payload that is not JSON
+    raises what the pipeline says of a record a reader could not parse."""
+    record = parse(record.raw, record.event, record.line)  # type: ignore[arg-type]
+    if record.error is not None:
+        raise InputError(record.error)
+    return record
+
+
+class KnownRecords:
+    """The raw-record half of a decoder whose codec ``reads_raw``: a record its template
+    knows is decoded from the template (:meth:`run`), any other is parsed and decoded
+    by :meth:`_decode_parsed`, which may make the next template."""
+
+    made: int  # templates made
+    used: int  # records they knew
+
+    def run(self, records: list[Record], start: int) -> Any:  # pragma: no cover
+        """The records from ``start`` on that the template knows, as one ``DeltaRun``."""
+        raise NotImplementedError
+
+    def _decode_parsed(self, record: Record) -> list[Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _general(self, record: Record) -> list[Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _feed_raw(self, record: Record) -> list[Any]:
+        run = self.run([record], 0)
+        if run is not None:
+            return run.batch(0)  # type: ignore[no-any-return]
+        return self._decode_parsed(parsed(record))
 
 
 def worth_making(made: int, used: int) -> bool:
@@ -73,6 +112,34 @@ class ByteTemplate:
             for i, end, start in zip(by_place, ends, starts, strict=True)
         ]
         return cls(blob[: at[by_place[0]]], rest, [by_place.index(i) for i in range(len(quoted))])
+
+    def read(
+        self,
+        records: list[Record],
+        start: int,
+        text_at: int,
+        obfuscation_at: int | None = None,
+        number: int | None = None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """The text (hole ``text_at``), obfuscation (hole ``obfuscation_at``) and line of
+        each raw record from ``start`` on, up to the first that does not fit or whose
+        text is empty (no delta: a record of its own kind). The ``NUMBER`` hole must be
+        ``number`` in the first record and one more in each after it."""
+        texts: list[str] = []
+        obfuscations: list[str | None] = []
+        lines: list[int] = []
+        match = self.match
+        for record in islice(records, start, None):
+            raw = record.raw
+            found = match(raw, number) if raw is not None else None
+            if found is None or not found[text_at]:
+                break
+            texts.append(found[text_at])
+            obfuscations.append(found[obfuscation_at] if obfuscation_at is not None else None)
+            lines.append(record.line)
+            if number is not None:
+                number += 1
+        return texts, obfuscations, lines
 
     def match(self, raw: bytes, number: int | None = None) -> list[Any] | None:
         """The values in ``raw``'s holes, in byte order (see ``at``); ``None`` when

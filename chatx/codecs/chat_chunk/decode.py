@@ -68,9 +68,8 @@ class ChatChunkDecoder(FastPath):
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
-        raw = record.raw
-        if raw is not None:
-            return self._feed_raw(raw, record)
+        if record.raw is not None:
+            return self._feed_raw(record)
         data = record.data
         if self.ended is False and type(data) is dict:
             fast = self._text_chunk(data)

@@ -16,9 +16,7 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.chat_chunk.fields import MISSING, decode_usage, split_logprobs
 from chatx.codecs.chat_chunk.template import ChunkTemplate
-from chatx.codecs.template import worth_making
-from chatx.containers.payload import parse
-from chatx.errors import InputError
+from chatx.codecs.template import KnownRecords, worth_making
 from chatx.record import Record
 from chatx.residue import ABSENT, NullResidue
 
@@ -73,7 +71,7 @@ class Envelope:
         self.obfuscated = obfuscated
 
 
-class FastPath:
+class FastPath(KnownRecords):
     """Mixed into :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder`."""
 
     lanes: dict[int, Any]
@@ -82,8 +80,6 @@ class FastPath:
     expect: dict[str, Any]
     template: ChunkTemplate | None
     ended: bool
-    made: int
-    used: int
 
     def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:
         """The chunk's fields the IR has no name for, in one pass over its keys.
@@ -109,9 +105,6 @@ class FastPath:
             extra["object"] = ABSENT
         return extra
 
-    def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
-        raise NotImplementedError
-
     def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the template knows, as one
         :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
@@ -123,16 +116,9 @@ class FastPath:
             self.used += len(run.texts)
         return run
 
-    def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
-        """A record left unparsed: a chunk its template knows, or parsed and decoded."""
-        if self.template is not None:
-            fast = self.template.match(raw)
-            if fast is not None:
-                self.used += 1
-                return fast
-        record = parse(raw, record.event, record.line)
-        if record.error is not None:
-            raise InputError(record.error)
+    def _decode_parsed(self, record: Record) -> list[ir.Event]:
+        """A raw record its template did not know, parsed: decoded, and a template made
+        of it when it took the fast path."""
         data = record.data
         if self.ended is False and type(data) is dict:
             fast = self._text_chunk(data)

@@ -4,7 +4,6 @@ repeats one chunk but for its text (message, reasoning or a call's arguments) an
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from chatx import ir
@@ -68,28 +67,12 @@ class ChunkTemplate:
             return None
         return cls(template, delta, before, after)
 
-    def match(self, raw: bytes) -> list[ir.Event] | None:
-        """The events of ``raw`` when it is this template with other strings in its
-        holes; ``None`` when it is not (then it must be parsed)."""
-        run = self.run([Record(raw=raw)], 0)
-        return run.batch(0) if run is not None else None
-
     def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The records from ``start`` on that this template knows, as one run (``None``
         when the first is not one of them)."""
-        texts: list[str] = []
-        obfuscations: list[str | None] = []
-        lines: list[int] = []
-        match = self.bytes.match
-        text_at, at = self.text_at, self.obfuscation_at
-        for record in islice(records, start, None):
-            raw = record.raw
-            found = match(raw) if raw is not None else None
-            if found is None or not found[text_at]:  # an empty text is no delta: the long way
-                break
-            texts.append(found[text_at])
-            obfuscations.append(found[at] if at is not None else None)
-            lines.append(record.line)
+        texts, obfuscations, lines = self.bytes.read(
+            records, start, self.text_at, self.obfuscation_at
+        )
         if not texts:
             return None
         return ir.DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after)

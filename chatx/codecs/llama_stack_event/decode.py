@@ -75,7 +75,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event or an ``{"error": …}`` frame)."""
         if record.raw is not None:
-            return self._feed_raw(record.raw, record)
+            return self._feed_raw(record)
         return self._general(record)
 
     def _general(self, record: Record) -> list[ir.Event]:

@@ -4,20 +4,17 @@
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.template import ByteTemplate, hole, worth_making
-from chatx.containers.payload import parse
-from chatx.errors import InputError
+from chatx.codecs.template import ByteTemplate, KnownRecords, hole, worth_making
 from chatx.record import Record
 
 _TEXT = hole("text")
 _PROTO = ir.TextDelta(0, "")
 
 
-class KnownText:
+class KnownText(KnownRecords):
     """Mixed into :class:`~chatx.codecs.llama_stack_event.decode.LlamaStackDecoder`."""
 
     line: int
@@ -26,11 +23,6 @@ class KnownText:
     hold: str | None
     may_hold: bool
     text_template: ByteTemplate | None
-    made: int
-    used: int
-
-    def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
-        raise NotImplementedError
 
     def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the text template knows, as one
@@ -38,30 +30,16 @@ class KnownText:
         template = self.text_template
         if template is None:
             return None
-        texts: list[str] = []
-        lines: list[int] = []
-        match = template.match
-        for record in islice(records, start, None):
-            raw = record.raw
-            found = match(raw) if raw is not None else None
-            if found is None or not found[0]:  # empty text is a record of its own kind
-                break
-            texts.append(found[0])
-            lines.append(record.line)
+        texts, obfuscations, lines = template.read(records, start, 0)
         if not texts:
             return None
         self.line = lines[-1]
         self.used += len(texts)
-        return ir.DeltaRun(_PROTO, texts, [None] * len(texts), lines)
+        return ir.DeltaRun(_PROTO, texts, obfuscations, lines)
 
-    def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
-        """A record left unparsed: more text the template knows, or parsed and decoded."""
-        run = self.run([record], 0)
-        if run is not None:
-            return run.batch(0)
-        record = parse(raw, record.event, record.line)
-        if record.error is not None:
-            raise InputError(record.error)
+    def _decode_parsed(self, record: Record) -> list[ir.Event]:
+        """A raw record the template did not know, parsed: decoded, and a template made
+        of it when it was more plain text."""
         out = self._general(record)
         if self._plain_text(out) and worth_making(self.made, self.used):
             self.made += 1

@@ -81,7 +81,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
         if record.raw is not None:
-            return self._feed_raw(record.raw, record)
+            return self._feed_raw(record)
         data = record.data
         if type(data) is dict and data.get("type") == "response.output_text.delta":
             fast = self._text_fast(data)

@@ -9,13 +9,10 @@ their bytes (:class:`DeltaTemplate`) and parses none of them.
 
 from __future__ import annotations
 
-from itertools import islice
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.template import NUMBER, ByteTemplate, hole, worth_making
-from chatx.containers.payload import parse
-from chatx.errors import InputError
+from chatx.codecs.template import NUMBER, ByteTemplate, KnownRecords, hole, worth_making
 from chatx.record import Record
 
 _TEXT = hole("text")
@@ -78,7 +75,7 @@ class DeltaTemplate:
         return cls(template, event, sink) if template is not None else None
 
 
-class FastText:
+class FastText(KnownRecords):
     """Mixed into :class:`~chatx.codecs.responses_event.decode.ResponsesDecoder`."""
 
     started: bool
@@ -87,11 +84,6 @@ class FastText:
     items: dict[Any, Any]
     notes: Any
     delta_template: DeltaTemplate | None
-    made: int
-    used: int
-
-    def _general(self, record: Record) -> list[ir.Event]:  # pragma: no cover
-        raise NotImplementedError
 
     def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the delta template knows, as one
@@ -99,36 +91,20 @@ class FastText:
         template = self.delta_template
         if template is None:
             return None
-        texts: list[str] = []
-        obfuscations: list[str | None] = []
-        lines: list[int] = []
-        match = template.bytes.match
-        text_at, at = template.text_at, template.obfuscation_at
         seq = self.expected_seq
-        for record in islice(records, start, None):
-            raw = record.raw
-            found = match(raw, seq) if raw is not None else None
-            if found is None:
-                break
-            seq += 1  # type: ignore[operator]
-            texts.append(found[text_at])
-            obfuscations.append(found[at] if at is not None else None)
-            lines.append(record.line)
+        texts, obfuscations, lines = template.bytes.read(
+            records, start, template.text_at, template.obfuscation_at, seq
+        )
         if not texts:
             return None
-        self.expected_seq = seq
+        self.expected_seq = seq + len(texts)  # type: ignore[operator]
         template.sink.extend(texts)
         self.used += len(texts)
         return ir.DeltaRun(template.proto, texts, obfuscations, lines)
 
-    def _feed_raw(self, raw: bytes, record: Record) -> list[ir.Event]:
-        """A record left unparsed: a delta the template knows, or parsed and decoded."""
-        run = self.run([record], 0)
-        if run is not None:
-            return run.batch(0)
-        record = parse(raw, record.event, record.line)
-        if record.error is not None:
-            raise InputError(record.error)
+    def _decode_parsed(self, record: Record) -> list[ir.Event]:
+        """A raw record the template did not know, parsed: decoded, and a template made
+        of it when it was a delta read plainly."""
         data = record.data
         if type(data) is dict and data.get("type") == "response.output_text.delta":
             out = self._text_fast(data)
