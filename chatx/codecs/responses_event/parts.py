@@ -130,25 +130,14 @@ class PartEncoding:
         part = item.part
         if part is None or part[0] != "output_text":
             part = self._part(item, "output_text", out)
-        append = part[1].append
-        iid, index, content_index = item.id, item.index, part[2]
-        seq = self.seq
-        for text, obfuscation in zip(run.texts, run.obfuscations, strict=True):
-            append(text)
-            payload = {
-                "type": "response.output_text.delta",
-                "item_id": iid,
-                "output_index": index,
-                "content_index": content_index,
-                "delta": text,
-                "logprobs": [],
-            }
-            if obfuscation is not None:
-                payload["obfuscation"] = obfuscation
-            payload["sequence_number"] = seq
-            seq += 1
-            out.append(payload)
-        self.seq = seq
+        part[1].extend(run.texts)
+        head = {
+            "type": "response.output_text.delta",
+            "item_id": item.id,
+            "output_index": item.index,
+            "content_index": part[2],
+        }
+        self._deltas(head, _NO_LOGPROBS, run, out)
 
     def _refusal(self, event: ir.RefusalDelta, out: list[dict[str, Any]]) -> None:
         item = self.item
@@ -230,23 +219,37 @@ class PartEncoding:
         """``_args`` for each fragment of a run, the call's item already open."""
         item = self.item
         assert item is not None  # feed_run sends no run of a call that is not open
-        append = item.args.append
-        iid, index = item.id, item.index
+        item.args.extend(run.texts)
+        head = {
+            "type": "response.function_call_arguments.delta",
+            "item_id": item.id,
+            "output_index": item.index,
+        }
+        self._deltas(head, {}, run, out)
+
+    def _deltas(
+        self,
+        head: dict[str, Any],
+        tail: dict[str, Any],
+        run: ir.DeltaRun,
+        out: list[dict[str, Any]],
+    ) -> None:
+        """One delta event per text of ``run``: ``head``, the text, ``tail``, its
+        obfuscation and sequence number, as ``_emit`` writes a delta without residue."""
         seq = self.seq
-        for fragment, obfuscation in zip(run.texts, run.obfuscations, strict=True):
-            append(fragment)
-            payload = {
-                "type": "response.function_call_arguments.delta",
-                "item_id": iid,
-                "output_index": index,
-                "delta": fragment,
-            }
+        for text, obfuscation in zip(run.texts, run.obfuscations, strict=True):
+            payload = {**head, "delta": text, **tail}
             if obfuscation is not None:
                 payload["obfuscation"] = obfuscation
             payload["sequence_number"] = seq
             seq += 1
             out.append(payload)
         self.seq = seq
+
+
+# What a delta written from a run has after its text: logprobs, of which it has none.
+# One list for all of them: payloads are written, never changed.
+_NO_LOGPROBS: dict[str, Any] = {"logprobs": []}
 
 
 def message_part(part: list[Any]) -> dict[str, Any]:
