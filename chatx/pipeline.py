@@ -220,16 +220,17 @@ class Transcoder:
         while position < count:
             record = records[position]
             position += 1
+            notes.line = record.line  # a record skipped is still the last one read
             if record.error is not None:
                 self._skip(record.error, record.line)
                 continue
-            notes.line = record.line
             try:
                 if runs is not None and record.raw is not None:
                     run = runs(records, position - 1)
                     if run is not None:
                         position += len(run.texts) - 1
                         payloads.extend(self._run(run))
+                        notes.line = run.lines[-1]  # what comes next follows the run's last
                         continue
                 events = decoder.feed(record)
                 if events:
@@ -387,10 +388,10 @@ def decode(
     decoder = codec.decoder(notes)
     for stream in (head, records):
         for record in stream:
+            notes.line = record.line  # a record skipped is still the last one read
             if record.error is not None:
                 notes.add("skipped", f"record skipped: {record.error}", record.line)
                 continue
-            notes.line = record.line
             try:
                 batch = decoder.feed(record)
             except InputError as exc:

@@ -587,3 +587,56 @@ def test_choosing_a_choice_gives_the_same_bytes_raw_or_parsed():
         got = b"".join(pieces.feed(body[i : i + 300]) for i in range(0, len(body), 300))
         assert got + pieces.finish() == expected
         assert pieces.decoder.used > 20
+
+
+def _long_streams() -> dict[str, bytes]:
+    chat = [role_chunk()] + [text_chunk(f"w{n} ", f"o{n}") for n in range(60)]
+    chat.append(text_chunk("", None, delta={}, finish_reason="stop"))
+    chat_body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chat)
+    llama = [{"event": {"event_type": "start", "delta": {"type": "text", "text": ""}}}]
+    llama_body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in llama)
+    llama_body += b"".join(b"data: " + llama_text(f"w{n} ") + b"\n\n" for n in range(60))
+    parts = RESPONSES_TEXT.split(b"event: response.output_text.done")
+    deltas = b"".join(
+        b"event: response.output_text.delta\ndata: "
+        + responses_delta(99, f"w{n} ", obfuscation=f"o{n}")
+        + b"\n\n"
+        for n in range(60)
+    )
+    return {
+        "chat": chat_body + b"data: [DONE]\n\n",
+        "llama": llama_body,
+        "responses": parts[0] + deltas + b"event: response.output_text.done" + parts[1],
+    }
+
+
+LONG = _long_streams()
+
+
+@settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=150)
+@given(
+    source=st.sampled_from(sorted(LONG)),
+    dst=st.sampled_from(["chat-chunk", "responses-event", "llama-stack-event"]),
+    edits=st.lists(
+        st.tuples(st.integers(0, 9000), st.integers(0, 4), st.binary(max_size=4)), max_size=4
+    ),
+)
+def test_long_damaged_streams_convert_the_same_raw_or_parsed(source, dst, edits):
+    """A long stream with bytes cut or put in anywhere: read whole (every record parsed
+    before the format is known) and read in two blocks (the second block's records raw,
+    in runs broken where the damage is) give the same bytes, notes and errors."""
+    body = bytearray(LONG[source])
+    for at, cut, put in edits:
+        body[at : at + cut] = put
+    results = []
+    for blocks in ([bytes(body)], [bytes(body[:700]), bytes(body[700:])]):
+        notes = Notes()
+        transcoder = Transcoder(dst, notes=notes)
+        try:
+            out = b"".join(transcoder.feed(block) for block in blocks) + transcoder.finish()
+        except Exception as exc:  # noqa: BLE001 - the error is what is compared
+            out = repr(exc).encode()
+        # Sorted: a reader says an ignored line when it reads it, and read whole, every
+        # line is read before any record is decoded.
+        results.append((out, sorted((n.line or 0, n.kind, n.message) for n in notes.items)))
+    assert results[0] == results[1]
