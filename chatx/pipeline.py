@@ -9,39 +9,21 @@ still written in large blocks.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from chatx import codecs, containers, ir
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.containers.lines import MAX_LINE
+from chatx.decoding import PROBE_RECORDS, bug_text, debug, decode
 from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
 from chatx.reading import open_records, read_records
 from chatx.record import Record
 
-# read_records and open_records live in chatx.reading; the pipeline is where callers
-# have always found them.
+# read_records and open_records live in chatx.reading, decode in chatx.decoding; the
+# pipeline is where callers have always found them.
 __all__ = ["Transcoder", "convert", "decode", "open_records", "read_records"]
-
-
-def debug() -> bool:
-    """CHATX_DEBUG=1 (``--traceback`` sets it): an exception a codec did not mean (a bug)
-    is raised, where otherwise the record it met is skipped with a note saying so."""
-    return os.environ.get("CHATX_DEBUG") == "1"
-
-
-def bug_text(exc: BaseException) -> str:
-    """What to say about a record a codec failed on without meaning to."""
-    return (
-        f"internal error: {type(exc).__name__}: {exc} "
-        "(a bug in chatx: run again with --traceback and report it)"
-    )
-
-
-# Enough records for every probe to be sure; the rest of the stream is not held back.
-_PROBE_RECORDS = 4
 
 
 class Transcoder:
@@ -199,7 +181,7 @@ class Transcoder:
         if self.decoder is None:
             self.pending.extend(records)
             # Detection needs a few records; a named source format needs none.
-            if len(self.pending) < _PROBE_RECORDS and self.src is None:
+            if len(self.pending) < PROBE_RECORDS and self.src is None:
                 return []
             self._open_codecs()
             records, self.pending = self.pending, []
@@ -371,46 +353,3 @@ def convert(
     out = [transcoder.feed(chunk) for chunk in chunks]
     out.append(transcoder.finish())
     return b"".join(out)
-
-
-def decode(
-    records: Iterable[Record], src: str | None = None, notes: Notes | None = None
-) -> Iterator[list[ir.Event]]:
-    """Decode records into IR batches (the source format detected when not given)."""
-    notes = notes if notes is not None else Notes()
-    records = iter(records)
-    head: list[Record] = []
-    for record in records:
-        head.append(record)
-        if len(head) >= _PROBE_RECORDS:
-            break
-    codec = codecs.get(src) if src else codecs.detect(head)
-    decoder = codec.decoder(notes)
-    for stream in (head, records):
-        for record in stream:
-            notes.line = record.line  # a record skipped is still the last one read
-            if record.error is not None:
-                notes.add("skipped", f"record skipped: {record.error}", record.line)
-                continue
-            try:
-                batch = decoder.feed(record)
-            except InputError as exc:
-                # The note has the line already: the message only, as Transcoder says it.
-                text = f"record skipped: {exc.message}"
-                if exc.expected:
-                    text += f" (expected {exc.expected})"
-                notes.add("skipped", text, record.line)
-                continue
-            except ChatxError as exc:
-                notes.add("skipped", f"record skipped: {exc}", record.line)
-                continue
-            except Exception as exc:  # a codec bug: one record lost, not the run
-                if debug():
-                    raise
-                notes.add("skipped", f"record skipped: {bug_text(exc)}", record.line)
-                continue
-            if batch:
-                yield batch
-    tail = decoder.finish()
-    if tail:
-        yield tail

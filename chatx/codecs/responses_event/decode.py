@@ -13,7 +13,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.envelope import DEFAULTS, usage_object
+from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
 from chatx.codecs.responses_event.fast import DeltaTemplate, FastText
 from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
 from chatx.errors import InputError
@@ -21,8 +21,6 @@ from chatx.notes import Notes
 from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.residue import diff
-from chatx.usage import RESPONSES
-from chatx.usage import decode_usage as read_usage
 
 _DELTA_KEYS = frozenset(
     (
@@ -366,11 +364,6 @@ def _padding(extra: dict[str, Any]) -> str | None:
         del extra["obfuscation"]
         return value
     return None
-
-
-def decode_usage(usage: dict[str, Any]) -> ir.Usage:
-    """Responses ``usage`` → IR Usage; the rest of it stays as residue."""
-    return read_usage(usage, RESPONSES)
 
 
 def _text_or_none(value: Any) -> str | None:

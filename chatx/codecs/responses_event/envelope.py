@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx import ir
 from chatx.residue import merge
+from chatx.usage import RESPONSES
+from chatx.usage import decode_usage as read_usage
 
 # Field order follows the Open Responses ResponseResource schema.
 DEFAULTS: dict[str, Any] = {
@@ -182,3 +185,8 @@ def usage_object(event: Any, own: bool) -> dict[str, Any]:
         "output_tokens_details": {"reasoning_tokens": event.reasoning or 0},
         "total_tokens": total,
     }
+
+
+def decode_usage(usage: dict[str, Any]) -> ir.Usage:
+    """Responses ``usage`` → IR Usage; the rest of it stays as residue."""
+    return read_usage(usage, RESPONSES)

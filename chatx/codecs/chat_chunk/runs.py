@@ -1,0 +1,106 @@
+"""The chat encoder's runs (:class:`~chatx.ir.DeltaRun`): one chunk built the long way,
+the others copies of it with their own strings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chatx import ir
+
+
+class RunEncoding:
+    """Mixed into :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`."""
+
+    roles: set[int]
+    own: bool
+    options: Any
+    lost_meta: Any
+
+    def feed(self, events: list[ir.Event]) -> list[Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def feed_run(self, run: ir.DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches.
+
+        Its records differ only in text and obfuscation, and so do their chunks once the
+        lane has its role: the first is built the long way, the others are copies of it
+        with their own strings."""
+        out: list[Any] = []
+        proto = run.proto
+        count = len(run.texts)
+        k = 0
+        while k < count and run.lane not in self.roles:  # the lane's first chunk names it
+            out += self.feed(run.batch(k))
+            k += 1
+        if k == count:
+            return out
+        first = self.feed(run.batch(k))
+        out += first
+        text, obfuscation = run.texts[k], run.obfuscations[k]
+        k += 1
+        field: str | None = "content"  # where feed() puts the text
+        if type(proto) is ir.ReasoningDelta:
+            field = self.options.reasoning_field or proto.source_field or "reasoning_content"
+        elif type(proto) is ir.ToolArgsDelta:
+            field = None
+        copy = _copier(first, field, text, obfuscation)
+        if copy is None:
+            for j in range(k, count):
+                out += self.feed(run.batch(j))
+            return out
+        if not self.own:
+            for meta in (run.before, run.after):
+                if meta is not None:
+                    self.lost_meta(meta, count - k)
+        out += map(copy, run.texts[k:], run.obfuscations[k:])
+        return out
+
+
+def _copier(
+    chunks: list[Any], field: str | None, text: str, obfuscation: str | None
+) -> Callable[[str, str | None], dict[str, Any]] | None:
+    """How to copy ``chunks`` for a record with other strings, when it is one chunk whose
+    one choice's delta has ``text`` as its ``field`` (``None``: as its one tool call's
+    arguments) and ``obfuscation`` (when not None) as its own; else ``None``."""
+    if len(chunks) != 1 or type(chunks[0]) is not dict:
+        return None
+    chunk = chunks[0]
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+        return None
+    choice = choices[0]
+    delta = choice.get("delta")
+    if type(delta) is not dict or (
+        obfuscation is not None and chunk.get("obfuscation") is not obfuscation
+    ):
+        return None
+    if field is not None:
+        if delta.get(field) is not text:
+            return None
+
+        def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+            out = dict(chunk)
+            out["choices"] = [{**choice, "delta": {**delta, field: text}}]
+            if obfuscation is not None:
+                out["obfuscation"] = obfuscation
+            return out
+
+        return copy
+    calls = delta.get("tool_calls")
+    if type(calls) is not list or len(calls) != 1 or type(calls[0]) is not dict:
+        return None
+    entry = calls[0]
+    function = entry.get("function")
+    if type(function) is not dict or function.get("arguments") is not text:
+        return None
+
+    def copy_call(text: str, obfuscation: str | None) -> dict[str, Any]:
+        call = {**entry, "function": {**function, "arguments": text}}
+        out = dict(chunk)
+        out["choices"] = [{**choice, "delta": {**delta, "tool_calls": [call]}}]
+        if obfuscation is not None:
+            out["obfuscation"] = obfuscation
+        return out
+
+    return copy_call
