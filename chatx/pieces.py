@@ -41,6 +41,10 @@ class Pieces:
             self._folded.append("".join(loose))
             loose.clear()
 
+    def size(self) -> int:
+        """The length of the text, without joining it."""
+        return sum(map(len, self._folded)) + sum(map(len, self._loose))
+
     def text(self) -> str:
         """The text so far; joining it replaces the pieces, so a second call is free."""
         folded = self._folded

@@ -640,3 +640,87 @@ def test_long_damaged_streams_convert_the_same_raw_or_parsed(source, dst, edits)
         # line is read before any record is decoded.
         results.append((out, sorted((n.line or 0, n.kind, n.message) for n in notes.items)))
     assert results[0] == results[1]
+
+
+# -- long payloads parsed around the texts a decoder holds -------------------------------
+
+LONG_TEXT = st.text(alphabet='ab "\\é😀\n}{,:', min_size=1, max_size=30)
+
+
+@settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=500)
+@given(
+    text=LONG_TEXT,
+    other=st.text(alphabet='ab "\\é😀', max_size=10),
+    shape=st.sampled_from(["value", "twice", "key", "inside", "list", "absent"]),
+    edits=st.lists(
+        st.tuples(st.integers(0, 120), st.integers(0, 3), st.binary(max_size=3)), max_size=2
+    ),
+)
+def test_a_payload_parsed_around_a_text_is_the_payload(text, other, shape, edits):
+    """Wherever the text stands (a value, a key, inside another string), whatever the
+    bytes around it: the record is the one parsing gives, or None (parsed as it is)."""
+    payload: Any = {
+        "value": {"type": "x", "text": text, "n": [1, other]},
+        "twice": {"a": [text, {"b": text}], "c": other},
+        "key": {text: 1, "t": text},
+        "inside": {"t": other + text + other, "u": text},
+        "list": [text, other, [text]],
+        "absent": {"t": other},
+    }[shape]
+    raw = bytearray(orjson.dumps(payload))
+    for at, cut, put in edits:
+        raw[at : at + cut] = put
+    from chatx.codecs.template import parsed_around
+
+    got = parsed_around(Record(raw=bytes(raw), line=3), [text])
+    if got is not None:
+        assert got.error is None and got.data == orjson.loads(bytes(raw))
+        if shape in ("value", "twice", "list") and not edits:
+            assert any(v is text for v in _strings(got.data))  # the very string held
+
+
+def _strings(node: Any) -> list[Any]:
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return [node]
+
+
+def test_a_responses_stream_with_a_long_text_converts_the_same_raw_or_parsed(monkeypatch):
+    """Done and terminal events over 1 MiB are parsed around the text the decoder holds."""
+    from chatx.codecs.responses_event import fast
+    from chatx.codecs.template import parsed_around
+
+    around: list[bool] = []
+
+    def counted(record: Record, texts: list[str]) -> Record | None:
+        got = parsed_around(record, texts)
+        around.append(got is not None)
+        return got
+
+    monkeypatch.setattr(fast, "parsed_around", counted)
+    parts = RESPONSES_TEXT.split(b"event: response.output_text.done")
+    words = [f'w{n} é😀 "q" ' for n in range(60000)]
+    deltas = b"".join(
+        b"event: response.output_text.delta\ndata: " + responses_delta(99, w) + b"\n\n"
+        for w in words
+    )
+    text = "Hello! How can I help?" + "".join(words)  # the fixture's deltas, then these
+    tail = (b"event: response.output_text.done" + parts[1]).replace(
+        b'"Hello! How can I help?"', orjson.dumps(text)
+    )
+    body = parts[0] + deltas + tail
+    assert body.count(orjson.dumps(text)) == 4 and len(orjson.dumps(text)) > 1 << 20
+    for dst in ("chat-chunk", "responses-event"):
+        whole_notes, raw_notes = Notes(), Notes()
+        whole = Transcoder(dst, notes=whole_notes)
+        expected = whole.feed(body) + whole.finish()
+        pieces = Transcoder(dst, notes=raw_notes)
+        got = b"".join(pieces.feed(body[i : i + 65536]) for i in range(0, len(body), 65536))
+        assert got + pieces.finish() == expected
+        assert [(n.kind, n.message) for n in raw_notes.items] == [
+            (n.kind, n.message) for n in whole_notes.items
+        ]
+    # Read in blocks, the four events that repeat the text were parsed around it.
+    assert around == [True] * 8

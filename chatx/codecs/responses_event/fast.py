@@ -12,12 +12,23 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.template import NUMBER, ByteTemplate, KnownRecords, hole, worth_making
+from chatx.codecs.template import (
+    NUMBER,
+    ByteTemplate,
+    KnownRecords,
+    hole,
+    parsed,
+    parsed_around,
+    worth_making,
+)
 from chatx.record import Record
 
 _TEXT = hole("text")
 _OBFUSCATION = hole("obfuscation")
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
+# Payloads this long are parsed around the texts held (see _parse_raw), texts this long.
+_LONG_PAYLOAD = 1 << 20
+_LONG_TEXT = 1 << 16
 # The delta events of parts, and the family of part each adds to (see ResponsesDecoder).
 _FAMILIES = {
     "response.output_text.delta": "output_text",
@@ -116,6 +127,23 @@ class FastText(KnownRecords):
         if len(out) == 1 and type(out[0]) in _DELTAS and len(self.notes.items) == said:
             self._make_template(data, out)
         return out
+
+    def _parse_raw(self, record: Record) -> Record:
+        """A long payload (the done events and the terminal one, which repeat each part's
+        text) is parsed around the texts the decoder holds already."""
+        raw = record.raw
+        if raw is not None and len(raw) > _LONG_PAYLOAD:
+            texts = [
+                pieces.text()
+                for state in self.items.values()
+                for pieces in (state.args, *(part[0] for part in state.parts.values()))
+                if pieces.size() > _LONG_TEXT
+            ]
+            if texts:
+                known = parsed_around(record, texts)
+                if known is not None:
+                    return known
+        return parsed(record)
 
     def _make_template(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         if not worth_making(self.made, self.used):
