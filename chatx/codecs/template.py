@@ -117,23 +117,18 @@ def _put_back(node: Any, put: dict[str, tuple[str, int]], found: dict[str, int])
     while stack:
         node = stack.pop()
         if type(node) is dict:
-            for key, value in node.items():
-                if key in put:
-                    return False
-                if type(value) is str:
-                    if value in put:
-                        node[key] = put[value][0]
-                        found[value] += 1
-                elif type(value) is dict or type(value) is list:
-                    stack.append(value)
-        elif type(node) is list:
-            for index, value in enumerate(node):
-                if type(value) is str:
-                    if value in put:
-                        node[index] = put[value][0]
-                        found[value] += 1
-                elif type(value) is dict or type(value) is list:
-                    stack.append(value)
+            if any(key in put for key in node):
+                return False
+            entries: Any = list(node.items())
+        else:
+            entries = enumerate(node)
+        for place, value in entries:
+            if type(value) is str:
+                if value in put:
+                    node[place] = put[value][0]
+                    found[value] += 1
+            elif type(value) is dict or type(value) is list:
+                stack.append(value)
     return True
 
 

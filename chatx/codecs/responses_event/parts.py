@@ -89,13 +89,18 @@ class PartEncoding:
         ):
             self._emit(out, payload)
 
-    def _text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
+    def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, list[Any]]:
+        """The open message and its open output_text part, opened if need be."""
         item = self.item
         if item is None or item.kind != "message":
-            item = self._open("message", event.lane, out)
+            item = self._open("message", lane, out)
         part = item.part
         if part is None or part[0] != "output_text":
             part = self._part(item, "output_text", out)
+        return item, part
+
+    def _text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
+        item, part = self._text_part(event.lane, out)
         part[1].append(event.text)
         if self.own and event.extra and event.extra.get("~silent"):
             return  # the source gave this text only in output_text.done
@@ -124,12 +129,7 @@ class PartEncoding:
 
     def _text_run(self, run: ir.DeltaRun, out: list[dict[str, Any]]) -> None:
         """``_text`` for each text of a run (plain text: no logprobs, no residue)."""
-        item = self.item
-        if item is None or item.kind != "message":
-            item = self._open("message", run.lane, out)
-        part = item.part
-        if part is None or part[0] != "output_text":
-            part = self._part(item, "output_text", out)
+        item, part = self._text_part(run.lane, out)
         part[1].extend(run.texts)
         head = {
             "type": "response.output_text.delta",
