@@ -52,9 +52,19 @@ class KnownRecords:
 
     made: int  # templates made
     used: int  # records they knew
+    # The record a run last stopped at: the pipeline feeds it next, and it is not tried
+    # against the template a second time.
+    missed: Record | None = None
 
-    def run(self, records: list[Record], start: int) -> Any:  # pragma: no cover
-        """The records from ``start`` on that the template knows, as one ``DeltaRun``."""
+    def run(self, records: list[Record], start: int) -> Any:
+        """The records from ``start`` on that the template knows, as one ``DeltaRun``
+        (``None`` when the first is not one of them)."""
+        run = self._known_run(records, start)
+        if run is None and start < len(records):
+            self.missed = records[start]
+        return run
+
+    def _known_run(self, records: list[Record], start: int) -> Any:  # pragma: no cover
         raise NotImplementedError
 
     def _decode_parsed(self, record: Record) -> list[Any]:  # pragma: no cover
@@ -64,9 +74,11 @@ class KnownRecords:
         raise NotImplementedError
 
     def _feed_raw(self, record: Record) -> list[Any]:
-        run = self.run([record], 0)
-        if run is not None:
-            return run.batch(0)  # type: ignore[no-any-return]
+        if record is not self.missed:
+            run = self._known_run([record], 0)
+            if run is not None:
+                return run.batch(0)  # type: ignore[no-any-return]
+        self.missed = None
         return self._decode_parsed(self._parse_raw(record))
 
     def _parse_raw(self, record: Record) -> Record:

@@ -105,7 +105,7 @@ class FastPath(KnownRecords):
             extra["object"] = ABSENT
         return extra
 
-    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
+    def _known_run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the template knows, as one
         :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
         template = self.template

@@ -24,7 +24,7 @@ class KnownText(KnownRecords):
     may_hold: bool
     text_template: ByteTemplate | None
 
-    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
+    def _known_run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the text template knows, as one
         :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
         template = self.text_template

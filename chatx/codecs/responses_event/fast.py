@@ -96,7 +96,7 @@ class FastText(KnownRecords):
     notes: Any
     delta_template: DeltaTemplate | None
 
-    def run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
+    def _known_run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
         """The raw records from ``start`` on that the delta template knows, as one
         :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
         template = self.delta_template
