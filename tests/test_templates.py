@@ -409,6 +409,19 @@ def responses_delta(seq: int, text: str, **more: Any) -> bytes:
     )
 
 
+def responses_with(texts: list[str], obfuscate: bool = True) -> bytes:
+    """The fixture's Responses stream with more text deltas (one per text) before its
+    ``output_text.done``; chatx renumbers them, the same way however it is read."""
+    head, done = RESPONSES_TEXT.split(b"event: response.output_text.done")
+    deltas = b"".join(
+        b"event: response.output_text.delta\ndata: "
+        + responses_delta(99, text, **({"obfuscation": f"o{n}"} if obfuscate else {}))
+        + b"\n\n"
+        for n, text in enumerate(texts)
+    )
+    return head + deltas + b"event: response.output_text.done" + done
+
+
 def responses_both(payload: bytes) -> tuple[Any, Any, ResponsesDecoder]:
     raw_decoder, raw_notes, _ = responses_primed()
     parsed_decoder, parsed_notes, _ = responses_primed()
@@ -458,15 +471,7 @@ def test_the_delta_template_reads_deltas_in_sequence_as_one_run():
 
 
 def test_converting_raw_responses_records_gives_the_bytes_parsed_records_give():
-    parts = RESPONSES_TEXT.split(b"event: response.output_text.done")
-    deltas = b"".join(
-        b"event: response.output_text.delta\ndata: "
-        + responses_delta(99, f'w{n} "q" \\ \u00e9', obfuscation=f"o{n}")
-        + b"\n\n"
-        for n in range(200)
-    )
-    # Renumbered by chatx itself: the stream is repaired the same way both times.
-    body = parts[0] + deltas + b"event: response.output_text.done" + parts[1]
+    body = responses_with([f'w{n} "q" \\ \u00e9' for n in range(200)])
     for dst in ("chat-chunk", "responses-event", "llama-stack-event"):
         notes_whole, notes_pieces = Notes(), Notes()
         whole = Transcoder(dst, notes=notes_whole)
@@ -596,17 +601,10 @@ def _long_streams() -> dict[str, bytes]:
     llama = [{"event": {"event_type": "start", "delta": {"type": "text", "text": ""}}}]
     llama_body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in llama)
     llama_body += b"".join(b"data: " + llama_text(f"w{n} ") + b"\n\n" for n in range(60))
-    parts = RESPONSES_TEXT.split(b"event: response.output_text.done")
-    deltas = b"".join(
-        b"event: response.output_text.delta\ndata: "
-        + responses_delta(99, f"w{n} ", obfuscation=f"o{n}")
-        + b"\n\n"
-        for n in range(60)
-    )
     return {
         "chat": chat_body + b"data: [DONE]\n\n",
         "llama": llama_body,
-        "responses": parts[0] + deltas + b"event: response.output_text.done" + parts[1],
+        "responses": responses_with([f"w{n} " for n in range(60)]),
     }
 
 
@@ -700,17 +698,11 @@ def test_a_responses_stream_with_a_long_text_converts_the_same_raw_or_parsed(mon
         return got
 
     monkeypatch.setattr(fast, "parsed_around", counted)
-    parts = RESPONSES_TEXT.split(b"event: response.output_text.done")
     words = [f'w{n} é😀 "q" ' for n in range(60000)]
-    deltas = b"".join(
-        b"event: response.output_text.delta\ndata: " + responses_delta(99, w) + b"\n\n"
-        for w in words
-    )
     text = "Hello! How can I help?" + "".join(words)  # the fixture's deltas, then these
-    tail = (b"event: response.output_text.done" + parts[1]).replace(
+    body = responses_with(words, obfuscate=False).replace(
         b'"Hello! How can I help?"', orjson.dumps(text)
     )
-    body = parts[0] + deltas + tail
     assert body.count(orjson.dumps(text)) == 4 and len(orjson.dumps(text)) > 1 << 20
     for dst in ("chat-chunk", "responses-event"):
         whole_notes, raw_notes = Notes(), Notes()
