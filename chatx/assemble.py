@@ -318,7 +318,8 @@ def assemble(batches: Iterable[list[ir.Event]]) -> list[Assembler]:
 def streams_of(side: Side, records: Iterable[Record] | None = None) -> list[Assembler]:
     """Decode and assemble the rest of one input (one Assembler per stream it holds);
     ``records`` is ``side.records()`` or a pass over it that looks at each record."""
-    batches = pipeline.decode(
-        side.records() if records is None else records, side.format, side.notes
-    )
+    if records is None:
+        side.decode_only()
+        records = side.records()
+    batches = pipeline.decode(records, side.format, side.notes)
     return assemble(batches)

@@ -17,6 +17,7 @@ from typing import Any
 
 from chatx import codecs, containers
 from chatx.containers.lines import MAX_LINE
+from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
@@ -50,6 +51,25 @@ def open_records(
     that name the file. ``ignored`` gets (line, why) for each input line the reader
     ignored (an SSE line that is no field), by the time the records after it come out.
     """
+    kind, _, records = _open(file, container, ignored)
+    return kind, records
+
+
+def frame_bytes(
+    data: bytes,
+    container: str | None = None,
+    ignored: list[tuple[int, str]] | None = None,
+    name: str = "<input>",
+) -> tuple[str, Iterator[Record]]:
+    """Frame a stream held in memory block by block, as :func:`open_records` frames a
+    file: the records come out as they are read, none kept here."""
+    kind, _, records = _from_bytes(data, container, ignored, name)
+    return kind, records
+
+
+def _open(
+    file: str, container: str | None, ignored: list[tuple[int, str]] | None
+) -> tuple[str, Any, Iterator[Record]]:
     name = "<stdin>" if file == "-" else file
     if file == "-":
         stream: Any = sys.stdin.buffer
@@ -73,33 +93,29 @@ def open_records(
         raise exc.located(name) from None
     chunks = chain((head,), iter(lambda: read(_BLOCK), b""))
     close = stream.close if file != "-" else None
-    return kind, _frame(chunks, kind, name, ignored, close)
+    reader = containers.get(kind).reader()
+    return kind, reader, _frame(chunks, reader, name, ignored, close)
 
 
-def frame_bytes(
-    data: bytes,
-    container: str | None = None,
-    ignored: list[tuple[int, str]] | None = None,
-    name: str = "<input>",
-) -> tuple[str, Iterator[Record]]:
-    """Frame a stream held in memory block by block, as :func:`open_records` frames a
-    file: the records come out as they are read, none kept here."""
+def _from_bytes(
+    data: bytes, container: str | None, ignored: list[tuple[int, str]] | None, name: str
+) -> tuple[str, Any, Iterator[Record]]:
     try:
         kind = container or containers.detect(data[: containers.sniffed(data)])
     except InputError as exc:
         raise exc.located(name) from None
     blocks = (data[at : at + _BLOCK] for at in range(0, len(data), _BLOCK))
-    return kind, _frame(blocks, kind, name, ignored, None)
+    reader = containers.get(kind).reader()
+    return kind, reader, _frame(blocks, reader, name, ignored, None)
 
 
 def _frame(
     chunks: Iterator[bytes],
-    container: str,
+    reader: Any,
     name: str,
     ignored: list[tuple[int, str]] | None,
     close: Callable[[], None] | None,
 ) -> Iterator[Record]:
-    reader = containers.get(container).reader()
     said = getattr(reader, "ignored", None) if ignored is not None else None
     try:
         for chunk in chunks:
@@ -137,6 +153,14 @@ class Side:
     events: int = 0
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
     kept: list[Record] | None = None
+    reader: Any = field(default=None, repr=False)
+
+    def decode_only(self) -> None:
+        """The records from here on are only decoded, never looked at: a payload longer
+        than ``LONG_PAYLOAD`` may come raw, for the decoder to parse around the long texts
+        it holds (a Responses stream's terminal event repeats every text it had)."""
+        if codecs.get(self.format).reads_raw and hasattr(self.reader, "raw_over"):
+            self.reader.raw_over = LONG_PAYLOAD
 
     def records(self) -> Iterator[Record]:
         """The records not read yet; each input line the reader ignored becomes a warning
@@ -179,20 +203,22 @@ def load(data: bytes, name: str, fmt: str | None = None, *, keep: bool = False) 
     """A stream held in memory, framed as it is read; its format detected unless ``fmt``
     is given. ``keep`` keeps every record read in ``Side.kept``."""
     ignored: list[tuple[int, str]] = []
-    container, records = frame_bytes(data, None, ignored, name)
-    return _side(name, container, records, ignored, fmt, keep)
+    container, reader, records = _from_bytes(data, None, ignored, name)
+    return _side(name, container, reader, records, ignored, fmt, keep)
 
 
 def open_side(file: str, fmt: str | None = None, *, keep: bool = False) -> Side:
     """A file, or stdin for ``-``, framed as it is read (see :func:`load`)."""
     ignored: list[tuple[int, str]] = []
-    container, records = open_records(file, None, ignored)
-    return _side("<stdin>" if file == "-" else file, container, records, ignored, fmt, keep)
+    container, reader, records = _open(file, None, ignored)
+    name = "<stdin>" if file == "-" else file
+    return _side(name, container, reader, records, ignored, fmt, keep)
 
 
 def _side(
     name: str,
     container: str,
+    reader: Any,
     records: Iterator[Record],
     ignored: list[tuple[int, str]],
     fmt: str | None,
@@ -203,7 +229,7 @@ def _side(
         codec = codecs.get(fmt) if fmt else codecs.detect(head)
     except InputError as exc:
         raise exc.located(name) from None
-    side = Side(name, codec.name, container, chain(head, records), ignored=ignored)
+    side = Side(name, codec.name, container, chain(head, records), ignored=ignored, reader=reader)
     if keep:
         side.kept = []
     return side

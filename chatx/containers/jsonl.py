@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import orjson
@@ -18,13 +19,15 @@ class JSONLReader:
     sentinel (payload-only captures sometimes keep it).
     """
 
-    __slots__ = ("_line", "_lines", "raw")
+    __slots__ = ("_line", "_lines", "raw", "raw_over")
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
         self._line = 0
         # Records carry their payload unparsed (Record.raw), for a decoder that reads raw.
         self.raw = False
+        # Payloads longer than this stay raw even when ``raw`` is off (see LONG_PAYLOAD).
+        self.raw_over = sys.maxsize
 
     def feed(self, chunk: bytes) -> list[Record]:
         """Read the next bytes; return the records of the lines they complete.
@@ -55,13 +58,13 @@ class JSONLReader:
         append = out.append
         loads = orjson.loads
         deep = _DEEP_BYTES
-        raw = self.raw
+        raw, over = self.raw, self.raw_over
         n = self._line
         for line in lines:
             n += 1
             if not line:
                 continue
-            if raw:
+            if raw or len(line) > over:
                 if not line.isspace():
                     append(Record(None, None, n, False, None, line))
                 continue

@@ -14,6 +14,10 @@ from chatx.record import Record
 # and recursive Python code stops at 1000 frames. Real payloads nest a few dozen levels.
 MAX_DEPTH = 200
 _DEEP_BYTES = 2 * MAX_DEPTH  # a payload this short cannot nest deeper: no check at all
+# A payload longer than this may be left raw for the decoder, which can parse it around
+# the long texts it holds already (Responses done and terminal events repeat them): orjson
+# needs about sixteen times a payload's size to parse it.
+LONG_PAYLOAD = 1 << 20
 TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep (chatx reads at most {MAX_DEPTH})"
 
 

@@ -6,6 +6,7 @@ https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-inte
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any
 
 import orjson
@@ -29,7 +30,7 @@ class SSEReader:
     """
 
     __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_names", "_start", "ignored",
-                 "last_event_id", "raw", "retry")  # fmt: skip
+                 "last_event_id", "raw", "raw_over", "retry")  # fmt: skip
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
@@ -41,6 +42,8 @@ class SSEReader:
         self.ignored: list[tuple[int, str]] = []
         # Records carry their payload unparsed (Record.raw), for a decoder that reads raw.
         self.raw = False
+        # Payloads longer than this stay raw even when ``raw`` is off (see LONG_PAYLOAD).
+        self.raw_over = sys.maxsize
         self._names: dict[bytes, str] = {}  # event: lines met, and the names they give
         self._clear_block()
 
@@ -84,7 +87,7 @@ class SSEReader:
         append = out.append
         loads = orjson.loads
         deep = _DEEP_BYTES
-        raw = self.raw
+        raw, over = self.raw, self.raw_over
         n, start, data, more, event = self._line, self._start, self._data, self._more, self._event
         for line in lines:
             n += 1
@@ -92,7 +95,7 @@ class SSEReader:
                 if data is not None:
                     if more is not None:
                         data = b"\n".join(more)
-                    if raw:
+                    if raw or len(data) > over:
                         append(Record(None, event, start, False, None, data))
                         start, data, more, event = 0, None, None, None
                         continue

@@ -21,13 +21,13 @@ from chatx.codecs.template import (
     parsed_around,
     worth_making,
 )
+from chatx.containers.payload import LONG_PAYLOAD
 from chatx.record import Record
 
 _TEXT = hole("text")
 _OBFUSCATION = hole("obfuscation")
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
-# Payloads this long are parsed around the texts held (see _parse_raw), texts this long.
-_LONG_PAYLOAD = 1 << 20
+# Payloads longer than LONG_PAYLOAD are parsed around the texts held that are this long.
 _LONG_TEXT = 1 << 16
 # The delta events of parts, and the family of part each adds to (see ResponsesDecoder).
 _FAMILIES = {
@@ -132,7 +132,7 @@ class FastText(KnownRecords):
         """A long payload (the done events and the terminal one, which repeat each part's
         text) is parsed around the texts the decoder holds already."""
         raw = record.raw
-        if raw is not None and len(raw) > _LONG_PAYLOAD:
+        if raw is not None and len(raw) > LONG_PAYLOAD:
             texts = [
                 pieces.text()
                 for state in self.items.values()
