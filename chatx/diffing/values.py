@@ -168,7 +168,8 @@ def compare(
 ) -> list[Difference]:
     """Every leaf where ``a`` and ``b`` differ, as Differences with JSON paths."""
     out = out if out is not None else []
-    if same(a, b):
+    # Walked, not written: a semantic view holds whole texts, which orjson would copy.
+    if same(a, b, written=False):
         return out
     if isinstance(a, dict) and isinstance(b, dict):
         for key in list(a) + [k for k in b if k not in a]:
@@ -186,20 +187,21 @@ def compare(
     return out
 
 
-def same(a: Any, b: Any) -> bool:
-    """JSON equality: 1 and 1.0 are the same number; true and 1 are not."""
+def same(a: Any, b: Any, written: bool = True) -> bool:
+    """JSON equality: 1 and 1.0 are the same number; true and 1 are not. ``written``:
+    values written alike by orjson are the same, without a walk."""
     if a != b:  # Python's == is looser (True == 1), so a miss is a sure difference
         return False
-    if isinstance(a, dict | list):
+    if written and isinstance(a, dict | list):
         # Written alike is the same, and most events two runs share are written alike:
         # one orjson call instead of a walk in Python.
         written = _dumped(a)
         if written is not None and written == _dumped(b):
             return True
     if isinstance(a, dict):
-        return isinstance(b, dict) and all(same(v, b[k]) for k, v in a.items())
+        return isinstance(b, dict) and all(same(v, b[k], written) for k, v in a.items())
     if isinstance(a, list):
-        return isinstance(b, list) and all(map(same, a, b))
+        return isinstance(b, list) and all(same(x, y, written) for x, y in zip(a, b, strict=True))
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     return isinstance(a, int | float) == isinstance(b, int | float)
