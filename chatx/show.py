@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from chatx.assemble import Assembler, Item, Lane, Side, streams_of
+from chatx.containers.payload import parse
 from chatx.record import Record
 from chatx.textsafe import escape_text
 
@@ -34,8 +35,17 @@ def safe(text: str) -> str:
 # -- what each record is -------------------------------------------------------------------
 
 
+def _read(record: Record) -> Record:
+    # A long payload left raw that no decoder parsed (one that stopped early) is parsed
+    # here: what it carries is named all the same.
+    if record.raw is not None and record.data is None:
+        return parse(record.raw, record.event, record.line)
+    return record
+
+
 def record_kinds(record: Record) -> list[str]:
     """What a record carries, as short names (a chat chunk can carry several)."""
+    record = _read(record)
     if record.done:
         return ["[DONE]"]
     if record.error is not None:
@@ -83,6 +93,7 @@ def _chat_kinds(data: dict[str, Any]) -> list[str]:
 
 def record_preview(record: Record) -> str:
     """A short, escaped glimpse of what the record says."""
+    record = _read(record)
     data = record.data
     if record.error is not None:
         text = record.error
@@ -145,33 +156,36 @@ def _chat_preview(data: dict[str, Any]) -> str:
 # -- rendering -------------------------------------------------------------------------------
 
 
-def render(side: Side, *, events: bool = False) -> list[RenderableType]:
-    """Read ``side`` to its end and return everything ``chatx show`` prints, as rich
-    renderables; the records are kept only for the timeline (``events``)."""
+def render(side: Side, *, events: bool = False) -> Iterator[RenderableType]:
+    """Read ``side`` to its end, then yield everything ``chatx show`` prints, as rich
+    renderables, one after the other: a long text comes in pieces, each laid out and
+    printed before the next is made. The records are kept only for the timeline
+    (``events``)."""
     kinds: Counter[str] = Counter()
     kept: list[Record] = []
 
     def tally() -> Iterator[Record]:
         for record in side.records():
-            kinds.update(record_kinds(record))
             if events:
                 kept.append(record)
             yield record
+            # Named once decoded: a long payload comes raw, and its decoder parses it.
+            kinds.update(record_kinds(record))
 
+    side.decode_only()
     streams = streams_of(side, tally())
-    out: list[RenderableType] = [_header(side, kinds)]
+    yield _header(side, kinds)
     for number, stream in enumerate(streams):
         if len(streams) > 1:
-            out.append(Rule(f"stream {number + 1} of {len(streams)}"))
-        out.extend(_stream(stream))
+            yield Rule(f"stream {number + 1} of {len(streams)}")
+        yield from _stream(stream)
     notes = side.notes.summary()
     if notes:
-        out.append(Text("notes", style="bold yellow"))
-        out.extend(Text("  " + escape_text(str(note)), style="yellow") for note in notes)
+        yield Text("notes", style="bold yellow")
+        yield from (Text("  " + escape_text(str(note)), style="yellow") for note in notes)
     if events:
-        out.append(Text("events", style="bold"))
-        out.append(timeline(kept))
-    return out
+        yield Text("events", style="bold")
+        yield timeline(kept)
 
 
 def show(side: Side, console: Console, *, events: bool = False) -> None:
@@ -199,84 +213,81 @@ def _facts(rows: list[tuple[str, str]], style: str = "") -> Table:
     return grid
 
 
-def _stream(stream: Assembler) -> list[RenderableType]:
-    out: list[RenderableType] = [
-        _facts(
-            [
-                ("id", safe(stream.id or "")),
-                ("model", safe(stream.model or "")),
-                ("created", _when(stream.created)),
-            ]
-        )
-    ]
+def _stream(stream: Assembler) -> Iterator[RenderableType]:
+    yield _facts(
+        [
+            ("id", safe(stream.id or "")),
+            ("model", safe(stream.model or "")),
+            ("created", _when(stream.created)),
+        ]
+    )
     lanes = stream.choices
     for lane in lanes:
         if len(lanes) > 1:
-            out.append(Rule(f"choice {lane.index}"))
-        out.extend(_lane(lane))
-    out.append(_facts([("usage", _usage(stream))]))
+            yield Rule(f"choice {lane.index}")
+        yield from _lane(lane)
+    yield _facts([("usage", _usage(stream))])
     for error in stream.errors:
         what = " ".join(str(x) for x in (error.code, error.type) if x is not None)
-        out.append(
-            _facts([("error", safe(f"{what}: {error.message or ''}".strip(": ")))], style="red")
-        )
+        yield _facts([("error", safe(f"{what}: {error.message or ''}".strip(": ")))], style="red")
     if not stream.ended:
-        out.append(Text("the stream stops without its ending", style="yellow"))
-    return out
+        yield Text("the stream stops without its ending", style="yellow")
 
 
-def _lane(lane: Lane) -> list[RenderableType]:
-    out: list[RenderableType] = []
+def _lane(lane: Lane) -> Iterator[RenderableType]:
     for item in lane.items:
         if item.kind == "reasoning":
             text = item.reasoning_text()
             if text:
-                out.append(_section("reasoning", Text(safe(text), style="dim")))
+                yield Text("reasoning", style="bold")
+                yield from _long_text(text, "dim")
             else:  # OpenAI sends encrypted reasoning with no summary
-                out.append(_facts([("reasoning", "(no text)")], style="dim"))
+                yield _facts([("reasoning", "(no text)")], style="dim")
         elif item.kind == "message":
-            out.extend(_message(item))
+            for title, text, style in (
+                ("message", item.text.text(), ""),
+                ("refusal", item.refusal.text(), "red"),
+            ):
+                if text:
+                    yield Text(title, style="bold")
+                    yield from _long_text(text, style)
         elif item.kind == "other":
-            out.append(_facts([("item", safe(_other(item)))], style="cyan"))
+            yield _facts([("item", safe(_other(item)))], style="cyan")
     if lane.calls:
-        out.append(_section("tool calls", _calls(lane)))
+        yield _section("tool calls", _calls(lane))
     finish = lane.finish or "none (the stream did not say)"
     if lane.raw_finish:
         finish += f" ({lane.raw_finish})"
-    out.append(_facts([("finish", safe(finish))]))
-    return out
-
-
-def _message(item: Item) -> list[RenderableType]:
-    out: list[RenderableType] = []
-    text, refusal = item.text.text(), item.refusal.text()
-    if text:
-        out.append(_section("message", _long_text(safe(text))))
-    if refusal:
-        out.append(_section("refusal", _long_text(safe(refusal), "red")))
-    return out
+    yield _facts([("finish", safe(finish))])
 
 
 _CHUNK = 1 << 14  # characters of a long text laid out at a time
 
 
-def _long_text(text: str, style: str = "") -> RenderableType:
-    """``text`` as rich renders it, cut at line ends into pieces laid out one by one:
+def _long_text(text: str, style: str = "") -> Iterator[Text]:
+    """``text`` made safe, as rich pieces cut at line ends, made as they are printed:
     rich's layout of one Text grows with the square of its length (a minute for the
-    5 MB message of a 1M-chunk stream)."""
-    if len(text) <= _CHUNK:
-        return Text(text, style=style)
-    pieces: list[Text] = []
+    5 MB message of a 1M-chunk stream), and all of it at once would hold the text
+    several times over."""
     lines: list[str] = []
     size = 0
-    for line in text.split("\n"):
+    for line in _lines(text):
+        line = escape_text(line)
         if lines and size + len(line) > _CHUNK:
-            pieces.append(Text("\n".join(lines), style=style))
+            yield Text("\n".join(lines), style=style)
             lines, size = [], 0
         lines.append(line)
         size += len(line) + 1
-    pieces.append(Text("\n".join(lines), style=style))
-    return Group(*pieces)
+    yield Text("\n".join(lines), style=style)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.split("\\n")``, a line at a time."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
 
 
 def _other(item: Item) -> str:

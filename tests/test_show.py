@@ -208,10 +208,16 @@ def test_a_long_message_is_laid_out_as_one_text_would_be() -> None:
     )
     assert len(text) > 10 * _CHUNK
 
-    def rendered(renderable) -> str:  # noqa: ANN001
+    def rendered(renderables) -> str:  # noqa: ANN001
         out = io.StringIO()
-        Console(file=out, width=70, color_system=None).print(renderable)
+        console = Console(file=out, width=70, color_system=None)
+        for renderable in renderables:  # printed one by one, as chatx show prints them
+            console.print(renderable)
         return out.getvalue()
 
-    assert rendered(_long_text(text)) == rendered(Text(text))
-    assert rendered(_long_text("short")) == rendered(Text("short"))
+    pieces = list(_long_text(text))
+    assert len(pieces) > 10 and all(
+        len(p.plain) <= _CHUNK or "x" * _CHUNK in p.plain for p in pieces
+    )
+    assert rendered(pieces) == rendered([Text(text)])
+    assert rendered(_long_text("short")) == rendered([Text("short")])
