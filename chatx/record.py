@@ -20,7 +20,9 @@ class Record:
 
     ``raw`` is set instead of all that when the reader was asked to leave the parsing
     to the decoder (a codec with ``reads_raw``): the payload's bytes, unparsed.
-    :func:`chatx.containers.payload.parse` makes the parsed record of them.
+    :func:`chatx.containers.payload.parse` makes the parsed record of them. A decoder
+    that parses them leaves the value in ``data`` as well, for a reader that looks at
+    the record after the decoder did (``chatx show`` names each record).
     """
 
     __slots__ = ("data", "event", "line", "done", "error", "raw")

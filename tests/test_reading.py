@@ -101,9 +101,18 @@ def test_a_long_payload_that_is_not_json_is_still_said_once(tmp_path):
 
 
 def test_show_still_names_every_record(tmp_path):
-    """show looks at each record it reads: nothing is left raw for it."""
+    """show names each record after its decoder read it: a long one left raw too."""
+    from collections import Counter
+
+    from chatx.pipeline import read_records
+    from chatx.show import record_kinds
+
+    data = long_stream()
+    expected = Counter(k for r in read_records(data)[1] for k in record_kinds(r))
     path = tmp_path / "long.sse"
-    path.write_bytes(long_stream())
+    path.write_bytes(data)
     shown = run(["show", str(path)])
     assert shown.code == 0, shown.err
-    assert "response.completed" in shown.stdout.decode()
+    said = " ".join(shown.stdout.decode().split())
+    assert " · ".join(f"{k} {n}" for k, n in expected.most_common()) in said
+    assert "response.completed 1" in said

@@ -79,7 +79,9 @@ class KnownRecords:
             if run is not None:
                 return run.batch(0)  # type: ignore[no-any-return]
         self.missed = None
-        return self._decode_parsed(self._parse_raw(record))
+        parsed = self._parse_raw(record)
+        record.data = parsed.data
+        return self._decode_parsed(parsed)
 
     def _parse_raw(self, record: Record) -> Record:
         return parsed(record)
