@@ -219,6 +219,10 @@ class Planner:
         if "validate" in self.commands:
             self.add(f"validate {fmt}", "validate", kind, n, [fmt], ["validate", "{0}"], runs)
 
+    def collect(self, kind: str, n: int, fmt: str, runs: int) -> None:
+        if "collect" in self.commands:
+            self.add(f"collect {fmt}", "collect", kind, n, [fmt], ["collect", "{0}", "-q"], runs)
+
     def diff(self, kind: str, n: int, a: str, b: str, runs: int) -> None:
         if "diff" in self.commands:
             self.add(
@@ -250,6 +254,9 @@ class Planner:
         for fmt in validated:
             self.validate(kind, n, fmt, runs)
         self.diff(kind, n, "chat", "responses", runs)
+        if not self.args.quick:
+            for fmt in self.formats:
+                self.collect(kind, n, fmt, runs)
         if not self.args.quick and not big:
             self.diff(kind, n, "chat", "llama", runs)
         for fmt in self.formats:
@@ -270,7 +277,7 @@ def plan(
                 planner.size(n, kind)
     if "llama" not in formats:
         notes.append("llama-stack-event is not a chatx format yet: its directions are skipped.")
-    for command in ("validate", "diff"):
+    for command in ("validate", "diff", "collect"):
         if command not in commands:
             notes.append(f"`chatx {command}` does not exist yet: its cases are skipped.")
     return planner.cases
@@ -288,6 +295,8 @@ def warm_up(chatx: list[str], formats: list[str], commands: set[str]) -> None:
         measure([*chatx, "validate", str(capture.path)], 60)
     if "diff" in commands:
         measure([*chatx, "diff", "--semantic", str(capture.path), str(capture.path)], 60)
+    if "collect" in commands:
+        measure([*chatx, "collect", str(capture.path), "-q"], 60)
     measure([sys.executable, str(gen.BENCH / "floor.py"), str(capture.path)], 60)
 
 
@@ -506,7 +515,7 @@ def report(
     where: str,
 ) -> tuple[str, str]:
     floors = {c.inputs[0].path: c for c in cases if c.group == "floor"}
-    order = {"floor": 0, "convert": 1, "same": 2, "validate": 3, "diff": 4}
+    order = {"floor": 0, "convert": 1, "same": 2, "validate": 3, "diff": 4, "collect": 5}
     cases = sorted(cases, key=lambda c: (c.n, gen.KINDS.index(c.kind), order[c.group]))
     rows = [row(c, floors) for c in cases]
     results = checks(cases, floors, start)
@@ -524,7 +533,7 @@ def report(
     if any(c.n == 1_000_000 for c in cases):
         head.append(
             "1M: the text kind only; every direction (each format into itself too), "
-            "validate, diff --semantic chat responses and the floors."
+            "validate, diff --semantic chat responses, collect and the floors."
         )
     lines_md = ["# chatx benchmark", "", *[f"- {h}" for h in head + notes], "", md_table(rows), ""]
     lines_txt = [*head, *notes, "", text_table(rows), ""]
@@ -571,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
     where = machine()
     chatx = gen.chatx_command()
     formats = gen.available_formats()
-    commands = {c for c in ("validate", "diff") if has_command(chatx, c)}
+    commands = {c for c in ("validate", "diff", "collect") if has_command(chatx, c)}
     notes: list[str] = []
     print("preparing inputs…", file=sys.stderr, flush=True)
     cases = plan(args, chatx, formats, commands, notes)
