@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
@@ -804,3 +806,58 @@ def test_round_trip_keeps_delta_boundaries(key):
     middle, _ = convert(sse(chunks), RESPONSES, CHAT)
     back, _ = convert(middle, CHAT, RESPONSES)
     assert _pieces(payloads(back), key) == _pieces(chunks, key)
+
+
+# -- many fragments of a call in one chunk ---------------------------------------------------
+
+
+def _plain_scan(batch, own):
+    """What the chunk's tool_calls are by the rule itself: a fragment joins the first
+    entry of its call with no arguments yet, else it is an entry of its own."""
+    calls = []
+    for event in batch:
+        if isinstance(event, ir.ItemStart):
+            entry = {"index": event.call, "id": event.call_id, "type": "function"}
+            entry["function"] = {"name": event.name or ""}
+            if not own:
+                entry["function"]["arguments"] = ""
+            calls.append(entry)
+            continue
+        for entry in calls:
+            function = entry.get("function")
+            if entry["index"] == event.call and not (function or {}).get("arguments"):
+                entry.setdefault("function", {})["arguments"] = event.fragment
+                break
+        else:
+            entry = {"index": event.call}
+            if event.fragment or not own:
+                entry["function"] = {"arguments": event.fragment}
+            calls.append(entry)
+    return calls
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.booleans(), st.integers(0, 2), st.sampled_from(["", "a", "{}"])),
+        min_size=1,
+        max_size=40,
+    ),
+    own=st.booleans(),
+)
+def test_fragments_in_one_chunk_join_as_a_scan_from_the_start_joins_them(steps, own):
+    from chatx.codecs import get
+    from chatx.notes import Notes
+
+    batch = [
+        ir.ItemStart(0, "tool_call", call=call, call_id=f"c{call}", name="f")
+        if start
+        else ir.ToolArgsDelta(0, call, fragment)
+        for start, call, fragment in steps
+    ]
+    source = CHAT if own else RESPONSES
+    encoder = get(CHAT).encoder(Notes(), EncodeOptions(source_format=source))
+    encoder.feed([ir.StreamStart("resp_1", "m", 1), ir.LaneStart(0)])
+    for _ in range(2):  # a second chunk starts its own search
+        (out,) = encoder.feed(batch)
+        assert out["choices"][0]["delta"]["tool_calls"] == _plain_scan(batch, own)

@@ -43,6 +43,11 @@ class ChatChunkEncoder(RunEncoding):
         self.failed = False  # no [DONE] to write at the end
         self.ended = False  # the source's stream ended (StreamEnd seen)
         self.roles: set[int] = set()
+        # Per chunk being built, (lane, call): where the search for the entry a call's
+        # next fragment joins starts. No entry before it can be that one: a long call in
+        # one chunk (Llama Stack holds them whole) would be searched from the start for
+        # each of its fragments, in time that grows with their square.
+        self.scanned: dict[tuple[int, int], int] = {}
 
     def feed(self, events: list[ir.Event]) -> list[Any]:  # noqa: C901 - one flat dispatch
         """Encode one batch; a batch that says nothing writes nothing.
@@ -71,6 +76,8 @@ class ChatChunkEncoder(RunEncoding):
                 return [chunk]
         out: list[Any] = []
         choices: dict[int, dict[str, Any]] = {}
+        if self.scanned:
+            self.scanned.clear()
         chunk: dict[str, Any] | None = None
         extras: list[ir.Meta] = []
         error: ir.Error | None = None
@@ -252,20 +259,27 @@ class ChatChunkEncoder(RunEncoding):
 
     def _args(self, choices: dict[int, dict[str, Any]], event: ir.ToolArgsDelta) -> None:
         calls = self._delta(choices, event.lane).setdefault("tool_calls", [])
-        for entry in calls:
+        key = (event.lane, event.call)
+        for position in range(self.scanned.get(key, 0), len(calls)):
             # Join the call's opening entry; a second fragment of one call in one chunk
             # stays a separate entry, as the source sent it (Bedrock does).
+            entry = calls[position]
             function = entry.get("function")
             if entry.get("index") == event.call and not (function or {}).get("arguments"):
                 function = entry.setdefault("function", {})
                 function["arguments"] = event.fragment
                 break
         else:
+            position = len(calls)
             entry = {"index": event.call}
             if event.fragment or not self.own:
                 entry["function"] = {"arguments": event.fragment}
             calls.append(entry)
+        # This entry may still be joined (its fragment was empty); none before it will.
+        self.scanned[key] = position
         if event.extra:
+            if "index" in event.extra:
+                self.scanned.clear()  # an entry may now stand for another call
             if self.own:
                 merge(entry, event.extra)
             else:
