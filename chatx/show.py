@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.rule import Rule
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -254,7 +255,13 @@ def _lane(lane: Lane) -> Iterator[RenderableType]:
         elif item.kind == "other":
             yield _facts([("item", safe(_other(item)))], style="cyan")
     if lane.calls:
-        yield _section("tool calls", _calls(lane))
+        arguments = [_pretty(call.arguments) for call in lane.calls]
+        yield Text("tool calls", style="bold")
+        yield _calls(lane, arguments)
+        for call, text in zip(lane.calls, arguments, strict=True):
+            if len(text) > _CHUNK:
+                yield Text(f"arguments of call {call.call}", style="bold")
+                yield from _long_text(text)
     finish = lane.finish or "none (the stream did not say)"
     if lane.raw_finish:
         finish += f" ({lane.raw_finish})"
@@ -264,7 +271,7 @@ def _lane(lane: Lane) -> Iterator[RenderableType]:
 _CHUNK = 1 << 14  # characters of a long text laid out at a time
 
 
-def _long_text(text: str, style: str = "") -> Iterator[Text]:
+def _long_text(text: str, style: str = "") -> Iterator[_Rows]:
     """``text`` made safe, as rich pieces cut at line ends, made as they are printed:
     rich's layout of one Text grows with the square of its length (a minute for the
     5 MB message of a 1M-chunk stream), and all of it at once would hold the text
@@ -274,11 +281,39 @@ def _long_text(text: str, style: str = "") -> Iterator[Text]:
     for line in _lines(text):
         line = escape_text(line)
         if lines and size + len(line) > _CHUNK:
-            yield Text("\n".join(lines), style=style)
+            yield _Rows("\n".join(lines), style=style)
             lines, size = [], 0
         lines.append(line)
         size += len(line) + 1
-    yield Text("\n".join(lines), style=style)
+    yield _Rows("\n".join(lines), style=style)
+
+
+class _Rows:
+    """A Text that hands rich its wrapped rows one by one. rich joins them into one
+    string and then cuts it at each line end, copying the rest every time: a line of
+    1 MB (a long paragraph, a tool call's arguments) took a minute to print. Not a Text
+    itself: ``Console.print`` joins the Texts it is given into a new one."""
+
+    def __init__(self, text: str, style: str = "") -> None:
+        self.text = Text(text, style=style)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        text = self.text
+        rows = text.wrap(
+            console,
+            options.max_width,
+            justify=text.justify or options.justify or "default",
+            overflow=text.overflow or options.overflow or "fold",
+            tab_size=(console.tab_size if text.tab_size is None else text.tab_size) or 8,
+            no_wrap=bool(text.no_wrap if text.no_wrap is not None else options.no_wrap),
+        )
+        newline = Segment("\n")
+        alone = Text().join  # as rich does it: a row's own style becomes a span of it
+        for number, row in enumerate(rows):
+            if number:
+                yield newline
+            yield from alone([row]).render(console)
+        yield newline  # the end of the line a Text is printed as
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -299,16 +334,18 @@ def _other(item: Item) -> str:
     return " ".join(words)
 
 
-def _calls(lane: Lane) -> Table:
+def _calls(lane: Lane, arguments: list[str]) -> Table:
+    """The calls as a table; arguments too long for a cell are said below it (rich
+    measures every cell: a call of 1 MB of arguments took a minute to lay out)."""
     table = Table(show_lines=True, expand=False)
     for column in ("#", "call id", "name", "arguments"):
         table.add_column(column)
-    for call in lane.calls:
+    for call, text in zip(lane.calls, arguments, strict=True):
         table.add_row(
             str(call.call),
             Text(safe(call.call_id or "")),
             Text(safe(call.name or "")),
-            Text(safe(_pretty(call.arguments))),
+            Text(f"({len(text):,} characters: below)" if len(text) > _CHUNK else safe(text)),
         )
     return table
 
@@ -342,10 +379,6 @@ def _when(created: Any) -> str:
     except (OverflowError, ValueError, OSError):  # milliseconds, or nonsense
         return str(created)
     return f"{created} ({stamp})"
-
-
-def _section(title: str, body: RenderableType) -> RenderableType:
-    return Group(Text(title, style="bold"), body)
 
 
 def timeline(records: list[Record]) -> Text:

@@ -37,6 +37,11 @@ def _chunk(delta: dict, finish: str | None = None, index: int = 0) -> dict:
     return {**BASE, "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
 
 
+def _call(index: int, call_id: str, name: str, arguments: str) -> dict:
+    function = {"name": name, "arguments": arguments}
+    return {"index": index, "id": call_id, "type": "function", "function": function}
+
+
 def _evil_stream() -> bytes:
     return sse(
         [
@@ -196,28 +201,49 @@ def test_cli_show_events_on_a_few_captures(capsys: pytest.CaptureFixture[str]) -
             assert "preview" in out and "Traceback" not in err
 
 
-def test_a_long_message_is_laid_out_as_one_text_would_be() -> None:
-    """Long texts are laid out in pieces cut at line ends (rich's layout of one Text grows
-    with the square of its length): what reaches the terminal is the same."""
+@pytest.mark.parametrize("terminal", [False, True])
+def test_a_long_message_is_laid_out_as_one_text_would_be(terminal: bool) -> None:
+    """Long texts are laid out in pieces cut at line ends, each handing rich its rows
+    one by one (rich's layout of one long Text grows with the square of its length):
+    what reaches the terminal is the same, styles included."""
     from rich.text import Text
 
     from chatx.show import _CHUNK, _long_text
 
-    text = "\n".join(
-        ("word " * (n % 40)) + ("x" * (_CHUNK + 5) if n == 7 else "") for n in range(3000)
-    )
+    long_line = ("wörd😀 " * (_CHUNK // 3)) + "x" * 300  # one line of 40k characters
+    text = "\n".join(("word " * (n % 40)) + (long_line if n == 7 else "") for n in range(3000))
     assert len(text) > 10 * _CHUNK
 
     def rendered(renderables) -> str:  # noqa: ANN001
         out = io.StringIO()
-        console = Console(file=out, width=70, color_system=None)
+        console = Console(
+            file=out,
+            width=70,
+            force_terminal=terminal,
+            color_system="truecolor" if terminal else None,
+        )
         for renderable in renderables:  # printed one by one, as chatx show prints them
             console.print(renderable)
         return out.getvalue()
 
-    pieces = list(_long_text(text))
-    assert len(pieces) > 10 and all(
-        len(p.plain) <= _CHUNK or "x" * _CHUNK in p.plain for p in pieces
-    )
-    assert rendered(pieces) == rendered([Text(text)])
+    pieces = list(_long_text(text, "dim"))
+    plain = [piece.text.plain for piece in pieces]
+    assert len(pieces) > 10 and all(len(p) <= _CHUNK or long_line in p for p in plain)
+    assert rendered(pieces) == rendered([Text(text, style="dim")])
     assert rendered(_long_text("short")) == rendered([Text("short")])
+
+
+def test_long_tool_arguments_are_shown_below_the_table() -> None:
+    """A call's arguments too long for a table cell (rich measures every cell) are
+    printed after the table, whole."""
+    arguments = '{"q": "' + "word 😀 " * 5000 + '"}'
+    chunks = [
+        _chunk({"role": "assistant", "tool_calls": [_call(0, "call_1", "f", "")]}),
+        _chunk({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
+        _chunk({"tool_calls": [_call(1, "call_2", "g", '{"a": 1}')]}),
+        _chunk({}, "tool_calls"),
+    ]
+    out = _render(sse(chunks))
+    assert "characters: below" in out and "arguments of call 0" in out
+    assert '"a": 1' in out  # a short one stays in its cell
+    assert "".join(out.split()).count("word😀" * 5000) == 1
