@@ -13,9 +13,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, RenderableType
+from rich.console import Console, RenderableType
 from rich.rule import Rule
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -23,6 +22,7 @@ from chatx.assemble import Assembler, Item, Lane, Side, streams_of
 from chatx.containers.payload import parse
 from chatx.record import Record
 from chatx.textsafe import escape_text
+from chatx.textview import CHUNK, long_text
 
 _PREVIEW = 60
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -241,7 +241,7 @@ def _lane(lane: Lane) -> Iterator[RenderableType]:
             text = item.reasoning_text()
             if text:
                 yield Text("reasoning", style="bold")
-                yield from _long_text(text, "dim")
+                yield from long_text(text, "dim")
             else:  # OpenAI sends encrypted reasoning with no summary
                 yield _facts([("reasoning", "(no text)")], style="dim")
         elif item.kind == "message":
@@ -251,7 +251,7 @@ def _lane(lane: Lane) -> Iterator[RenderableType]:
             ):
                 if text:
                     yield Text(title, style="bold")
-                    yield from _long_text(text, style)
+                    yield from long_text(text, style)
         elif item.kind == "other":
             yield _facts([("item", safe(_other(item)))], style="cyan")
     if lane.calls:
@@ -259,70 +259,13 @@ def _lane(lane: Lane) -> Iterator[RenderableType]:
         yield Text("tool calls", style="bold")
         yield _calls(lane, arguments)
         for call, text in zip(lane.calls, arguments, strict=True):
-            if len(text) > _CHUNK:
+            if len(text) > CHUNK:
                 yield Text(f"arguments of call {call.call}", style="bold")
-                yield from _long_text(text)
+                yield from long_text(text)
     finish = lane.finish or "none (the stream did not say)"
     if lane.raw_finish:
         finish += f" ({lane.raw_finish})"
     yield _facts([("finish", safe(finish))])
-
-
-_CHUNK = 1 << 14  # characters of a long text laid out at a time
-
-
-def _long_text(text: str, style: str = "") -> Iterator[_Rows]:
-    """``text`` made safe, as rich pieces cut at line ends, made as they are printed:
-    rich's layout of one Text grows with the square of its length (a minute for the
-    5 MB message of a 1M-chunk stream), and all of it at once would hold the text
-    several times over."""
-    lines: list[str] = []
-    size = 0
-    for line in _lines(text):
-        line = escape_text(line)
-        if lines and size + len(line) > _CHUNK:
-            yield _Rows("\n".join(lines), style=style)
-            lines, size = [], 0
-        lines.append(line)
-        size += len(line) + 1
-    yield _Rows("\n".join(lines), style=style)
-
-
-class _Rows:
-    """A Text that hands rich its wrapped rows one by one. rich joins them into one
-    string and then cuts it at each line end, copying the rest every time: a line of
-    1 MB (a long paragraph, a tool call's arguments) took a minute to print. Not a Text
-    itself: ``Console.print`` joins the Texts it is given into a new one."""
-
-    def __init__(self, text: str, style: str = "") -> None:
-        self.text = Text(text, style=style)
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
-        text = self.text
-        rows = text.wrap(
-            console,
-            options.max_width,
-            justify=text.justify or options.justify or "default",
-            overflow=text.overflow or options.overflow or "fold",
-            tab_size=(console.tab_size if text.tab_size is None else text.tab_size) or 8,
-            no_wrap=bool(text.no_wrap if text.no_wrap is not None else options.no_wrap),
-        )
-        newline = Segment("\n")
-        alone = Text().join  # as rich does it: a row's own style becomes a span of it
-        for number, row in enumerate(rows):
-            if number:
-                yield newline
-            yield from alone([row]).render(console)
-        yield newline  # the end of the line a Text is printed as
-
-
-def _lines(text: str) -> Iterator[str]:
-    """``text.split("\\n")``, a line at a time."""
-    start = 0
-    while (end := text.find("\n", start)) >= 0:
-        yield text[start:end]
-        start = end + 1
-    yield text[start:]
 
 
 def _other(item: Item) -> str:
@@ -345,7 +288,7 @@ def _calls(lane: Lane, arguments: list[str]) -> Table:
             str(call.call),
             Text(safe(call.call_id or "")),
             Text(safe(call.name or "")),
-            Text(f"({len(text):,} characters: below)" if len(text) > _CHUNK else safe(text)),
+            Text(f"({len(text):,} characters: below)" if len(text) > CHUNK else safe(text)),
         )
     return table
 

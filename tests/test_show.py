@@ -208,11 +208,11 @@ def test_a_long_message_is_laid_out_as_one_text_would_be(terminal: bool) -> None
     what reaches the terminal is the same, styles included."""
     from rich.text import Text
 
-    from chatx.show import _CHUNK, _long_text
+    from chatx.textview import CHUNK, long_text
 
-    long_line = ("wörd😀 " * (_CHUNK // 3)) + "x" * 300  # one line of 40k characters
+    long_line = ("wörd😀 " * (CHUNK // 3)) + "x" * 300  # one line of 40k characters
     text = "\n".join(("word " * (n % 40)) + (long_line if n == 7 else "") for n in range(3000))
-    assert len(text) > 10 * _CHUNK
+    assert len(text) > 10 * CHUNK
 
     def rendered(renderables) -> str:  # noqa: ANN001
         out = io.StringIO()
@@ -226,11 +226,11 @@ def test_a_long_message_is_laid_out_as_one_text_would_be(terminal: bool) -> None
             console.print(renderable)
         return out.getvalue()
 
-    pieces = list(_long_text(text, "dim"))
+    pieces = list(long_text(text, "dim"))
     plain = [piece.text.plain for piece in pieces]
-    assert len(pieces) > 10 and all(len(p) <= _CHUNK or long_line in p for p in plain)
+    assert len(pieces) > 10 and all(len(p) <= CHUNK or long_line in p for p in plain)
     assert rendered(pieces) == rendered([Text(text, style="dim")])
-    assert rendered(_long_text("short")) == rendered([Text("short")])
+    assert rendered(long_text("short")) == rendered([Text("short")])
 
 
 def test_long_tool_arguments_are_shown_below_the_table() -> None:
