@@ -195,8 +195,8 @@ def same(a: Any, b: Any, written: bool = True) -> bool:
     if written and isinstance(a, dict | list):
         # Written alike is the same, and most events two runs share are written alike:
         # one orjson call instead of a walk in Python.
-        written = _dumped(a)
-        if written is not None and written == _dumped(b):
+        blob = _dumped(a)
+        if blob is not None and blob == _dumped(b):
             return True
     if isinstance(a, dict):
         return isinstance(b, dict) and all(same(v, b[k], written) for k, v in a.items())
