@@ -85,8 +85,16 @@ class LlamaStackEncoder(TextEncoding):
     def feed_run(self, run: ir.DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
         out: list[Any] = []
-        if self.own or run.lane != self.lane or type(run.proto) is not ir.TextDelta:
-            # Own residue, a lane to check first, or reasoning or a call's arguments.
+        proto = run.proto
+        kind = type(proto)
+        call = self.calls.get(proto.call) if kind is ir.ToolArgsDelta else None  # type: ignore[union-attr]
+        if (
+            self.own
+            or run.lane != self.lane
+            or proto.extra
+            or (kind is not ir.TextDelta and call is None)
+        ):
+            # Own residue, a lane to check first, reasoning, or a call not started.
             for batch in run.batches():
                 out += self.feed(batch)
             return out
@@ -98,6 +106,11 @@ class LlamaStackEncoder(TextEncoding):
         if obfuscated:
             self.notes.lost_fields["obfuscation"] += obfuscated
         self.batch = []
+        if call is not None:  # a run's fragments are never empty
+            call.fragments.extend(run.texts)
+            event, delta = r.event, r.tool_delta
+            out.extend(event("progress", delta("in_progress", text)) for text in run.texts)
+            return out
         for text in run.texts:
             self._scan(text, None, out)
         return out
