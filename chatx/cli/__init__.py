@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import click
 import typer
 
 from chatx.errors import ChatxError, ExitStatus
@@ -34,6 +35,7 @@ app = typer.Typer(
 )
 
 _COMMANDS = ("convert", "formats", "validate", "rules", "diff", "show", "collect")
+_COMPLETE = "_CHATX_COMPLETE"  # set by the completion scripts when the shell asks
 _BUG = "a bug in chatx: run again with --traceback and report it"
 
 
@@ -63,8 +65,72 @@ def _command() -> Any:
     _register()
     key = tuple(map(id, app.registered_commands))
     if _built[0] != key or _built[1] is None:
-        _built = (key, typer.main.get_command(app))
+        command = typer.main.get_command(app)
+        command.params += _root_options()
+        _built = (key, command)
     return _built[1]
+
+
+def _root_options() -> list[click.Option]:
+    """Options of chatx itself, before the command: plain click options, since typer
+    has no option whose value may be left out (``--show-completion [SHELL]``)."""
+    return [
+        click.Option(
+            ["--version"],
+            is_flag=True,
+            expose_value=False,
+            is_eager=True,
+            callback=_version,
+            help="Print the version and exit.",
+        ),
+        click.Option(
+            ["--install-completion"],
+            metavar="[SHELL]",
+            is_flag=False,
+            flag_value="",
+            expose_value=False,
+            is_eager=True,
+            callback=_completion,
+            help="Install completion for SHELL (bash, zsh, fish, powershell, pwsh; "
+            "the current shell when not given).",
+        ),
+        click.Option(
+            ["--show-completion"],
+            metavar="[SHELL]",
+            is_flag=False,
+            flag_value="",
+            expose_value=False,
+            is_eager=True,
+            callback=_completion,
+            help="Print the completion script for SHELL (the current shell when not given), "
+            "to copy or customize.",
+        ),
+    ]
+
+
+def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version("chatx")
+    except PackageNotFoundError:  # a source tree that was never installed
+        from chatx import __version__ as number
+    typer.echo(f"chatx {number}")
+    raise typer.Exit
+
+
+def _completion(ctx: click.Context, param: click.Parameter, shell: str | None) -> None:
+    if shell is None or ctx.resilient_parsing:
+        return
+    from chatx.cli import completion
+
+    if param.name == "install_completion":
+        completion.install(shell)
+    else:
+        completion.show(shell)
+    raise typer.Exit
 
 
 def error(message: str) -> None:
@@ -77,6 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--traceback" in args or os.environ.get("CHATX_DEBUG") == "1"
     args = [a for a in args if a != "--traceback"]
+    if os.environ.get(_COMPLETE):
+        from chatx.cli import completion
+
+        return completion.complete(_command(), os.environ[_COMPLETE])
     closed = _closed_streams()
     if closed:
         error(f"standard {closed} is closed")
