@@ -112,3 +112,171 @@ def test_completing_answers_the_shell(words: str, cword: int, expected: list[str
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == expected
+
+
+# -- one name per concept: formats --------------------------------------------------------
+
+STREAMS = {
+    "chat-chunk": FIXTURES / "chat-chunk" / "text.sse",
+    "responses-event": FIXTURES / "responses-event" / "text.sse",
+    "llama-stack-event": FIXTURES / "llama-stack-event" / "text.jsonl",
+}
+# Every name a user may give a format by, and the format it stands for.
+SPELLINGS = {
+    "chat-chunk": "chat-chunk",
+    "chat": "chat-chunk",
+    "chat-completions": "chat-chunk",
+    "responses-event": "responses-event",
+    "responses": "responses-event",
+    "llama-stack-event": "llama-stack-event",
+    "llama-stack": "llama-stack-event",
+    "llama": "llama-stack-event",
+}
+
+
+def test_every_spelling_is_a_codec_name_or_alias() -> None:
+    from chatx.cli.formats import spellings
+
+    assert sorted(spellings()) == sorted(SPELLINGS)
+
+
+def _reading(command: str, stream: str, fmt: str) -> list[str]:
+    """``command`` reading ``stream`` with its format given as ``fmt``."""
+    return {
+        "convert --from": ["convert", stream, "--from", fmt, "--to", "chat-chunk", "-q"],
+        "validate --format": ["validate", stream, "--format", fmt],
+        "validate --from": ["validate", stream, "--from", fmt],
+        "validate -f": ["validate", stream, "-f", fmt],
+        "collect --from": ["collect", stream, "--from", fmt, "-q"],
+        "show --from": ["show", stream, "--from", fmt],
+        "diff --from": ["diff", stream, stream, "--from", fmt],
+        "diff --from-a": ["diff", stream, stream, "--from-a", fmt],
+    }[command]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize(
+    "command",
+    [
+        "convert --from",
+        "validate --format",
+        "validate --from",
+        "validate -f",
+        "collect --from",
+        "show --from",
+        "diff --from",
+        "diff --from-a",
+    ],
+)
+def test_every_command_reads_every_spelling_of_a_source(command: str, spelling: str) -> None:
+    fmt = SPELLINGS[spelling]
+    stream = str(STREAMS[fmt])
+    given = run(_reading(command, stream, spelling))
+    assert given.code == 0, given.err
+    # The same run as with the full name: the alias stands for that format, nothing else.
+    assert given == run(_reading(command, stream, fmt))
+
+
+def test_validate_from_is_format() -> None:
+    chat = str(STREAMS["chat-chunk"])
+    result = run(["validate", "--from", "chat", chat])
+    assert result.stdout.decode() == f"{chat}: ok (chat-chunk, sse, 8 records)\n"
+    # Given, not detected: the chat stream read as a Llama Stack one breaks its rules.
+    result = run(["validate", "--from", "llama", chat])
+    assert result.code == 1
+    assert result.stdout.decode().splitlines()[-1].endswith("(llama-stack-event, sse, 8 records)")
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_every_command_writes_every_spelling_of_a_target(spelling: str) -> None:
+    fmt = SPELLINGS[spelling]
+    chat = str(STREAMS["chat-chunk"])
+    for args in (
+        ["convert", chat, "-q", "--to"],
+        ["collect", chat, "-q", "--as"],
+        ["rules", "--format"],
+    ):
+        given = run([*args, spelling])
+        assert given.code == 0, (args, given.err)
+        assert given == run([*args, fmt]), args
+
+
+def test_collect_as_builds_the_named_formats_object() -> None:
+    import json
+
+    chat = str(STREAMS["chat-chunk"])
+    built = {
+        spelling: json.loads(run(["collect", chat, "-q", "--as", spelling]).stdout)
+        for spelling in SPELLINGS
+    }
+    for spelling, fmt in SPELLINGS.items():
+        if fmt == "chat-chunk":
+            assert built[spelling]["object"] == "chat.completion", spelling
+        elif fmt == "responses-event":
+            assert built[spelling]["object"] == "response", spelling
+        else:
+            assert "completion_message" in built[spelling], spelling
+
+
+def test_rules_format_any_is_still_the_stream_rules() -> None:
+    lines = run(["rules", "--format", "any"]).stdout.decode().splitlines()
+    assert lines and all(line.split()[2] == "any" for line in lines)
+
+
+def test_formats_lists_the_aliases() -> None:
+    out = run(["formats"]).stdout.decode()
+    assert "also: llama-stack, llama" in out
+    assert "also: chat, chat-completions" in out
+
+
+# -- did you mean -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, option, typo, near",
+    [
+        (["convert", "--to", "chta"], "--to", "chta", "chat"),
+        (["convert", "--to", "chat,resposnes", "-d", "unused"], "--to", "resposnes", "responses"),
+        (["convert", "--from", "lama"], "--from", "lama", "llama"),
+        (["validate", "--from", "respones-event"], "--format", "respones-event", "responses-event"),
+        (["validate", "--format", "Chat"], "--format", "Chat", "chat"),
+        (["collect", "--as", "llama-stak"], "--as", "llama-stak", "llama-stack"),
+        (["collect", "--from", "chat-chnk"], "--from", "chat-chnk", "chat-chunk"),
+        (["show", "--from", "responsse"], "--from", "responsse", "responses"),
+        (["diff", "-", "x", "--from-b", "llma"], "--from-b", "llma", "llama"),
+        (["rules", "--format", "chatt"], "--format", "chatt", "chat"),
+    ],
+)
+def test_a_misspelt_format_is_a_usage_error_that_names_the_nearest(
+    args: list[str], option: str, typo: str, near: str
+) -> None:
+    # stdin holds no stream: the name is refused before any input is read.
+    result = run(args, stdin=b"not a stream\n")
+    assert result.code == 2
+    assert result.stdout == b""
+    assert result.err.startswith(
+        f"chatx: error: {option}: unknown format {typo!r}; did you mean {near!r}? (known: "
+    ), result.err
+    assert result.err.count("\n") == 1
+
+
+def test_no_suggestion_when_nothing_is_near() -> None:
+    result = run(["convert", "--to", "xml"])
+    assert result.code == 2
+    assert result.err == (
+        "chatx: error: --to: unknown format 'xml' (known: chat-chunk, responses-event, "
+        "llama-stack-event; aliases: chat, chat-completions, responses, llama-stack, llama)\n"
+    )
+
+
+def test_completing_a_format_offers_its_names() -> None:
+    done = chatx(
+        [],
+        env={
+            "_CHATX_COMPLETE": "complete_bash",
+            "COMP_WORDS": "chatx convert --to ll",
+            "COMP_CWORD": "3",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["llama-stack-event", "llama-stack", "llama"]

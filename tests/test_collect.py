@@ -195,7 +195,7 @@ def test_cli_collect_prints_json(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["collect", str(path), "--as", "responses"]) == 0
     assert json.loads(capsys.readouterr().out)["output"][0]["content"][0]["text"] == "Hi"
     assert main(["collect", str(path), "--as", "nonsense"]) == 2
-    assert "--as takes" in capsys.readouterr().err
+    assert "--as: unknown format 'nonsense'" in capsys.readouterr().err
 
 
 def test_cli_collect_trouble(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

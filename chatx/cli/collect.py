@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
+from chatx.cli.formats import complete_format, format_option
 from chatx.containers.payload import lenient_dumps
-from chatx.errors import ExitStatus, UsageError
+from chatx.errors import ExitStatus
 
 
 def register(app: typer.Typer) -> None:
@@ -28,12 +29,23 @@ def collect(
         str | None,
         typer.Option(
             "--as",
-            help="Object to build: chat, responses or llama-stack (default: the "
+            help="The format whose final object to build: chat-chunk (chat.completion), "
+            "responses-event (response) or llama-stack-event, or an alias (default: the "
             "stream's own format).",
+            callback=format_option,
+            autocompletion=complete_format,
+            metavar="FORMAT",
         ),
     ] = None,
     src: Annotated[
-        str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
+        str | None,
+        typer.Option(
+            "--from",
+            "-f",
+            help="Source format (detected when not given).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
     ] = None,
     choice: Annotated[
         int | None, typer.Option("--choice", help="The choice to build a one-choice object from.")
@@ -44,14 +56,14 @@ def collect(
 
     from chatx.assemble import streams_of
     from chatx.cli.convert import NoteReporter
-    from chatx.collect import DEFAULT_TARGET, TARGETS, collect
+    from chatx.collect import DEFAULT_TARGET, collect
     from chatx.reading import open_side
 
-    if as_ is not None and as_ not in TARGETS:
-        raise UsageError(f"--as takes {', '.join(TARGETS)}, not {as_!r}")
     side = open_side(file, src)
     streams = streams_of(side)
-    target = as_ or DEFAULT_TARGET.get(side.format, "chat")
+    # --as names a format (chat, responses and llama-stack, its old values, are aliases):
+    # the object built is that format's own.
+    target = DEFAULT_TARGET[as_] if as_ else DEFAULT_TARGET.get(side.format, "chat")
     # Concatenated captures hold several streams: one JSON value each, as jq prints them.
     for stream in streams:
         built = collect(stream, target, source=side.format, choice=choice, notes=side.notes)

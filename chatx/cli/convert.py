@@ -16,6 +16,7 @@ from typing import Annotated, Any, BinaryIO
 import orjson
 import typer
 
+from chatx.cli.formats import complete_format, format_option, formats_option
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
@@ -51,10 +52,19 @@ def convert(
             "('all' for every format).  [default: responses-event]",
             show_default=False,
             metavar="FORMAT",
+            callback=formats_option,
+            autocompletion=complete_format,
         ),
     ] = None,
     src: Annotated[
-        str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
+        str | None,
+        typer.Option(
+            "--from",
+            "-f",
+            help="Source format (detected when not given).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
     ] = None,
     container: Annotated[
         str | None,

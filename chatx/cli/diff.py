@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from chatx.cli.formats import complete_format, format_option
 from chatx.errors import ExitStatus, UsageError
 
 if TYPE_CHECKING:
@@ -62,11 +63,33 @@ def diff(
         bool, typer.Option("--all", help="List every difference, not only the first.")
     ] = False,
     output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
+    src: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            "-f",
+            help="Format of both streams (detected when not given).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
+    ] = None,
     from_a: Annotated[
-        str | None, typer.Option("--from-a", help="Format of A (detected when not given).")
+        str | None,
+        typer.Option(
+            "--from-a",
+            help="Format of A (default: --from, or detected).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
     ] = None,
     from_b: Annotated[
-        str | None, typer.Option("--from-b", help="Format of B (detected when not given).")
+        str | None,
+        typer.Option(
+            "--from-b",
+            help="Format of B (default: --from, or detected).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
     ] = None,
 ) -> int:
     import orjson
@@ -80,8 +103,8 @@ def diff(
         raise UsageError(f"--output takes text or json, not {output!r}")
     mode = None if semantic is None else ("semantic" if semantic else "wire")
     result = diff_sides(
-        open_side(a, from_a),
-        open_side(b, from_b),
+        open_side(a, from_a or src),
+        open_side(b, from_b or src),
         mode=mode,
         normalize=not no_normalize,
         ignore=tuple(ignore or ()),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
+from chatx.cli.formats import complete_format, format_option
 from chatx.errors import UsageError
 
 if TYPE_CHECKING:  # the rules are imported by the command, not at every start
@@ -20,12 +21,22 @@ def register(app: typer.Typer) -> None:
     )
 
 
+def _rules_format(param: typer.CallbackParam, value: str | None) -> str | None:
+    return value if value == "any" else format_option(param, value)
+
+
 def rules(
     rule_id: Annotated[
         str | None, typer.Argument(help="A rule id (e.g. RSP005) to explain.")
     ] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", help="Only the rules of this format.")
+        str | None,
+        typer.Option(
+            "--format",
+            help="Only the rules of this format (and those of any stream); 'any': only those.",
+            callback=_rules_format,
+            autocompletion=complete_format,
+        ),
     ] = None,
     output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
 ) -> int:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from chatx.cli.formats import complete_format, format_option
 from chatx.errors import ExitStatus
 
 
@@ -24,7 +25,14 @@ def show(
     file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
     events: Annotated[bool, typer.Option("--events", help="Add a timeline of the events.")] = False,
     src: Annotated[
-        str | None, typer.Option("--from", "-f", help="Source format (detected when not given).")
+        str | None,
+        typer.Option(
+            "--from",
+            "-f",
+            help="Source format (detected when not given).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
     ] = None,
 ) -> int:
     from rich.console import Console

@@ -17,11 +17,10 @@ from typing import Annotated, Any
 import orjson
 import typer
 
+from chatx.cli.formats import complete_format, format_option
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.record import Record
 from chatx.textsafe import escape_text
-
-_PROBE_RECORDS = 4
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +34,15 @@ def validate(
         list[str] | None, typer.Argument(help="Input files, or - for stdin (the default).")
     ] = None,
     fmt: Annotated[
-        str | None, typer.Option("--format", help="Stream format (detected when not given).")
+        str | None,
+        typer.Option(
+            "--format",
+            "--from",
+            "-f",
+            help="Stream format (detected when not given).",
+            callback=format_option,
+            autocompletion=complete_format,
+        ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Count warnings as violations.")] = False,
     output: Annotated[
@@ -66,8 +73,6 @@ def validate(
 
     if output not in ("text", "json"):
         raise UsageError("--output takes 'text' or 'json'")
-    if fmt is not None:
-        fmt = _format_name(fmt)
     if container is not None:
         containers.get(container)  # a UsageError names the known ones
     status = ExitStatus.OK
@@ -86,19 +91,6 @@ def validate(
         if result.errors or (strict and result.warnings):
             status = max(status, ExitStatus.FAILED)
     return int(status)
-
-
-def _format_name(fmt: str) -> str:
-    """A format chatx can validate: a checker's name or a codec alias of one."""
-    from chatx import codecs
-    from chatx.validation import CHECKERS
-
-    if fmt in CHECKERS:
-        return fmt
-    try:
-        return codecs.get(fmt).name
-    except UsageError:
-        raise UsageError(f"unknown format {fmt!r} (known: {', '.join(CHECKERS)})") from None
 
 
 @dataclass
@@ -156,9 +148,9 @@ def check_file(
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
     container, records = open_records(file, container, ignored)
-    head = _head(records)
+    head: list[Record] = []
     if fmt is None:
-        fmt = _detect(head, name)
+        fmt, head = _detect(records, name)
     checker = make_checker(fmt, file=name, container=container, schema=schema)
     result = FileResult(name, fmt, container)
     shown, parsed, first_bad = 0, 0, None
@@ -204,20 +196,13 @@ def _not_a_stream(first_bad: Record | None, name: str) -> None:
     )
 
 
-def _head(records: Iterator[Record]) -> list[Record]:
-    head: list[Record] = []
-    for record in records:
-        head.append(record)
-        if len(head) >= _PROBE_RECORDS:
-            break
-    return head
-
-
-def _detect(head: list[Record], name: str) -> str:
+def _detect(records: Iterator[Record], name: str) -> tuple[str, list[Record]]:
+    """The format, told as every command tells it, and the records read to tell it."""
     from chatx import codecs
 
     try:
-        return codecs.detect(head).name
+        codec, head = codecs.sniff_iter(records)
+        return codec.name, head
     except InputError as exc:
         exc.expected = f"one of {', '.join(codecs.names())} (or pass --format)"
         raise exc.located(name) from None

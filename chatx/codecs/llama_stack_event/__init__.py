@@ -38,6 +38,7 @@ def probe(records: list[Record]) -> int:
 CODEC = Codec(
     name=NAME,
     description="Llama Stack legacy inference stream (start / progress / complete events)",
+    aliases=("llama-stack", "llama"),
     decoder=LlamaStackDecoder,
     encoder=LlamaStackEncoder,
     probe=probe,
