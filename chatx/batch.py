@@ -42,6 +42,9 @@ if TYPE_CHECKING:  # a process pool costs 20 ms to import: only -j needs one
 # What a directory walk picks up. Other names (vercel's ``*.chunks.txt``) are converted
 # when named on the command line: a folder of captures often holds notes and READMEs too.
 CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json")
+NO_CAPTURES = (
+    f"no captures in this directory (looked for {', '.join('*' + s for s in CAPTURE_SUFFIXES)})"
+)
 
 Status = Literal["written", "unchanged", "stale", "missing", "failed"]
 
@@ -163,8 +166,7 @@ def _sources(inputs: Sequence[str], out_dir: Path) -> tuple[list[_Source], list[
         if path.is_dir():
             found = list(_walk(path, out_dir))
             if not found:
-                wanted = ", ".join(f"*{s}" for s in CAPTURE_SUFFIXES)
-                problems.append(f"{given}: no captures in this directory (looked for {wanted})")
+                problems.append(f"{given}: {NO_CAPTURES}")
             sources += found
         elif path.exists():
             sources.append(_Source(path, given, PurePath()))
@@ -173,13 +175,20 @@ def _sources(inputs: Sequence[str], out_dir: Path) -> tuple[list[_Source], list[
     return sources, problems
 
 
-def _walk(top: Path, out_dir: Path) -> Iterator[_Source]:
-    """Captures under ``top``, sorted, each with its directory relative to ``top``."""
-    outputs = _resolved(out_dir)
+def walk(top: Path) -> list[Path]:
+    """The captures under directory ``top`` as a many-file convert finds them (``validate
+    DIR`` reads the same files), outputs of earlier runs included."""
+    return [source.path for source in _walk(top, None)]
+
+
+def _walk(top: Path, out_dir: Path | None) -> Iterator[_Source]:
+    """Captures under ``top``, sorted, each with its directory relative to ``top``; what
+    an earlier run wrote into ``out_dir`` (when given) is left out."""
+    outputs = None if out_dir is None else _resolved(out_dir)
     for dirpath, dirnames, filenames in os.walk(top):  # symlinked directories not followed
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
-        in_outputs = _resolved(here).is_relative_to(outputs)
+        in_outputs = outputs is not None and _resolved(here).is_relative_to(outputs)
         for filename in sorted(filenames):
             if filename.startswith(".") or not filename.endswith(CAPTURE_SUFFIXES):
                 continue

@@ -280,3 +280,62 @@ def test_completing_a_format_offers_its_names() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["llama-stack-event", "llama-stack", "llama"]
+
+
+# -- validate DIR -------------------------------------------------------------------------
+
+
+def _tree(top: Path) -> None:
+    """Captures in a folder, with what a walk leaves out (hidden entries, other files)."""
+    (top / "sub" / "deeper").mkdir(parents=True)
+    (top / ".hidden").mkdir()
+    (top / "b.sse").write_bytes(STREAMS["chat-chunk"].read_bytes())
+    (top / "a.jsonl").write_bytes(STREAMS["llama-stack-event"].read_bytes())
+    (top / "sub" / "r.sse").write_bytes(STREAMS["responses-event"].read_bytes())
+    (top / "sub" / "deeper" / "c.ndjson").write_bytes(STREAMS["llama-stack-event"].read_bytes())
+    (top / ".hidden" / "h.sse").write_bytes(STREAMS["chat-chunk"].read_bytes())
+    (top / ".dot.sse").write_bytes(STREAMS["chat-chunk"].read_bytes())
+    (top / "README.md").write_text("not a capture\n")
+
+
+def test_validate_walks_a_directory_as_convert_does(tmp_path: Path) -> None:
+    top = tmp_path / "captures"
+    _tree(top)
+    result = run(["validate", str(top)])
+    assert result.code == 0, result.err
+    assert result.stdout.decode().splitlines() == [
+        f"{top}/a.jsonl: ok (llama-stack-event, jsonl, 5 records)",
+        f"{top}/b.sse: ok (chat-chunk, sse, 8 records)",
+        f"{top}/sub/r.sse: ok (responses-event, sse, 11 records)",
+        f"{top}/sub/deeper/c.ndjson: ok (llama-stack-event, jsonl, 5 records)",
+    ]
+    # The files convert finds in the same folder: one output each, at its relative path.
+    out = tmp_path / "out"
+    assert run(["convert", str(top), "--to", "chat", "-d", str(out), "-q"]).code == 0
+    converted = sorted(str(p.relative_to(out)).split(".")[0] for p in out.rglob("*.sse"))
+    validated = sorted(
+        line.split(":")[0][len(str(top)) + 1 :].split(".")[0]
+        for line in result.stdout.decode().splitlines()
+    )
+    assert converted == validated
+
+
+def test_validate_dir_with_a_violation_and_an_empty_dir(tmp_path: Path) -> None:
+    top = tmp_path / "captures"
+    _tree(top)
+    # A stream that breaks a rule (exit 1): the others are still read.
+    (top / "b.sse").write_bytes((FIXTURES / "validate" / "CHK001.bad.sse").read_bytes())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run(["validate", str(top)])
+    assert result.code == 1, result.err
+    summaries = [line for line in result.stdout.decode().splitlines() if line.endswith("records)")]
+    assert len(summaries) == 4
+    assert summaries[1].startswith(f"{top}/b.sse: 1 error (chat-chunk, ")
+    result = run(["validate", str(empty), str(top / "a.jsonl")])
+    assert result.code == 2
+    assert result.err == (
+        f"chatx: error: {empty}: no captures in this directory "
+        "(looked for *.sse, *.jsonl, *.ndjson, *.json)\n"
+    )
+    assert result.stdout.decode() == f"{top}/a.jsonl: ok (llama-stack-event, jsonl, 5 records)\n"

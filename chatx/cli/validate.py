@@ -8,10 +8,12 @@ errors about unreadable input go to stderr. Exit 0: no errors (warnings allowed 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
@@ -31,7 +33,13 @@ def register(app: typer.Typer) -> None:
 
 def validate(
     files: Annotated[
-        list[str] | None, typer.Argument(help="Input files, or - for stdin (the default).")
+        list[str] | None,
+        typer.Argument(
+            help="Input files or directories (walked as convert walks them, for *.sse, "
+            "*.jsonl, *.ndjson, *.json); - for stdin (the default).",
+            show_default=False,
+            metavar="FILE|DIR",
+        ),
     ] = None,
     fmt: Annotated[
         str | None,
@@ -76,9 +84,13 @@ def validate(
     if container is not None:
         containers.get(container)  # a UsageError names the known ones
     status = ExitStatus.OK
-    for file in files or ["-"]:
+    for file in _inputs(files or ["-"]):
         name = "<stdin>" if file == "-" else file
         try:
+            if os.path.isdir(file):  # one with no captures in it
+                from chatx.batch import NO_CAPTURES
+
+                raise InputError(NO_CAPTURES, file=name)
             result = check_file(
                 file, name, fmt=fmt, container=container, schema=schema, printer=Printer(output)
             )
@@ -91,6 +103,18 @@ def validate(
         if result.errors or (strict and result.warnings):
             status = max(status, ExitStatus.FAILED)
     return int(status)
+
+
+def _inputs(files: list[str]) -> Iterator[str]:
+    """Each file to check; a directory gives the captures under it, found by the walk a
+    many-file convert makes (or itself, when it holds none)."""
+    for file in files:
+        if file == "-" or not os.path.isdir(file):
+            yield file
+            continue
+        from chatx import batch
+
+        yield from [str(path) for path in batch.walk(Path(file))] or [file]
 
 
 @dataclass
