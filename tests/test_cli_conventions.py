@@ -339,3 +339,75 @@ def test_validate_dir_with_a_violation_and_an_empty_dir(tmp_path: Path) -> None:
         "(looked for *.sse, *.jsonl, *.ndjson, *.json)\n"
     )
     assert result.stdout.decode() == f"{top}/a.jsonl: ok (llama-stack-event, jsonl, 5 records)\n"
+
+
+# -- a terminal on stdin ------------------------------------------------------------------
+
+HINT = "chatx: reading a stream from stdin (Ctrl-D to end, Ctrl-C to stop)\n"
+
+
+def _on_a_terminal(args: list[str], typed: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """``chatx ARGS`` with a terminal on stdin: ``typed`` is typed in, then Ctrl-D.
+
+    Typed ahead: the terminal keeps it until chatx reads, as a user's typing is kept.
+    """
+    import pty
+    import termios
+
+    master, slave = pty.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO  # what is typed is not echoed back (nobody reads it here)
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    try:
+        for line in typed.splitlines(keepends=True):
+            os.write(master, line)
+        os.write(master, b"\x04")
+        done = subprocess.run(
+            [sys.executable, "-m", "chatx", *args],
+            stdin=slave,
+            capture_output=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+    finally:
+        os.close(slave)
+        os.close(master)
+    return done
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["convert"],
+        ["convert", "-", "--to", "chat"],
+        ["validate"],
+        ["collect", "-"],
+        ["show"],
+        ["diff", "-", str(CHAT)],
+    ],
+    ids=" ".join,
+)
+def test_a_terminal_stdin_says_what_chatx_waits_for(args: list[str]) -> None:
+    done = _on_a_terminal(args)
+    assert done.stderr.decode().startswith(HINT), done.stderr
+
+
+def test_the_hint_names_the_format_given() -> None:
+    done = _on_a_terminal(["validate", "--from", "chat"])
+    assert done.stderr.decode().startswith(
+        "chatx: reading a chat-chunk stream from stdin (Ctrl-D to end, Ctrl-C to stop)\n"
+    )
+
+
+def test_a_stream_typed_on_the_terminal_is_converted() -> None:
+    done = _on_a_terminal(["convert", "--to", "chat", "-q"], typed=CHAT.read_bytes())
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode() == HINT
+    assert done.stdout == run(["convert", str(CHAT), "--to", "chat", "-q"]).stdout
+
+
+def test_no_hint_when_stdin_is_not_read_or_not_a_terminal() -> None:
+    done = _on_a_terminal(["validate", str(CHAT)])
+    assert (done.returncode, done.stderr) == (0, b"")
+    piped = chatx(["convert", "--to", "chat", "-q"], input=CHAT.read_text())
+    assert (piped.returncode, piped.stderr) == (0, "")

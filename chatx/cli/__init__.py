@@ -138,6 +138,20 @@ def error(message: str) -> None:
     sys.stderr.write(f"chatx: error: {escape_text(message)}\n")
 
 
+def reading_stdin(fmt: str | None = None) -> None:
+    """Said by a command about to read stdin: when stdin is a terminal (nothing piped in),
+    chatx would otherwise sit silent, and look hung."""
+    try:
+        terminal = sys.stdin.isatty()
+    except (AttributeError, ValueError, OSError):  # no stdin, or a closed one
+        terminal = False
+    if terminal:
+        end = "Ctrl-Z Enter" if sys.platform == "win32" else "Ctrl-D"
+        what = f"a {fmt} stream" if fmt else "a stream"
+        sys.stderr.write(f"chatx: reading {what} from stdin ({end} to end, Ctrl-C to stop)\n")
+        sys.stderr.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; return (and exit with) the process exit code."""
     args = sys.argv[1:] if argv is None else list(argv)

@@ -55,10 +55,13 @@ def collect(
     import orjson
 
     from chatx.assemble import streams_of
+    from chatx.cli import reading_stdin
     from chatx.cli.convert import NoteReporter
     from chatx.collect import DEFAULT_TARGET, collect
     from chatx.reading import open_side
 
+    if file == "-":
+        reading_stdin(src)
     side = open_side(file, src)
     streams = streams_of(side)
     # --as names a format (chat, responses and llama-stack, its old values, are aliases):

@@ -173,6 +173,10 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
     notes = Notes()
     transcoder = settings.transcoder(to, name, notes)
     reporter = NoteReporter(notes, name, quiet)
+    if file == "-":
+        from chatx.cli import reading_stdin
+
+        reading_stdin(settings.src)
     with _open_in(file) as inp, _open_out(output) as out:
         try:
             pump(inp, out, transcoder, reporter)

@@ -94,6 +94,7 @@ def diff(
 ) -> int:
     import orjson
 
+    from chatx.cli import reading_stdin
     from chatx.diffing import diff_sides
     from chatx.reading import open_side
 
@@ -101,6 +102,8 @@ def diff(
         raise UsageError("only one of A and B can be - (stdin)")
     if output not in ("text", "json"):
         raise UsageError(f"--output takes text or json, not {output!r}")
+    if "-" in (a, b):
+        reading_stdin((from_a if a == "-" else from_b) or src)
     mode = None if semantic is None else ("semantic" if semantic else "wire")
     result = diff_sides(
         open_side(a, from_a or src),

@@ -37,9 +37,12 @@ def show(
 ) -> int:
     from rich.console import Console
 
+    from chatx.cli import reading_stdin
     from chatx.reading import open_side
     from chatx.show import show as render
 
+    if file == "-":
+        reading_stdin(src)
     side = open_side(file, src)
     # Colour only on a terminal (rich decides; it also honours NO_COLOR).
     render(side, Console(highlight=False), events=events)

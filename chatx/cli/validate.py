@@ -77,7 +77,7 @@ def validate(
     ] = None,
 ) -> int:
     from chatx import containers
-    from chatx.cli import error
+    from chatx.cli import error, reading_stdin
 
     if output not in ("text", "json"):
         raise UsageError("--output takes 'text' or 'json'")
@@ -87,6 +87,8 @@ def validate(
     for file in _inputs(files or ["-"]):
         name = "<stdin>" if file == "-" else file
         try:
+            if file == "-":
+                reading_stdin(fmt)
             if os.path.isdir(file):  # one with no captures in it
                 from chatx.batch import NO_CAPTURES
 
