@@ -12,8 +12,7 @@ from chatx.errors import ChatxError, InputError
 from chatx.notes import Notes
 from chatx.record import Record
 
-# Enough records for every probe to be sure; the rest of the stream is not held back.
-PROBE_RECORDS = 4
+PROBE_RECORDS = codecs.PROBE_RECORDS  # where callers have found it
 
 
 def debug() -> bool:
@@ -36,12 +35,10 @@ def decode(
     """Decode records into IR batches (the source format detected when not given)."""
     notes = notes if notes is not None else Notes()
     records = iter(records)
-    head: list[Record] = []
-    for record in records:
-        head.append(record)
-        if len(head) >= PROBE_RECORDS:
-            break
-    codec = codecs.get(src) if src else codecs.detect(head)
+    if src:
+        codec, head = codecs.get(src), []
+    else:
+        codec, head = codecs.sniff_iter(records)
     decoder = codec.decoder(notes)
     for stream in (head, records):
         for record in stream:

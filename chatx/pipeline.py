@@ -15,11 +15,12 @@ from typing import Any
 from chatx import codecs, containers, ir
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.containers.lines import MAX_LINE
-from chatx.decoding import PROBE_RECORDS, bug_text, debug, decode
+from chatx.decoding import bug_text, debug, decode
 from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
 from chatx.reading import open_records, read_records
 from chatx.record import Record
+from chatx.refusals import INPUT, as_bytes, check_arguments, check_choice, named_format
 
 # read_records and open_records live in chatx.reading, decode in chatx.decoding; the
 # pipeline is where callers have always found them.
@@ -43,9 +44,10 @@ class Transcoder:
         options: EncodeOptions | None = None,
         choice: int | None = None,
         strict: bool = False,
-        name: str = "<stdin>",
+        name: str = INPUT,
         notes: Notes | None = None,
     ) -> None:
+        check_arguments(choice, options, notes, name)
         self.dst: Codec = codecs.get(dst)
         self.src: Codec | None = codecs.get(src) if src else None
         self.container = containers.get(container).name if container else None
@@ -66,10 +68,14 @@ class Transcoder:
         self.error: ChatxError | None = None  # --strict: raised by the next feed()/finish()
         self.checked = 0  # --strict: notes already looked at
         self.lanes: set[int] = set()
+        self.finished = False
+        # --from F: records are held until one of the first is F's (see _source_is_named).
+        self.named = src is not None
+        self.only_done = True  # every record so far is [DONE] (a warning at the end)
 
     # -- public ----------------------------------------------------------------------
 
-    def feed(self, chunk: bytes) -> bytes:
+    def feed(self, chunk: bytes | bytearray | memoryview) -> bytes:
         """Take the next bytes of input; return the output they complete."""
         return b"".join(self.feed_frames(chunk))
 
@@ -77,9 +83,13 @@ class Transcoder:
         """End of input: drain every stage."""
         return b"".join(self.finish_frames())
 
-    def feed_frames(self, chunk: bytes) -> list[bytes]:
+    def feed_frames(self, chunk: bytes | bytearray | memoryview) -> list[bytes]:
         """:meth:`feed`, the output in pieces to write one after the other: a long
         stream's last events are not joined into one more copy of its text."""
+        if self.finished:
+            raise ValueError("Transcoder.feed() after finish(): a Transcoder converts one stream")
+        if type(chunk) is not bytes:
+            chunk = as_bytes(chunk, "Transcoder.feed()")
         if self.error is not None:
             raise self.error
         if self.reader is None:
@@ -95,6 +105,9 @@ class Transcoder:
 
     def finish_frames(self) -> list[bytes]:
         """:meth:`finish`, the output in pieces (see :meth:`feed_frames`)."""
+        if self.finished:
+            raise ValueError("Transcoder.finish() called twice: a Transcoder converts one stream")
+        self.finished = True
         if self.error is not None:
             raise self.error
         out: list[bytes] = []
@@ -111,12 +124,15 @@ class Transcoder:
                 raise InputError(
                     "no records in the input", file=self.name, line=1, expected="at least one event"
                 )
+            if self.named:
+                self._source_is_named(final=True)
             self._open_codecs()
             records, self.pending = self.pending, []
             out += self._process(records)
         if self.error is not None:  # --strict stopped in the last records
             raise self.error
         out += self._encode(self._select(self.decoder.finish()))
+        self._check_ending()
         payloads = self.encoder.finish()
         if self.strict:
             self._check_strict()
@@ -144,17 +160,22 @@ class Transcoder:
             self.notes.add("warning", why, line)
         self.ignored.clear()
 
+    def _sniff(self, final: bool) -> Codec | None:
+        """The source format, told from the records held so far (None: wait for more)."""
+        try:
+            return codecs.sniff(self.pending, final=final)
+        except InputError as exc:
+            window = self.pending[: codecs.PROBE_RECORDS]
+            if all(r.error for r in window):
+                bad = window[0]
+                raise InputError(
+                    bad.error or "", file=self.name, line=bad.line, expected="a JSON payload"
+                ) from None
+            raise exc.located(self.name) from None
+
     def _open_codecs(self) -> None:
         if self.src is None:
-            try:
-                self.src = codecs.detect(self.pending)
-            except InputError as exc:
-                bad = next((r for r in self.pending if r.error), None)
-                if bad is not None and all(r.error for r in self.pending):
-                    raise InputError(
-                        bad.error or "", file=self.name, line=bad.line, expected="a JSON payload"
-                    ) from None
-                raise exc.located(self.name) from None
+            self.src = self._sniff(final=True)
         out_container = self.out_container or self.dst.container
         if out_container == "sse":
             self.writer = containers.get("sse").writer(self.dst.sse_event_names)
@@ -178,14 +199,36 @@ class Transcoder:
     def _records(self, records: list[Record]) -> list[bytes]:
         if not records:
             return []
+        if self.only_done:
+            self.only_done = all(record.done for record in records)
         if self.decoder is None:
             self.pending.extend(records)
-            # Detection needs a few records; a named source format needs none.
-            if len(self.pending) < PROBE_RECORDS and self.src is None:
+            # The format is decided on the records alone, never on how many one read
+            # brought: a record that names it decides at once, else the first four.
+            if self.src is None:
+                self.src = self._sniff(final=False)
+                if self.src is None:
+                    return []
+            elif self.named and not self._source_is_named(final=False):
                 return []
             self._open_codecs()
             records, self.pending = self.pending, []
         return self._process(records)
+
+    def _source_is_named(self, final: bool) -> bool:
+        """``--from F``: True once the first records show F (see :func:`named_format`)."""
+        seen = named_format(self.src, self.pending, self.name, final=final)  # type: ignore[arg-type]
+        if seen:
+            self.named = False
+        return seen
+
+    def _check_ending(self) -> None:
+        """At the end of the input: a choice asked for that never came is an error, input
+        of nothing but ``[DONE]`` a warning."""
+        if self.choice is not None:
+            check_choice(self.choice, self.lanes, self.name)
+        if self.only_done:
+            self.notes.add("warning", "the input holds only data: [DONE]: no events", 1)
 
     def _process(self, records: list[Record]) -> list[bytes]:
         if self.strict:
@@ -312,6 +355,8 @@ class Transcoder:
             return events
         kept = []
         for event in events:
+            if type(event) is ir.LaneStart:
+                self.lanes.add(event.lane)
             lane = getattr(event, "lane", None)
             if lane is None:
                 kept.append(event)
@@ -322,7 +367,7 @@ class Transcoder:
 
 
 def convert(
-    data: bytes | str | Iterable[bytes],
+    data: bytes | bytearray | memoryview | Iterable[bytes],
     *,
     dst: str,
     src: str | None = None,
@@ -347,9 +392,13 @@ def convert(
         strict=strict,
         notes=notes,
     )
-    if isinstance(data, str):
-        data = data.encode()
-    chunks = [data] if isinstance(data, bytes) else data
+    if isinstance(data, bytes | bytearray | memoryview):
+        chunks: Iterable[Any] = [data]
+    elif isinstance(data, str) or not isinstance(data, Iterable):
+        as_bytes(data, "convert()")  # raises, saying what to pass
+        chunks = ()
+    else:
+        chunks = data
     out = [transcoder.feed(chunk) for chunk in chunks]
     out.append(transcoder.finish())
     return b"".join(out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain
 from typing import Any
 
 from chatx import codecs, containers
@@ -225,14 +225,10 @@ def _side(
     keep: bool,
 ) -> Side:
     try:
-        head = list(islice(records, _PROBE))
-        codec = codecs.get(fmt) if fmt else codecs.detect(head)
+        codec, head = (codecs.get(fmt), []) if fmt else codecs.sniff_iter(records)
     except InputError as exc:
         raise exc.located(name) from None
     side = Side(name, codec.name, container, chain(head, records), ignored=ignored, reader=reader)
     if keep:
         side.kept = []
     return side
-
-
-_PROBE = 4  # records the format is detected from, as the pipeline does

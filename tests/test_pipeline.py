@@ -75,9 +75,10 @@ def test_byte_by_byte_gives_the_same_bytes(dst):
 # -- convert -----------------------------------------------------------------------------
 
 
-def test_convert_takes_bytes_str_and_chunks():
+def test_convert_takes_bytes_like_values_and_chunks():
     expected = pipeline.convert(CHAT_BODY, dst=RESPONSES)
-    assert pipeline.convert(CHAT_BODY.decode(), dst=RESPONSES) == expected
+    assert pipeline.convert(bytearray(CHAT_BODY), dst=RESPONSES) == expected
+    assert pipeline.convert(memoryview(CHAT_BODY), dst=RESPONSES) == expected
     parts = [CHAT_BODY[i : i + 7] for i in range(0, len(CHAT_BODY), 7)]
     assert pipeline.convert(iter(parts), dst=RESPONSES) == expected
 

@@ -45,7 +45,7 @@ def sources(fmt: str) -> list[Path]:
 def clean_single_stream(path: Path, fmt: str) -> bool:
     container, records = read_records(path.read_bytes())
     try:
-        if codecs.detect(records[:4]).name != fmt:
+        if codecs.sniff(records).name != fmt:
             return False
     except InputError:  # a format chatx does not convert (yet)
         return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.codecs.chat_chunk import CODEC as CHAT_CHUNK
 from chatx.codecs.responses_event import CODEC as RESPONSES_EVENT
@@ -20,7 +22,11 @@ try:  # registered once its module lands
 except ImportError:  # pragma: no cover
     pass
 
-__all__ = ["CODECS", "Codec", "EncodeOptions", "detect", "get", "names"]
+__all__ = ["CODECS", "PROBE_RECORDS", "Codec", "EncodeOptions", "detect", "get", "names", "sniff"]
+
+# Records the format is told from when none of them names it for certain. The decision
+# depends on these records only, never on how many of them one read returned.
+PROBE_RECORDS = 4
 
 
 def names() -> list[str]:
@@ -30,14 +36,70 @@ def names() -> list[str]:
 
 def get(name: str) -> Codec:
     """The codec called ``name`` (or one of its aliases)."""
+    if not isinstance(name, str):
+        raise TypeError(f"a format is named by a string, not {type(name).__name__}")
     for codec in CODECS:
         if name == codec.name or name in codec.aliases:
             return codec
     raise UsageError(f"unknown format {name!r} (known: {', '.join(names())})")
 
 
-def detect(records: list[Record]) -> Codec:
-    """The codec whose probe scores the first records highest."""
+def sniff(records: Sequence[Record], *, final: bool = True) -> Codec | None:
+    """The format of a stream that begins with ``records``: every caller decides it here.
+
+    The first record one codec recognises for certain (a ``chat.completion.chunk``, a
+    ``response.*`` event, a Llama Stack ``event``) decides at once; else the best score
+    over the first :data:`PROBE_RECORDS` records. Only those records count, so a stream
+    gets the same format whether it is read whole, through a slow pipe or byte by byte.
+    ``final=False``: ``None`` while fewer records than that have come and none is
+    certain (the caller waits for more); ``final=True``: the input has no more records.
+    Raises an InputError when no codec knows the records.
+    """
+    window = records[:PROBE_RECORDS]
+    for record in window:
+        codec = certain(record)
+        if codec is not None:
+            return codec
+    if not final and len(window) < PROBE_RECORDS:
+        return None
+    return detect(window)
+
+
+def sniff_iter(records: Iterator[Record]) -> tuple[Codec, list[Record]]:
+    """:func:`sniff` over an iterator: the codec and the records read to decide it (read
+    no further than needed, so a live input is not held back)."""
+    head: list[Record] = []
+    for record in records:
+        head.append(record)
+        codec = sniff(head, final=False)
+        if codec is not None:
+            return codec, head
+    return sniff(head), head  # type: ignore[return-value]  # final: a codec or raises
+
+
+def certain(record: Record) -> Codec | None:
+    """The codec that recognises this one record for certain, if one does."""
+    if record.error or record.done:
+        return None
+    one = [record]
+    for codec in CODECS:
+        if codec.probe(one) >= 100:
+            return codec
+    return None
+
+
+def looks_like(records: Sequence[Record]) -> Codec | None:
+    """What :func:`sniff` makes of ``records`` as a whole input, or None (no verdict)."""
+    try:
+        return sniff(records)
+    except InputError:
+        return None
+
+
+def detect(records: Sequence[Record]) -> Codec:
+    """The codec whose probe scores ``records`` highest (ties go to the first registered).
+
+    Callers use :func:`sniff`, which picks the records this sees."""
     usable = [r for r in records if not r.error]
     best, score = None, 0
     for codec in CODECS:

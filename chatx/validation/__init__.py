@@ -14,7 +14,7 @@ state later rules need; the rules themselves, with their ids and documentation, 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import chain, islice
+from itertools import chain
 
 from chatx import codecs
 from chatx.errors import UsageError
@@ -87,8 +87,8 @@ def validate_records(
         container, records = frame_bytes(bytes(records), container, ignored, file)
     records = iter(records)
     if fmt is None:
-        head = list(islice(records, _PROBE))
-        fmt = codecs.detect(head).name
+        codec, head = codecs.sniff_iter(records)
+        fmt = codec.name
         records = chain(head, records)
     checker = make_checker(fmt, file=file, container=container, schema=schema)
     for record in records:
@@ -99,5 +99,3 @@ def validate_records(
         checker.ignored_lines(ignored)
     return sorted(checker.finish(), key=lambda finding: finding.index)
 
-
-_PROBE = 4  # records the format is detected from, as the pipeline does
