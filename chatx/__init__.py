@@ -11,24 +11,35 @@ stream use :class:`chatx.Transcoder` (``feed(bytes) -> bytes``, ``finish() -> by
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from chatx import codecs
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert, decode, read_records
+from chatx.refusals import as_bytes
 
 
-def diff(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """Compare two streams: see :func:`chatx.diffing.diff` (imported when first used)."""
+def diff(a, b, **kwargs):  # type: ignore[no-untyped-def]
+    """Compare two streams held in memory (bytes-like): see :func:`chatx.diffing.diff`
+    (imported when first used)."""
     from chatx.diffing import diff as _diff
 
-    return _diff(*args, **kwargs)
+    return _diff(as_bytes(a, "diff()"), as_bytes(b, "diff()"), **kwargs)
 
 
-def validate(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """Check a stream (bytes, or records) against a format's rules: see
+def validate(records, fmt=None, **kwargs):  # type: ignore[no-untyped-def]
+    """Check a stream (bytes-like, or records) against a format's rules: see
     :func:`chatx.validation.validate_records`."""
     from chatx.validation import validate_records
 
-    return validate_records(*args, **kwargs)
+    if isinstance(records, bytes | bytearray | memoryview | str):
+        records = as_bytes(records, "validate()")
+    elif not isinstance(records, Iterable):
+        raise TypeError(f"validate() takes records or bytes, not {type(records).__name__}")
+    if fmt is not None:  # a TypeError, or a ValueError naming the known formats
+        fmt = codecs.get(fmt).name
+    return validate_records(records, fmt, **kwargs)
 
 
 __all__ = [

@@ -10,7 +10,9 @@ from collections.abc import Iterable, Iterator
 from chatx import codecs, ir
 from chatx.errors import ChatxError, InputError
 from chatx.notes import Notes
+from chatx.reading import read_records
 from chatx.record import Record
+from chatx.refusals import as_bytes
 
 PROBE_RECORDS = codecs.PROBE_RECORDS  # where callers have found it
 
@@ -30,11 +32,23 @@ def bug_text(exc: BaseException) -> str:
 
 
 def decode(
-    records: Iterable[Record], src: str | None = None, notes: Notes | None = None
+    records: Iterable[Record] | bytes | bytearray | memoryview,
+    src: str | None = None,
+    notes: Notes | None = None,
 ) -> Iterator[list[ir.Event]]:
-    """Decode records into IR batches (the source format detected when not given)."""
+    """Decode records (or the bytes of a stream, framed here) into IR batches, the source
+    format detected when not given. Misuse is said here, before the first batch."""
     notes = notes if notes is not None else Notes()
-    records = iter(records)
+    if isinstance(records, bytes | bytearray | memoryview | str):
+        records = read_records(as_bytes(records, "decode()"), notes=notes)[1]
+    elif not isinstance(records, Iterable):
+        raise TypeError(f"decode() takes records or bytes, not {type(records).__name__}")
+    if src is not None:
+        codecs.get(src)  # an unknown name is said now, not at the first batch
+    return _decode(iter(records), src, notes)
+
+
+def _decode(records: Iterator[Record], src: str | None, notes: Notes) -> Iterator[list[ir.Event]]:
     if src:
         codec, head = codecs.get(src), []
     else:

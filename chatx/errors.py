@@ -22,8 +22,9 @@ class ChatxError(Exception):
     exit_status = ExitStatus.ERROR
 
 
-class UsageError(ChatxError):
-    """The command line asks for something impossible (unknown format, bad option mix)."""
+class UsageError(ChatxError, ValueError):
+    """The command line asks for something impossible (unknown format, bad option mix);
+    from the library, a ValueError like any argument that cannot mean anything."""
 
 
 class InputError(ChatxError):

@@ -20,7 +20,7 @@ from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
 from chatx.reading import open_records, read_records
 from chatx.record import Record
-from chatx.refusals import INPUT, as_bytes, check_arguments, check_choice, named_format
+from chatx.refusals import INPUT, as_bytes, check_arguments, missing_choice, named_format
 
 # read_records and open_records live in chatx.reading, decode in chatx.decoding; the
 # pipeline is where callers have always found them.
@@ -226,7 +226,9 @@ class Transcoder:
         """At the end of the input: a choice asked for that never came is an error, input
         of nothing but ``[DONE]`` a warning."""
         if self.choice is not None:
-            check_choice(self.choice, self.lanes, self.name)
+            error = missing_choice(self.choice, self.lanes, self.name)
+            if error is not None:
+                raise error
         if self.only_done:
             self.notes.add("warning", "the input holds only data: [DONE]: no events", 1)
 
@@ -355,8 +357,15 @@ class Transcoder:
             return events
         kept = []
         for event in events:
-            if type(event) is ir.LaneStart:
-                self.lanes.add(event.lane)
+            kind = type(event)
+            if kind is ir.LaneStart:
+                self.lanes.add(event.lane)  # type: ignore[union-attr]
+            elif kind is ir.StreamEnd and self.choice not in self.lanes:
+                # The stream ends without the choice: no clean ending is written for
+                # it, and the next feed() or finish() raises (what came before is out).
+                self.error = missing_choice(self.choice, self.lanes, self.name)
+                if self.error is not None:
+                    break
             lane = getattr(event, "lane", None)
             if lane is None:
                 kept.append(event)

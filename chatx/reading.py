@@ -21,17 +21,19 @@ from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
+from chatx.refusals import INPUT, as_bytes
 
 _BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
 
 
 def read_records(
-    data: bytes, container: str | None = None, notes: Notes | None = None
+    data: bytes | bytearray | memoryview, container: str | None = None, notes: Notes | None = None
 ) -> tuple[str, list[Record]]:
     """Frame a whole stream held in memory into records; return the container used.
 
     ``notes`` gets a warning for each line the reader ignored (an unknown SSE field).
     """
+    data = as_bytes(data, "read_records()")
     name = container or containers.detect(data[: containers.sniffed(data)])
     reader = containers.get(name).reader()
     records = reader.feed(data)
@@ -59,7 +61,7 @@ def frame_bytes(
     data: bytes,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
-    name: str = "<input>",
+    name: str = INPUT,
 ) -> tuple[str, Iterator[Record]]:
     """Frame a stream held in memory block by block, as :func:`open_records` frames a
     file: the records come out as they are read, none kept here."""
@@ -100,6 +102,7 @@ def _open(
 def _from_bytes(
     data: bytes, container: str | None, ignored: list[tuple[int, str]] | None, name: str
 ) -> tuple[str, Any, Iterator[Record]]:
+    data = as_bytes(data, "a stream held in memory")
     try:
         kind = container or containers.detect(data[: containers.sniffed(data)])
     except InputError as exc:

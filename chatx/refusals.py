@@ -80,18 +80,18 @@ def _not_the_named_format(
     return InputError(message, file=name, line=line, expected=expected)
 
 
-def check_choice(choice: int, lanes: Collection[int], name: str) -> None:
-    """``--choice N`` for a choice the stream never had (known once it has ended) is an
+def missing_choice(choice: int, lanes: Collection[int], name: str) -> InputError | None:
+    """``--choice N`` for a choice the stream never had (known once it has ended): the
     InputError naming the choices it had. A stream without choices at all (an error
     frame only) is what choice 0 of it says."""
     if choice in lanes or (choice == 0 and not lanes):
-        return
+        return None
     if lanes:
         has = ", ".join(map(str, sorted(lanes)))
         which = f"its choices are {has}" if len(lanes) > 1 else f"its only choice is {has}"
     else:
         which = "it has no choices"
-    raise InputError(
+    return InputError(
         f"the stream has no choice {choice}: {which}",
         file=name,
         expected=f"--choice one of {', '.join(map(str, sorted(lanes)))}" if lanes else None,
