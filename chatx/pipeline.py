@@ -20,7 +20,15 @@ from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
 from chatx.reading import open_records, read_records
 from chatx.record import Record
-from chatx.refusals import INPUT, as_bytes, check_arguments, missing_choice, named_format
+from chatx.refusals import (
+    INPUT,
+    as_bytes,
+    check_arguments,
+    chunks_of,
+    missing_choice,
+    named_format,
+    source_format,
+)
 
 # read_records and open_records live in chatx.reading, decode in chatx.decoding; the
 # pipeline is where callers have always found them.
@@ -69,7 +77,7 @@ class Transcoder:
         self.checked = 0  # --strict: notes already looked at
         self.lanes: set[int] = set()
         self.finished = False
-        # --from F: records are held until one of the first is F's (see _source_is_named).
+        # --from F: records are held until one of the first is F's (see named_format).
         self.named = src is not None
         self.only_done = True  # every record so far is [DONE] (a warning at the end)
 
@@ -124,8 +132,8 @@ class Transcoder:
                 raise InputError(
                     "no records in the input", file=self.name, line=1, expected="at least one event"
                 )
-            if self.named:
-                self._source_is_named(final=True)
+            if self.named:  # True, or an InputError
+                named_format(self.src, self.pending, self.name, final=True)  # type: ignore[arg-type]
             self._open_codecs()
             records, self.pending = self.pending, []
             out += self._process(records)
@@ -160,22 +168,9 @@ class Transcoder:
             self.notes.add("warning", why, line)
         self.ignored.clear()
 
-    def _sniff(self, final: bool) -> Codec | None:
-        """The source format, told from the records held so far (None: wait for more)."""
-        try:
-            return codecs.sniff(self.pending, final=final)
-        except InputError as exc:
-            window = self.pending[: codecs.PROBE_RECORDS]
-            if all(r.error for r in window):
-                bad = window[0]
-                raise InputError(
-                    bad.error or "", file=self.name, line=bad.line, expected="a JSON payload"
-                ) from None
-            raise exc.located(self.name) from None
-
     def _open_codecs(self) -> None:
         if self.src is None:
-            self.src = self._sniff(final=True)
+            self.src = source_format(self.pending, self.name, final=True)
         out_container = self.out_container or self.dst.container
         if out_container == "sse":
             self.writer = containers.get("sse").writer(self.dst.sse_event_names)
@@ -206,21 +201,16 @@ class Transcoder:
             # The format is decided on the records alone, never on how many one read
             # brought: a record that names it decides at once, else the first four.
             if self.src is None:
-                self.src = self._sniff(final=False)
+                self.src = source_format(self.pending, self.name, final=False)
                 if self.src is None:
                     return []
-            elif self.named and not self._source_is_named(final=False):
-                return []
+            elif self.named:
+                if not named_format(self.src, self.pending, self.name, final=False):
+                    return []
+                self.named = False
             self._open_codecs()
             records, self.pending = self.pending, []
         return self._process(records)
-
-    def _source_is_named(self, final: bool) -> bool:
-        """``--from F``: True once the first records show F (see :func:`named_format`)."""
-        seen = named_format(self.src, self.pending, self.name, final=final)  # type: ignore[arg-type]
-        if seen:
-            self.named = False
-        return seen
 
     def _check_ending(self) -> None:
         """At the end of the input: a choice asked for that never came is an error, input
@@ -401,13 +391,6 @@ def convert(
         strict=strict,
         notes=notes,
     )
-    if isinstance(data, bytes | bytearray | memoryview):
-        chunks: Iterable[Any] = [data]
-    elif isinstance(data, str) or not isinstance(data, Iterable):
-        as_bytes(data, "convert()")  # raises, saying what to pass
-        chunks = ()
-    else:
-        chunks = data
-    out = [transcoder.feed(chunk) for chunk in chunks]
+    out = [transcoder.feed(chunk) for chunk in chunks_of(data, "convert()")]
     out.append(transcoder.finish())
     return b"".join(out)

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from chatx import codecs
@@ -33,6 +33,15 @@ def as_bytes(data: Any, what: str) -> bytes:
     )
 
 
+def chunks_of(data: Any, what: str) -> Iterable[Any]:
+    """The byte chunks of a stream given whole (bytes-like) or as an iterable of chunks."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        return (data,)
+    if isinstance(data, str) or not isinstance(data, Iterable):
+        as_bytes(data, what)  # raises, saying what to pass
+    return data  # type: ignore[no-any-return]
+
+
 def check_arguments(choice: Any, options: Any, notes: Any, name: Any) -> None:
     """The Transcoder's arguments that are not format names (``codecs.get`` checks those)."""
     if choice is not None:
@@ -46,6 +55,21 @@ def check_arguments(choice: Any, options: Any, notes: Any, name: Any) -> None:
         raise TypeError(f"notes is a chatx.Notes, not {type(notes).__name__}")
     if not isinstance(name, str):
         raise TypeError(f"name is the input's name (str), not {type(name).__name__}")
+
+
+def source_format(records: Sequence[Record], name: str, *, final: bool) -> Codec | None:
+    """:func:`chatx.codecs.sniff`, its errors located in ``name``; when none of the first
+    records is readable, the error is what is wrong with the first."""
+    try:
+        return codecs.sniff(records, final=final)
+    except InputError as exc:
+        window = records[: codecs.PROBE_RECORDS]
+        if all(r.error for r in window):
+            bad = window[0]
+            raise InputError(
+                bad.error or "", file=name, line=bad.line, expected="a JSON payload"
+            ) from None
+        raise exc.located(name) from None
 
 
 def named_format(src: Codec, records: Sequence[Record], name: str, *, final: bool) -> bool:
