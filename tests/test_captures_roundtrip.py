@@ -190,7 +190,9 @@ def aa_params(fmt: str) -> list[Any]:
 
 
 def _values(data: bytes) -> list[Any]:
-    return ["[DONE]" if r.done else r.data for r in records(data) if r.error is None]
+    # The JSON values only: [DONE] is SSE framing, which chatx writes at the end of every
+    # SSE chat stream whatever the source's container (validate checks where it goes).
+    return [r.data for r in records(data) if r.error is None and not r.done]
 
 
 def _well_numbered(values: list[Any]) -> bool:

@@ -82,6 +82,16 @@ def test_show_completion_falls_back_on_the_login_shell(monkeypatch: pytest.Monke
     assert "chatx: error: cannot tell which shell this is: name it" in result.err
 
 
+def test_show_completion_run_from_sh_uses_the_login_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shellingham
+
+    monkeypatch.setattr(shellingham, "detect_shell", lambda *args: ("sh", "/bin/sh"))
+    monkeypatch.setenv("SHELL", "/bin/zsh")
+    result = run(["--show-completion"])
+    assert result.code == 0, result.err
+    assert b"compdef _chatx_completion chatx" in result.stdout
+
+
 def test_show_completion_unknown_shell_is_a_usage_error() -> None:
     result = run(["--show-completion", "tcsh"])
     assert result.code == 2

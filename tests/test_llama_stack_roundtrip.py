@@ -125,7 +125,8 @@ CHANGED_BY_DESIGN = {
 def _meaning(data: bytes, fmt: str, lane: int | None = None) -> list[dict[str, Any]]:
     """What a stream says, as far as Llama Stack events can say it: reasoning dropped,
     a refusal read as text, finish reasons in the words a stop reason maps back to (an
-    error ends a Llama Stack stream by itself: no complete, no stop reason)."""
+    error ends a Llama Stack stream by itself: no complete, no stop reason), and the total
+    token count as Llama Stack's router computes it: prompt + completion."""
     from tests.conftest import summarize
 
     out = []
@@ -138,7 +139,10 @@ def _meaning(data: bytes, fmt: str, lane: int | None = None) -> list[dict[str, A
             )
             if text or lane_["calls"] or finish:
                 lanes[number] = (text, lane_["calls"], finish)
-        out.append((lanes, stream["usage"], stream["errors"]))
+        usage = stream["usage"]
+        if usage is not None:
+            usage = (usage[0], usage[1], usage[0] + usage[1])
+        out.append((lanes, usage, stream["errors"]))
     return out
 
 

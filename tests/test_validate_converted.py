@@ -21,18 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CAPTURES = ROOT.parent / "shared" / "captures"
 FIXTURES = ROOT / "fixtures" / "validate"
 
-# Known encoder bugs, (source, target) -> rules the output breaks. Remove an entry when
-# the encoder is fixed (the test then fails until it is removed).
-KNOWN: dict[tuple[str, str], set[str]] = {
-    # JSONL chat captures (no sentinel) re-encoded as SSE get no data: [DONE].
-    ("chat-chunk", "chat-chunk"): {"CHK015"},
-    # The same Groq error frame is written as a raw {"error": …} record inside the Llama
-    # Stack stream, which then has no complete event.
-    ("chat-chunk", "llama-stack-event"): {"LLS002", "LLS003"},
-    # Likewise a Responses `error` event (the RSP010/RSP031 twins, openai-error) is
-    # written as a raw {"error": …} record in the Llama Stack stream.
-    ("responses-event", "llama-stack-event"): {"LLS002", "LLS003"},
-}
+# Known encoder bugs, (source, target) -> rules the output breaks: none left (issue 15
+# replaces this test with the invariant over every source).
+KNOWN: dict[tuple[str, str], set[str]] = {}
 
 
 def sources(fmt: str) -> list[Path]:

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import click
 import typer
 
 from chatx.errors import ChatxError, ExitStatus
@@ -62,75 +61,15 @@ _built: tuple[tuple[int, ...], Any] = ((), None)
 def _command() -> Any:
     """The click command for ``app``, built again only when the registered commands change."""
     global _built
+    from chatx.cli import root
+
     _register()
     key = tuple(map(id, app.registered_commands))
     if _built[0] != key or _built[1] is None:
         command = typer.main.get_command(app)
-        command.params += _root_options()
+        command.params += root.options()
         _built = (key, command)
     return _built[1]
-
-
-def _root_options() -> list[click.Option]:
-    """Options of chatx itself, before the command: plain click options, since typer
-    has no option whose value may be left out (``--show-completion [SHELL]``)."""
-    return [
-        click.Option(
-            ["--version"],
-            is_flag=True,
-            expose_value=False,
-            is_eager=True,
-            callback=_version,
-            help="Print the version and exit.",
-        ),
-        click.Option(
-            ["--install-completion"],
-            metavar="[SHELL]",
-            is_flag=False,
-            flag_value="",
-            expose_value=False,
-            is_eager=True,
-            callback=_completion,
-            help="Install completion for SHELL (bash, zsh, fish, powershell, pwsh; "
-            "the current shell when not given).",
-        ),
-        click.Option(
-            ["--show-completion"],
-            metavar="[SHELL]",
-            is_flag=False,
-            flag_value="",
-            expose_value=False,
-            is_eager=True,
-            callback=_completion,
-            help="Print the completion script for SHELL (the current shell when not given), "
-            "to copy or customize.",
-        ),
-    ]
-
-
-def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-    if not value or ctx.resilient_parsing:
-        return
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        number = version("chatx")
-    except PackageNotFoundError:  # a source tree that was never installed
-        from chatx import __version__ as number
-    typer.echo(f"chatx {number}")
-    raise typer.Exit
-
-
-def _completion(ctx: click.Context, param: click.Parameter, shell: str | None) -> None:
-    if shell is None or ctx.resilient_parsing:
-        return
-    from chatx.cli import completion
-
-    if param.name == "install_completion":
-        completion.install(shell)
-    else:
-        completion.show(shell)
-    raise typer.Exit
 
 
 def error(message: str) -> None:

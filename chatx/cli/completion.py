@@ -17,7 +17,7 @@ import typer
 from chatx.errors import UsageError
 
 PROG = "chatx"
-VAR = "_CHATX_COMPLETE"
+VAR = "_CHATX_COMPLETE"  # as chatx.cli.main looks for it
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
 
 
@@ -27,13 +27,14 @@ def shell_name(given: str) -> str:
         if given not in SHELLS:
             raise typer.BadParameter(f"unknown shell {given!r} (known: {', '.join(SHELLS)})")
         return given
-    detected = _running_shell() or os.path.basename(os.environ.get("SHELL", "")).lower()
-    if detected not in SHELLS:
-        raise UsageError(
-            "cannot tell which shell this is: name it, e.g. --show-completion bash "
-            f"(known: {', '.join(SHELLS)})"
-        )
-    return detected
+    login = os.path.basename(os.environ.get("SHELL", "")).lower()
+    for detected in (_running_shell(), login):  # run from sh or a script: the login shell
+        if detected in SHELLS:
+            return detected
+    raise UsageError(
+        "cannot tell which shell this is: name it, e.g. --show-completion bash "
+        f"(known: {', '.join(SHELLS)})"
+    )
 
 
 def _running_shell() -> str | None:

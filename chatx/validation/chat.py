@@ -3,6 +3,11 @@
 Per choice it keeps the finish state and, per tool call, the argument fragments (joined
 once, at the end, to check they parse as JSON). Both reasoning field names
 (``reasoning_content``, ``reasoning``) are valid and need no rule.
+
+``data: [DONE]`` is SSE framing: a JSON-lines file holds JSON values, so its chat stream
+ends at the end of the file (CHK015 applies to SSE only). A file may hold several streams
+one after the other, each ended by ``[DONE]`` (chatx writes a Responses file of several
+turns so): a chunk of another completion id after ``[DONE]`` starts the next stream.
 """
 
 from __future__ import annotations
@@ -53,15 +58,21 @@ class ChatChecker(Checker):
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         super().__init__(file, container)
+        self.last_line, self.last_index = 0, -1
+        self._new_stream()
+
+    def _new_stream(self) -> None:
         self.first: dict[str, Any] | None = None  # id/created/line of the first chunk
         self.choices: dict[int, Choice] = {}
         self.done_line: int | None = None
         self.error_line: int | None = None
         self.usage_line: int | None = None
         self.reported_once: set[str] = set()
-        self.last_line, self.last_index = 0, -1
 
     def check(self, record: Record) -> None:
+        if self.done_line is not None and self._next_stream(record.data):
+            self._end_stream()
+            self._new_stream()
         if self.done_line is not None:
             self.report("CHK016", f"record after data: [DONE] (line {self.done_line})")
         if record.done:
@@ -210,7 +221,17 @@ class ChatChecker(Checker):
                 "CHK006", f"first entry of tool call {entry['index']} lacks {', '.join(missing)}"
             )
 
+    def _next_stream(self, chunk: Any) -> bool:
+        """Whether a record after ``[DONE]`` is the first chunk of another completion."""
+        if not isinstance(chunk, dict) or not isinstance(chunk.get("id"), str):
+            return False
+        return self.first is None or chunk["id"] != self.first["id"]
+
     def finish(self) -> list:
+        self._end_stream()
+        return self.findings
+
+    def _end_stream(self) -> None:
         for index, state in sorted(self.choices.items()):
             self._finish_choice(index, state)
         ended_by_error = self.error_line is not None
@@ -226,7 +247,6 @@ class ChatChecker(Checker):
                 line=self.last_line,
                 index=self.last_index,
             )
-        return self.findings
 
     def _finish_choice(self, index: int, state: Choice) -> None:
         where = {"line": state.last_line, "index": state.last_index}

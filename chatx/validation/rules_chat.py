@@ -158,8 +158,9 @@ CHAT_RULES = (
         F,
         "SSE stream does not end with data: [DONE]",
         "On SSE the stream ends with `data: [DONE]`; without it a client cannot tell a "
-        "finished stream from a dropped connection. (Not checked on JSONL, which has no "
-        "sentinel, nor after an error frame, where the stream ends.)",
+        "finished stream from a dropped connection. (Not checked on JSONL: `[DONE]` is "
+        "SSE framing, not a JSON value, and a JSON-lines stream ends with its file; nor "
+        "after an error frame, where the stream ends, with or without `[DONE]`.)",
         'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],...}\n(end of stream)',
     ),
     Rule(
@@ -167,7 +168,9 @@ CHAT_RULES = (
         "E",
         F,
         "data after data: [DONE]",
-        "[DONE] is the last record; clients stop reading there and never see what follows.",
+        "[DONE] is the last record; clients stop reading there and never see what follows. "
+        "A file may hold several streams one after the other: a chunk of another completion "
+        "id after `[DONE]` starts the next one.",
         'data: [DONE]\n\ndata: {"choices":[...],...}',
     ),
     Rule(

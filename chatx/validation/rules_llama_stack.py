@@ -1,6 +1,8 @@
 """Rules for Llama Stack's legacy inference stream (``llama-stack-event``).
 
-Facts come from Llama Stack's ``ChatCompletionResponseStreamChunk`` and the recorded
+Facts come from Llama Stack's ``ChatCompletionResponseStreamChunk``, its server's
+``sse_generator`` (the error frame), its OpenAI-compat layer's
+``convert_openai_chat_completion_stream`` (incremental tool calls), and the recorded
 fireworks streams described in ``../shared/captures/NOTES.md``.
 """
 
@@ -24,9 +26,11 @@ LLAMA_STACK_RULES = (
         "LLS002",
         "E",
         F,
-        "stream does not end with exactly one complete event",
-        'The last event has `event_type: "complete"`, and nothing follows it; without it '
-        "a client has no stop reason and no metrics.",
+        "stream does not end with a complete event or an error frame",
+        'The last event has `event_type: "complete"`; without it a client has no stop '
+        'reason and no metrics. A failure ends the stream instead with one `{"error": '
+        '{"message": …}}` record (LLS009), as Llama Stack\'s server writes it; nothing '
+        "follows either, but the start of the next stream in a file that holds several.",
         '{"event":{"event_type":"progress",...}}\n(end of stream)',
     ),
     Rule(
@@ -44,10 +48,14 @@ LLAMA_STACK_RULES = (
         F,
         "tool call events out of order",
         "A streamed tool call goes `started` → `in_progress`* → exactly one of "
-        "`succeeded` or `failed`. A lone `succeeded` after text deltas (the model wrote the "
-        "call as text and the server parsed it) is valid.",
+        "`succeeded` or `failed`, before another call starts and before `complete`. Two "
+        "other shapes are valid: a lone `succeeded` after text deltas (the model wrote the "
+        "call as text and the server parsed it), and Llama Stack's OpenAI-compat layer's "
+        "`in_progress` fragments with no `started` (`name(`, the arguments, `)`), each "
+        "call then ending in `succeeded` or `failed`.",
         '{"event":{"event_type":"progress","delta":{"type":"tool_call",\n'
-        '  "parse_status":"in_progress","tool_call":"{\\"a\\""}}}   (no started)',
+        '  "parse_status":"started","tool_call":""}}}\n'
+        '{"event":{"event_type":"complete",...}}   (no succeeded or failed)',
     ),
     Rule(
         "LLS005",
@@ -88,5 +96,15 @@ LLAMA_STACK_RULES = (
         "completion_tokens.",
         '"metrics":[{"metric":"prompt_tokens","value":3},\n'
         '  {"metric":"completion_tokens","value":2},{"metric":"total_tokens","value":4}]',
+    ),
+    Rule(
+        "LLS009",
+        "W",
+        F,
+        "error frame in the stream",
+        'Llama Stack\'s server reports a failure with one `{"error": {"message": …}}` record '
+        "and stops; its client raises an APIError there with that message. The stream is "
+        "valid, but the generation failed. Without a message string the frame is LLS003.",
+        '{"error":{"message":"upstream provider timed out"}}',
     ),
 )

@@ -40,9 +40,12 @@ class ChatChunkEncoder(RunEncoding):
         self.model: Any = ""
         self.created: Any = 0
         self.open = False  # a stream started and [DONE] not yet written
-        self.failed = False  # no [DONE] to write at the end
+        self.failed = False  # an error frame was written: it ended the stream
         self.ended = False  # the source's stream ended (StreamEnd seen)
         self.roles: set[int] = set()
+        self.finished: set[int] = set()  # lanes whose finish_reason is written
+        self.called: set[int] = set()  # lanes that made a tool call
+        self.unfinished_end = False  # the stream ended with a lane still unfinished
         # Per chunk being built, (lane, call): where the search for the entry a call's
         # next fragment joins starts. No entry before it can be that one: a long call in
         # one chunk (Llama Stack holds them whole) would be searched from the start for
@@ -121,6 +124,13 @@ class ChatChunkEncoder(RunEncoding):
             elif kind is ir.Finish:
                 if event.reason == "error" and self.failed:
                     continue  # the error frame already ended the stream
+                if event.lane in self.finished:
+                    self.notes.repaired(
+                        f"choice {event.lane}: a second finish_reason "
+                        f"{event.reason!r} left out (a choice finishes once)"
+                    )
+                    continue
+                self.finished.add(event.lane)
                 self._choice(choices, event.lane)["finish_reason"] = _finish(event.reason)
                 if event.extra:
                     self._extra(event.extra, "finish.")
@@ -137,6 +147,9 @@ class ChatChunkEncoder(RunEncoding):
                 self._extra(event.extra, "")
             elif kind is ir.StreamEnd:
                 self._end(event)
+        if chunk is not None and not choices and not self.failed and self.roles - self.finished:
+            # The usage chunk comes after every choice finished (chat rule 5).
+            out.append(self._finish_unfinished())
         if choices and chunk is not None and not self.own:
             # Usage from another format goes in a last chunk of its own, as OpenAI sends it.
             out.append(self._chunk(choices, {}, extras, error, obfuscation))
@@ -144,39 +157,63 @@ class ChatChunkEncoder(RunEncoding):
         elif choices or chunk is not None or extras:
             out.append(self._chunk(choices, chunk or {}, extras, error, obfuscation))
         elif error is not None:
-            # A bare error frame ends the stream: providers write no [DONE] after it.
-            self.failed = True
+            # A bare error frame ends the stream (an error before any chunk opens one).
+            self.failed = self.open = True
             out.append({"error": _error(error, self.own)})
+        if self.unfinished_end:
+            self.unfinished_end = False
+            if not self.failed and self.roles - self.finished:
+                out.append(self._finish_unfinished())
         return out
 
-    def finish(self) -> list[Any]:
-        """End of input: ``data: [DONE]`` closes the stream (the JSONL writer skips it).
+    def _finish_unfinished(self) -> dict[str, Any]:
+        """A chunk that finishes each choice the source never finished: ``tool_calls``
+        when it made a call, else ``stop`` (what Responses output says with
+        ``completed``). Every choice ends with one finish_reason (chat rule 4)."""
+        choices: dict[int, dict[str, Any]] = {}
+        for lane in sorted(self.roles - self.finished):
+            reason = "tool_calls" if lane in self.called else "stop"
+            self.notes.repaired(f"choice {lane} never got a finish_reason: {reason!r} written")
+            self._choice(choices, lane)["finish_reason"] = reason
+            self.finished.add(lane)
+        return self._chunk(choices, {}, [], None)
 
-        A stream that ended in an error frame gets none: providers end it there."""
+    def finish(self) -> list[Any]:
+        """End of input: ``data: [DONE]`` closes every stream that ended, an error frame
+        included (the JSONL writer leaves it out: a JSON-lines file holds JSON values).
+
+        vLLM and OpenRouter write ``[DONE]`` after their error frame; a source that
+        ended there without one (Groq) gets it too: SSE chat output always ends with the
+        sentinel, and the openai SDK stops at the error frame before reading it."""
         if self.open:
             self.open = False
             # A source that stopped short (no [DONE], no terminal event) gets no invented
             # ending unless --finish asks for one.
-            if self.failed or not (self.ended or self.options.finish):
-                return []
-            return [DONE]
+            if self.failed or self.ended:
+                return [DONE]
+            if self.options.finish:
+                out: list[Any] = []
+                if self.roles - self.finished:
+                    out.append(self._finish_unfinished())
+                return [*out, DONE]
         return []
 
     def _end(self, event: ir.StreamEnd) -> None:
         self.ended = True
-        if event.extra:
-            if self.own:
-                if event.extra.get("~done") is False:
-                    self.failed = True  # the source had no [DONE]: write none either
-            else:
-                self._extra(event.extra, "response.")
+        self.unfinished_end = True  # checked once the batch's own chunk is written
+        # "~done" (whether a chat source wrote [DONE]) does not decide the output's: a
+        # JSON-lines source has none to write, and SSE output ends with it all the same.
+        if event.extra and not self.own:
+            self._extra(event.extra, "response.")
 
     def _start(self, event: ir.StreamStart) -> list[Any]:
-        out: list[Any] = [DONE] if self.open and self.ended and not self.failed else []
+        out: list[Any] = [DONE] if self.open and (self.ended or self.failed) else []
         self.open = True
         self.failed = False
         self.ended = False
         self.roles.clear()
+        self.finished.clear()
+        self.called.clear()
         self.id = event.id if self.own else chat_id(event.id)
         self.model = event.model if event.model is not None else ""
         self.created = event.created if event.created is not None else 0
@@ -244,6 +281,7 @@ class ChatChunkEncoder(RunEncoding):
         return logprobs
 
     def _call_start(self, choices: dict[int, dict[str, Any]], event: ir.ItemStart) -> None:
+        self.called.add(event.lane)
         entry: dict[str, Any] = {"index": event.call}
         if event.call_id is not None:
             entry["id"] = event.call_id
