@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from chatx.cli.formats import complete_format, format_option
+from chatx.cli.formats import complete_format, rules_format_option
 from chatx.errors import UsageError
 
 if TYPE_CHECKING:  # the rules are imported by the command, not at every start
@@ -21,10 +21,6 @@ def register(app: typer.Typer) -> None:
     )
 
 
-def _rules_format(param: typer.CallbackParam, value: str | None) -> str | None:
-    return value if value == "any" else format_option(param, value)
-
-
 def rules(
     rule_id: Annotated[
         str | None, typer.Argument(help="A rule id (e.g. RSP005) to explain.")
@@ -34,7 +30,7 @@ def rules(
         typer.Option(
             "--format",
             help="Only the rules of this format (and those of any stream); 'any': only those.",
-            callback=_rules_format,
+            callback=rules_format_option,
             autocompletion=complete_format,
         ),
     ] = None,

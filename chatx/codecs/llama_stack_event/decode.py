@@ -71,6 +71,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         self.committed = False  # the held text has passed a call opener
         self.stop: str | None = None  # the stop reason of the Finish emitted
         self.calls = 0
+        self.failed = False  # an error frame came: Llama Stack ends a stream so
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event or an ``{"error": …}`` frame)."""
@@ -117,7 +118,8 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         if self.open:
             self._release(out)
             self._close_message(out)
-            self.notes.warning("the stream ends without a complete event")
+            if not self.failed:
+                self.notes.warning("the stream ends without a complete event")
             self.open = False
         return out
 
@@ -183,6 +185,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
     def _error(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         """``{"error": {…}}``: what Llama Stack's server sends when generation fails."""
         self._release(out)
+        self.failed = True
         out.append(r.read_error(data["error"]))
         rest = {k: v for k, v in data.items() if k != "error"}
         if rest:

@@ -32,6 +32,8 @@ from .special_tokens import TokenScanner
 from .text import TextEncoding
 
 LS = r.LS
+# What the Llama Stack client says for an error frame without a message (_streaming.py).
+NO_MESSAGE = "An error occurred during streaming"
 _RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
 
 
@@ -71,6 +73,7 @@ class LlamaStackEncoder(TextEncoding):
         self.python: list[str] | None = None  # the text after <|python_tag|>
         self.logprobs: list[Any] | None = None  # of text the scanner still holds
         self.failed = False  # an error frame was written
+        self.completed = False  # the complete event was written
         self.reason: str | None = None  # the IR finish reason
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
@@ -120,7 +123,7 @@ class LlamaStackEncoder(TextEncoding):
         out: list[Any] = []
         if self.open:
             self._close_all(out)
-            if self.options.finish:
+            if self.options.finish and not (self.failed or self.completed):
                 out.append(self._complete())
             self.open = False
         return out
@@ -140,27 +143,44 @@ class LlamaStackEncoder(TextEncoding):
     def _stream_end(self, event: ir.StreamEnd, out: list[Any]) -> None:
         ls = self._own(event.extra, "")
         self._close_all(out)
-        # Llama Stack's server ends a stream with the error frame (server.py sse_generator):
-        # a complete event after it would say the turn ended well. One is written when the
-        # source still says how it ended (a finish reason, usage), not to lose that.
-        said = self.usage is not None or self.reason not in (None, "error")
-        if self.own or not self.failed or said:
+        if self.own or not self.failed:
             out.append(self._complete())
             self._patch(out, ls)
+        elif not self.completed and self._said():
+            # Llama Stack's server writes nothing after its error frame, and its client
+            # raises there: an ending said only after the error has no place.
+            self.notes.lost("the finish reason or usage that came after the error frame")
         self.open = False
 
+    def _said(self) -> bool:
+        """Whether the source says how the generation ended (a finish reason, usage)."""
+        return self.usage is not None or self.reason not in (None, "error")
+
     def _complete(self) -> dict[str, Any]:
+        self.completed = True
         metrics = None
         usage = self.usage
         if usage is not None:
             counts = {"input": usage.input, "output": usage.output, "total": usage.total}
-            if counts["total"] is None and usage.input is not None and usage.output is not None:
+            if usage.input is not None and usage.output is not None and not self.own:
+                # Llama Stack's router computes total_tokens as prompt + completion; a
+                # source whose total counts more (xAI's reasoning tokens) loses the rest.
+                counts["total"] = usage.input + usage.output
+                if usage.total is not None and usage.total != counts["total"]:
+                    self.notes.lost(
+                        f"usage total_tokens {usage.total}: Llama Stack's total is prompt + "
+                        f"completion ({counts['total']})"
+                    )
+            elif counts["total"] is None and usage.input is not None and usage.output is not None:
                 counts["total"] = usage.input + usage.output
             residue = usage.extra.get(LS, {}).get("metrics") if self.own else None
             metrics = r.render_metrics(counts, residue)
         stop = self._stop_word()
         if stop is None and not self.own:
-            self.notes.warning("the input has no finish reason: complete has stop_reason null")
+            # Llama Stack's OpenAI-compat layer reads a stream without a finish_reason so
+            # (_convert_openai_finish_reason falls back to end_of_turn).
+            self.notes.repaired("the input has no finish reason: complete says end_of_turn")
+            stop = self.stop = "end_of_turn"
         return r.event("complete", r.text_delta(""), None, stop, metrics)
 
     def _lane_start(self, event: ir.LaneStart, out: list[Any]) -> None:
@@ -305,14 +325,25 @@ class LlamaStackEncoder(TextEncoding):
             last["event"]["stop_reason"] = self._stop_word()
 
     def _error(self, event: ir.Error, out: list[Any]) -> None:
-        self._flush(out)
+        # Llama Stack's server reports a failure mid-stream with one {"error": {"message":
+        # …}} record and stops (server.py sse_generator); its client raises at that record
+        # (a truthy "error"), with error.message as the message. So everything goes before
+        # it: open calls are closed, and a complete event carries an ending the source
+        # said already (OpenRouter's finish "length", then its error chunk with usage).
         error: dict[str, Any] = {}
         for key in ("message", "type", "param", "code"):
             value = getattr(event, key)
             if value is not None:
                 error[key] = value
         if self.own:
+            self._flush(out)
             merge(error, event.extra)
+        else:
+            self._close_all(out)
+            if self.open and not self.completed and self._said():
+                out.append(self._complete())
+            if not isinstance(error.get("message"), str) or not error["message"]:
+                error["message"] = NO_MESSAGE
         out.append({"error": error})
         self.failed = True
 

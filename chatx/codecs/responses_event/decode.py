@@ -151,7 +151,10 @@ class ResponsesDecoder(FastText, ItemDecoding):
         return [ir.Passthrough(NAME, data, record.event, record.line)]
 
     def finish(self) -> list[ir.Event]:
-        """End of input; a stream without a terminal event stays unfinished."""
+        """End of input; a stream without a terminal event stays unfinished, and chatx
+        says so whatever the target format (DESIGN §4)."""
+        if self.started and not self.ended:
+            self.notes.warning("input ended without a terminal event: no ending written")
         return []
 
     def _repaired(self, message: str) -> None:

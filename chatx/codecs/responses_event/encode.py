@@ -114,7 +114,11 @@ class ResponsesEncoder(PartEncoding):
         ``--finish`` asks for an ending: chatx does not invent one."""
         out: list[dict[str, Any]] = []
         if self.active:
-            if self.options.finish:
+            if self.error is not None:
+                # The error ended the stream (Llama Stack's error frame, a chat error
+                # frame with nothing after it): only response.failed may follow it.
+                self._end(ir.StreamEnd(), out)
+            elif self.options.finish:
                 self.notes.repaired("input ended without a terminal event: ending written")
                 self._end(ir.StreamEnd(), out)
             else:
@@ -171,7 +175,7 @@ class ResponsesEncoder(PartEncoding):
             if event.extra:
                 self._lost(event.extra, "response.")
         self.response = response
-        if self.own:
+        if self.own and event.extra:
             # Lifecycle events after the first (in_progress, queued) come through as
             # passthrough records, so the source's own sequence is kept.
             first = event.extra.get("~type", "response.created")
@@ -210,6 +214,10 @@ class ResponsesEncoder(PartEncoding):
             self._lost(event.extra, "finish.")
 
     def _error(self, event: ir.Error, out: list[dict[str, Any]]) -> None:
+        if not self.active:
+            # An error before any stream (vLLM's frame when a request fails before its
+            # first token): a server has sent response.created by then.
+            self._start(ir.StreamStart(""), out)
         # Close what is open first: after an error only response.failed may follow.
         self._close(out)
         extra = event.extra
