@@ -342,8 +342,9 @@ class ChatChunkDecoder(FastPath):
             if fragment:
                 out.append(ir.ToolArgsDelta(number, call, fragment))
             return
-        if call != lane.open_call:
-            self.notes.warning(f"tool call {call} continues after another call started")
+        # A call may resume after another one started (fragments of index 0, 1, then 0
+        # again): chat says that as it is, and the encoders of formats that write one
+        # call at a time hold the later calls (chatx/codecs/call_order.py).
         for key in ("id", "type"):
             if key in entry:
                 extra[key] = entry[key]

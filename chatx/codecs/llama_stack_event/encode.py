@@ -28,6 +28,7 @@ from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, report
 
 from . import records as r
+from .calls import CallEncoding, OpenCall
 from .special_tokens import TokenScanner
 from .text import TextEncoding
 
@@ -37,16 +38,7 @@ NO_MESSAGE = "An error occurred during streaming"
 _RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
 
 
-class _Call:
-    __slots__ = ("id", "name", "fragments")
-
-    def __init__(self, call_id: str, name: str | None) -> None:
-        self.id = call_id
-        self.name = name
-        self.fragments: list[str] = []
-
-
-class LlamaStackEncoder(TextEncoding):
+class LlamaStackEncoder(TextEncoding, CallEncoding):
     """Incremental encoder: ``feed(batch)`` returns the records of one source record."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -66,7 +58,8 @@ class LlamaStackEncoder(TextEncoding):
         self.stop: str | None = None  # from Finish
         self.token_stop: str | None = None  # from <|eot_id|> / <|eom_id|>
         self.usage: ir.Usage | None = None
-        self.calls: dict[int | None, _Call] = {}
+        self.calls: dict[int | None, OpenCall] = {}
+        self.held = self.pending = None
         self.count = 0  # calls written, for derived call ids
         self.raw: list[str] = []  # in_progress fragments since the last started
         self.scanner = TokenScanner()
@@ -80,10 +73,18 @@ class LlamaStackEncoder(TextEncoding):
         """Encode one batch; from this codec's own decoder, one record per batch."""
         out: list[Any] = []
         self.batch = events
+        if self.held is not None:
+            self._feed_held(events, out)
+            return out
         handlers = self._handlers
-        for event in events:
-            handlers[type(event)](event, out)
+        it = iter(events)
+        for event in it:
+            if handlers[type(event)](event, out):  # a call held open: the rest waits on it
+                self._feed_held(it, out)
         return out
+
+    def _step(self, event: ir.Event, out: list[Any]) -> None:
+        self._handlers[type(event)](event, out)
 
     def feed_run(self, run: ir.DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
@@ -93,6 +94,7 @@ class LlamaStackEncoder(TextEncoding):
         call = self.calls.get(proto.call) if kind is ir.ToolArgsDelta else None  # type: ignore[union-attr]
         if (
             self.own
+            or self.held is not None
             or run.lane != self.lane
             or proto.extra
             or (kind is not ir.TextDelta and call is None)
@@ -122,6 +124,7 @@ class LlamaStackEncoder(TextEncoding):
         """End of input: write what is pending; ``complete`` only if asked (``--finish``)."""
         out: list[Any] = []
         if self.open:
+            self._release_all(out)
             self._close_all(out)
             if self.options.finish and not (self.failed or self.completed):
                 out.append(self._complete())
@@ -227,64 +230,7 @@ class LlamaStackEncoder(TextEncoding):
         if event.obfuscation is not None:
             self.notes.lost_field("obfuscation")
 
-    # --- tool calls ---------------------------------------------------------------------
-
-    def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
-            return
-        self._own(event.extra, "tool_call." if event.kind == "tool_call" else "")
-        if event.kind == "tool_call":
-            self._flush(out)
-            self._call_start(event.call, event.call_id, event.name, out)
-
-    def _call_start(
-        self, number: int | None, call_id: str | None, name: str | None, out: list[Any]
-    ) -> _Call:
-        call = self.calls[number] = _Call(call_id or r.call_id(self.id, self.count), name)
-        self.count += 1
-        if not self.own:
-            self.raw = []
-            out.append(r.event("progress", r.tool_delta("started", "")))
-        return call
-
-    def _args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
-            return
-        ls = self._own(event.extra, "tool_call.")
-        if event.obfuscation is not None:
-            self.notes.lost_field("obfuscation")
-        call = self.calls.get(event.call) or self._call_start(event.call, None, None, out)
-        if event.fragment:
-            call.fragments.append(event.fragment)
-            # From the Llama decoder, only fragments it read from in_progress records.
-            if not self.own or "~in_progress" in ls:
-                out.append(r.event("progress", r.tool_delta("in_progress", event.fragment)))
-                self._patch(out, ls)
-
-    def _item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
-            return
-        ls = self._own(event.extra, "")
-        if event.kind == "message":
-            self._flush(out)
-        call = self.calls.pop(event.call, None) if event.kind == "tool_call" else None
-        if call is not None:
-            self._end_call(call, "args_string" in ls, out)
-            self._patch(out, ls)
-
-    def _end_call(self, call: _Call, as_string: bool, out: list[Any]) -> None:
-        arguments = "".join(call.fragments)
-        if r.is_json(arguments):
-            payload = r.tool_call(call.id, call.name, arguments, as_string)
-            out.append(
-                r.event("progress", r.tool_delta("succeeded", payload), None, self._stop_word())
-            )
-            return
-        self.notes.lost(
-            f"tool call {call.name!r} ({call.id}): its arguments are not JSON; "
-            "written as a failed call, which has no name or call_id"
-        )
-        out.append(r.event("progress", r.tool_delta("failed", arguments), None, self._stop_word()))
+    # --- tool calls (the rest in calls.py) ----------------------------------------------
 
     def _close_all(self, out: list[Any]) -> None:
         self._flush(out)

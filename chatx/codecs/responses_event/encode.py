@@ -10,10 +10,12 @@ list of items closed, and carries the usage.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.call_order import CallOrder
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
@@ -25,7 +27,7 @@ NAME = "responses-event"
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ResponsesEncoder(PartEncoding):
+class ResponsesEncoder(PartEncoding, CallOrder):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -46,12 +48,24 @@ class ResponsesEncoder(PartEncoding):
         self.reason: str | None = None
         self.error: dict[str, Any] | None = None
         self.calls: set[int] = set()
+        self.held = self.pending = None
         self.patches: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def feed(self, events: list[ir.Event]) -> list[dict[str, Any]]:
         """Encode one batch of IR events."""
         out: list[dict[str, Any]] = []
-        for event in events:
+        if self.held is not None:
+            self._feed_held(events, out)
+        else:
+            self._feed(events, out)
+        return out
+
+    def _step(self, event: ir.Event, out: list[dict[str, Any]]) -> None:
+        self._feed((event,), out)
+
+    def _feed(self, events: Iterable[ir.Event], out: list[dict[str, Any]]) -> None:
+        it = iter(events)
+        for event in it:
             kind = type(event)
             if kind is ir.TextDelta:
                 self._text(event, out)
@@ -67,7 +81,8 @@ class ResponsesEncoder(PartEncoding):
             elif kind is ir.ItemStart:
                 self._item_start(event, out)
             elif kind is ir.ItemEnd:
-                self._item_end(event, out)
+                if self._item_end(event, out):  # a call held open: the rest waits on it
+                    self._feed_held(it, out)
             elif kind is ir.RefusalDelta:
                 self._refusal(event, out)
             elif kind is ir.StreamStart:
@@ -82,7 +97,6 @@ class ResponsesEncoder(PartEncoding):
                 self._passthrough(event, out)
             elif kind is ir.StreamEnd:
                 self._end(event, out)
-        return out
 
     def feed_run(self, run: ir.DeltaRun) -> list[dict[str, Any]]:
         """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
@@ -90,6 +104,7 @@ class ResponsesEncoder(PartEncoding):
         item, proto = self.item, run.proto
         if (
             self.own  # this format's residue, merged back record by record
+            or self.held is not None
             or type(proto) is ir.ReasoningDelta
             or (
                 type(proto) is ir.ToolArgsDelta
@@ -113,6 +128,7 @@ class ResponsesEncoder(PartEncoding):
         """End of input. A stream without its terminal event is left open unless
         ``--finish`` asks for an ending: chatx does not invent one."""
         out: list[dict[str, Any]] = []
+        self._release_all(out)
         if self.active:
             if self.error is not None:
                 # The error ended the stream (Llama Stack's error frame, a chat error
@@ -287,13 +303,27 @@ class ResponsesEncoder(PartEncoding):
     def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
         self._open(event.kind, event.lane, out, event)
 
-    def _item_end(self, event: ir.ItemEnd, out: list[dict[str, Any]]) -> None:
+    def _item_end(self, event: ir.ItemEnd, out: list[dict[str, Any]]) -> bool:
+        """Close the open item; true when a tool call is held open instead (see
+        :mod:`chatx.codecs.call_order`)."""
         item = self.item
         if item is None or item.kind != event.kind:
-            return
+            return False
         if event.extra and not self.own:
             self._lost(event.extra, "item.")
+        if item.kind == "tool_call" and not self.own and self._defer(item.call):
+            return True
         self._close(out, event.extra if self.own else None)
+        return False
+
+    def _call_text(self, call: int | None) -> str | None:
+        item = self.item
+        if item is None or item.kind != "tool_call" or item.call != call:
+            return None
+        return item.args.text()
+
+    def _end_call_now(self, call: int | None, out: list[dict[str, Any]]) -> None:
+        self._close(out)  # nothing opens while a call is held open: it is the open item
 
     def _close(self, out: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
         item = self.item
