@@ -77,7 +77,9 @@ def _decode(records: Iterator[Record], src: str | None, notes: Notes) -> Iterato
                     raise
                 notes.add("skipped", f"record skipped: {bug_text(exc)}", record.line)
                 continue
-            if batch:
+            if type(batch) is ir.Batches:  # a whole object: its stream's records
+                yield from batch
+            elif batch:
                 yield batch
     tail = decoder.finish()
     if tail:

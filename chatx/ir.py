@@ -276,3 +276,13 @@ Event = (
     | Passthrough
     | StreamEnd
 )
+
+
+class Batches(list):  # type: ignore[type-arg]  # list[list[Event]]
+    """What a decoder's ``feed`` returns for one record that stands for a whole stream:
+    a non-streaming object (a ``chat.completion``, a Responses ``response``, a Llama
+    Stack completion) decodes as the records of the stream it is the end of, each
+    record's events a batch of its own, so that an encoder writes the records a server
+    would have streamed. Callers of a decoder hand on each batch in turn."""
+
+    __slots__ = ()

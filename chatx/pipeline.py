@@ -251,6 +251,9 @@ class Transcoder:
                         continue
                 events = decoder.feed(record)
                 if events:
+                    if type(events) is ir.Batches:  # a whole object: its stream's records
+                        payloads.extend(self._batches(events))
+                        continue
                     if not lanes_only or lane_start in map(type, events):
                         events = self._select(events)
                     payloads.extend(encoder.feed(events))
@@ -263,6 +266,13 @@ class Transcoder:
                     raise
                 self._skip(bug_text(exc), record.line)
         return self.writer.frames(payloads) if payloads else []
+
+    def _batches(self, batches: ir.Batches) -> list[Any]:
+        """The payloads of the batches one record stands for (a non-streaming object)."""
+        out: list[Any] = []
+        for batch in batches:
+            out.extend(self.encoder.feed(self._select(batch)))
+        return out
 
     def _run(self, run: ir.DeltaRun) -> list[Any]:
         feed_run = getattr(self.encoder, "feed_run", None)
@@ -289,7 +299,9 @@ class Transcoder:
                 if record.error is not None:
                     raise InputError(record.error)
                 events = decoder.feed(record)
-                if events:
+                if type(events) is ir.Batches:
+                    payloads.extend(self._batches(events))
+                elif events:
                     payloads.extend(encoder.feed(self._select(events)))
                 self._check_strict()
             except InputError as exc:

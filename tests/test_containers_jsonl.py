@@ -128,9 +128,14 @@ def test_empty_inputs():
 
 
 def test_top_level_non_array_is_an_error_record():
-    assert read_array(b'\n{"a": 1}') == [
-        Record(None, None, 2, error="expected a JSON array of events, found an object")
+    assert read_array(b'\n"a"') == [
+        Record(None, None, 2, error="expected a JSON array of events, found a string")
     ]
+
+
+def test_top_level_object_is_one_record():
+    # A non-streaming response printed over several lines: its decoder reads it whole.
+    assert read_array(b'\n{\n  "a": 1\n}\n') == [Record({"a": 1}, None, 2)]
 
 
 def test_invalid_array_is_read_element_by_element():

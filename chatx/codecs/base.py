@@ -75,3 +75,6 @@ class Codec:
     # The decoder also takes records a reader left unparsed (``Record.raw``): it knows
     # most of its payloads by their bytes, and parses only the others.
     reads_raw: bool = False
+    # Names the format's non-streaming object (``"a chat.completion object"``) when a
+    # record's value is one, else None: the decoder reads it as the stream it stands for.
+    whole: Callable[[Any], str | None] | None = None

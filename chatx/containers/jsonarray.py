@@ -11,6 +11,7 @@ from chatx.containers.lines import BOM
 from chatx.containers.payload import (
     MAX_DEPTH,
     TOO_DEEP,
+    checked,
     frames,
     lenient_dumps,
     payload_error,
@@ -51,8 +52,12 @@ class JSONArrayReader:
                 return _salvage(buf)
             return [Record(None, None, getattr(exc, "lineno", 1), False, payload_error(buf, exc))]
         if type(value) is not list:
-            kind = _KINDS.get(type(value), "something else")
             line = _line_numbers(buf, [len(buf) - len(buf.lstrip())])[0]
+            if type(value) is dict:
+                # One object printed over several lines (a non-streaming response, as
+                # APIs and `chatx collect` print it): one record.
+                return [checked(buf, value, None, line)]
+            kind = _KINDS.get(type(value), "something else")
             return [
                 Record(None, None, line, False, f"expected a JSON array of events, found {kind}")
             ]
@@ -194,5 +199,13 @@ class JSONArrayWriter:
 
 
 def probe(head: bytes) -> int:
-    """Score 0..100 that ``head`` (the first bytes) starts a JSON array."""
-    return 100 if head.removeprefix(BOM).lstrip()[:1] == b"[" else 0
+    """Score 0..100 that ``head`` (the first bytes) starts a JSON array, or one object
+    printed over several lines (its first line a lone ``{``)."""
+    text = head.removeprefix(BOM).lstrip()
+    return 100 if text[:1] == b"[" or lone_brace(text) else 0
+
+
+def lone_brace(text: bytes) -> bool:
+    """Whether ``text`` (blanks stripped) starts with a line that is only ``{``: no JSON
+    line is, every pretty-printer begins an object so."""
+    return text[:1] == b"{" and text[1:].lstrip(b" \t")[:1] in (b"\n", b"\r")

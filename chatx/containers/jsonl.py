@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from chatx.containers.jsonarray import lone_brace
 from chatx.containers.lines import BOM, LineSplitter, LineTooLong
 from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
 from chatx.record import DONE, Record
@@ -109,4 +110,6 @@ class JSONLWriter:
 
 def probe(head: bytes) -> int:
     """Score 0..100 that ``head`` (the first bytes) starts JSON lines."""
-    return 100 if head.removeprefix(BOM).lstrip()[:1] == b"{" else 0
+    text = head.removeprefix(BOM).lstrip()
+    # A lone "{" line is no JSON line: one object printed over several lines (json).
+    return 100 if text[:1] == b"{" and not lone_brace(text) else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chatx import codecs
 from chatx.record import Record
 from chatx.validation.rules import RULES
 
@@ -46,6 +47,7 @@ class Checker:
         self.findings: list[Finding] = []
         self.index = -1  # index of the record being checked
         self.line = 0  # its line
+        self.whole = False  # every record so far is a non-streaming object (STR003)
 
     def feed(self, record: Record) -> None:
         """Check one record; findings are appended, nothing is returned."""
@@ -54,6 +56,9 @@ class Checker:
         if record.error is not None:
             self.report("STR001", f"payload is not valid JSON: {record.error}")
             return
+        if (self.index == 0 or self.whole) and self._whole(record):
+            return
+        self.whole = False
         self.check(record)
 
     def ignored_lines(self, ignored: list[tuple[int, str]], before: int | None = None) -> None:
@@ -76,11 +81,27 @@ class Checker:
         """End of input: run the end-of-stream rules and return every finding."""
         return self.findings
 
+    def _whole(self, record: Record) -> bool:
+        """Report a non-streaming object (STR003); True when the record is one."""
+        for codec in codecs.CODECS:
+            what = codec.whole(record.data) if codec.whole is not None else None
+            if what is not None:
+                self.whole = True
+                self.report(
+                    "STR003",
+                    f"{what}, not a stream: `chatx convert --to {codec.name}` writes "
+                    "the stream it stands for",
+                )
+                return True
+        return False
+
     def report(
         self, rule_id: str, message: str, *, line: int | None = None, index: int | None = None
     ) -> None:
         """Record a violation of ``rule_id``, at the current record unless told otherwise."""
         rule = RULES[rule_id]
+        if self.whole and rule.format != "any":
+            return  # a non-streaming input has no stream for the end-of-stream rules to end
         self.findings.append(
             Finding(
                 self.file,

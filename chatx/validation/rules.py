@@ -53,6 +53,19 @@ STREAM_RULES = (
         "carry, and a header-like line that a proxy slipped in is noise at best.",
         'event: response.output_text.delta\n data: {"type":"response.output_text.delta",...}',
     ),
+    Rule(
+        "STR003",
+        "E",
+        "any",
+        "a non-streaming object, not a stream",
+        "The input is the object an API returns without `stream: true` (a "
+        "`chat.completion`, a Responses `response`, a Llama Stack `completion_message`), "
+        "not the records a streaming client reads: the openai SDK's stream accumulators "
+        "and every SSE client fail on it. `chatx convert` writes the stream it stands for "
+        "(and `collect` of that stream gives the object back); `chatx collect` reads it "
+        "as it is. The object's own records are not checked against the stream rules.",
+        '{"id":"chatcmpl-1","object":"chat.completion","choices":[{"message":{...}}]}',
+    ),
 )
 
 

@@ -7,6 +7,7 @@ Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
 from __future__ import annotations
 
 from chatx.codecs.base import Codec
+from chatx.codecs.chat_chunk import whole
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
 from chatx.record import Record
@@ -44,4 +45,5 @@ CODEC = Codec(
     single_lane=False,
     aliases=("chat", "chat-completions"),
     reads_raw=True,
+    whole=whole.describe,
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.chat_chunk import whole
 from chatx.codecs.chat_chunk.fast import Envelope, FastPath
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
@@ -23,6 +24,7 @@ from chatx.codecs.chat_chunk.fields import (
     split_logprobs,
 )
 from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
@@ -88,6 +90,11 @@ class ChatChunkDecoder(FastPath):
                 line=record.line,
                 expected='{"object": "chat.completion.chunk", …}',
             )
+        if (not self.started or self.ended) and whole.is_completion(data):
+            # A chat.completion: read as the chunks it stands for, a stream of its own.
+            if self.ended:
+                self.__init__(self.notes)  # type: ignore[misc]
+            return expand(self._general, whole.chunks(data), record.line)
         if self.ended and data:
             # Two streams back to back (what chatx writes for concatenated captures):
             # a chunk after [DONE] starts the next one.

@@ -19,18 +19,22 @@ from __future__ import annotations
 from chatx.codecs.base import Codec
 from chatx.record import Record
 
+from . import whole
 from .decode import LlamaStackDecoder
 from .encode import LlamaStackEncoder
 from .records import NAME
 
 
 def probe(records: list[Record]) -> int:
-    """100 when the first record is ``{"event": {"event_type": …}}``, else 0."""
+    """100 when the first record is ``{"event": {"event_type": …}}`` or a whole completion
+    (``{"completion_message": …}``), else 0."""
     for record in records:
         if record.done or record.error:
             continue
         data = record.data
         event = data.get("event") if isinstance(data, dict) else None
+        if event is None and isinstance(data, dict) and whole.is_completion(data):
+            return 100  # a whole completion: read as the events it stands for
         return 100 if isinstance(event, dict) and "event_type" in event else 0
     return 0
 
@@ -46,6 +50,7 @@ CODEC = Codec(
     sse_event_names=False,
     single_lane=True,
     reads_raw=True,
+    whole=whole.describe,
 )
 
 __all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

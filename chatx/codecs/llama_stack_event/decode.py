@@ -37,11 +37,13 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.template import ByteTemplate
+from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
 
 from . import records as r
+from . import whole
 from .fast import KnownText
 from .special_tokens import call_prefix
 from .tool_calls import ToolCallDecoding
@@ -88,6 +90,8 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         out: list[ir.Event] = []
         event = data.get("event")
         if not isinstance(event, dict):
+            if not self.open and whole.is_completion(data):
+                return expand(self._general, whole.events(data, self.notes), record.line)
             if isinstance(data.get("error"), dict):
                 self._error(data, out)
                 return out

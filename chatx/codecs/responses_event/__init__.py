@@ -6,13 +6,15 @@ SSE blocks ``event: response.output_text.delta`` / ``data: {"type": …, "sequen
 from __future__ import annotations
 
 from chatx.codecs.base import Codec
+from chatx.codecs.responses_event import whole
 from chatx.codecs.responses_event.decode import ResponsesDecoder
 from chatx.codecs.responses_event.encode import ResponsesEncoder
 from chatx.record import Record
 
 
 def probe(records: list[Record]) -> int:
-    """Events typed ``response.*`` (or a bare ``error`` event with a sequence number)."""
+    """Events typed ``response.*`` (or a bare ``error`` event with a sequence number), or
+    a whole ``response`` object."""
     score = 0
     for record in records:
         data = record.data
@@ -21,6 +23,8 @@ def probe(records: list[Record]) -> int:
         kind = data.get("type") or record.event
         if isinstance(kind, str) and kind.startswith("response."):
             return 100
+        if kind is None and whole.is_response(data):
+            return 100  # a whole response object: read as the events it stands for
         if kind == "error" and "sequence_number" in data:
             score = 70
     return score
@@ -37,4 +41,5 @@ CODEC = Codec(
     single_lane=True,
     aliases=("responses",),
     reads_raw=True,
+    whole=whole.describe,
 )

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event import shapes, whole
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
 from chatx.codecs.responses_event.fast import DeltaTemplate, FastText
 from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
+from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.pieces import Pieces
@@ -106,6 +107,8 @@ class ResponsesDecoder(FastText, ItemDecoding):
                 expected='{"type": "response.…", …}',
             )
         kind = data.get("type") or record.event
+        if kind is None and (not self.started or self.ended) and whole.is_response(data):
+            return expand(self._general, whole.events(data, self.notes), record.line)
         if not isinstance(kind, str):
             raise InputError(
                 "Responses event without a type",
