@@ -338,12 +338,18 @@ def test_strict_stops_at_the_first_bad_record_with_what_came_before(tmp_path):
     assert b'"delta":","' in result.stdout  # line 5's chunk went out before line 7
 
 
-def test_integers_beyond_64_bits_read_as_doubles():
+def test_integers_beyond_64_bits_are_carried_exactly_and_said():
     big = 2**64  # one more than the largest unsigned 64-bit integer
     data = CHAT.replace(b'"prompt_tokens":12', b'"prompt_tokens":%d' % big)
     result = run(["convert", "-", "--to", "chat-chunk"], data)
     assert result.code == 0, result.err
-    assert b'"prompt_tokens":1.8446744073709552e+19' in result.stdout
+    assert b'"prompt_tokens":18446744073709551616,' in result.stdout
+    assert re.search(
+        r"^chatx: warning: <stdin>:\d+: integer beyond 64 bits at usage.prompt_tokens: "
+        r"18446744073709551616 is carried exactly",
+        result.err,
+        re.M,
+    ), result.err
 
 
 def test_duplicate_keys_the_last_one_wins():

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from chatx.containers import exact
+from chatx.containers.exact import Surrogates
 from chatx.containers.payload import _DEEP_BYTES, checked, parse
 from chatx.errors import InputError
 from chatx.record import Record
@@ -48,17 +50,30 @@ def parsed(record: Record) -> Record:
 class KnownRecords:
     """The raw-record half of a decoder whose codec ``reads_raw``: a record its template
     knows is decoded from the template (:meth:`run`), any other is parsed and decoded
-    by :meth:`_decode_parsed`, which may make the next template."""
+    by :meth:`_decode_parsed`, which may make the next template.
+
+    A payload orjson does not read as ``JSON.parse`` does is read exactly
+    (:mod:`chatx.containers.exact`) and comes here raw, whatever the reader: integers
+    beyond 64 bits are said once per field, lone surrogates mended record after
+    record (:class:`~chatx.containers.exact.Surrogates`)."""
 
     made: int  # templates made
     used: int  # records they knew
+    notes: Any
     # The record a run last stopped at: the pipeline feeds it next, and it is not tried
     # against the template a second time.
     missed: Record | None = None
+    # Lone surrogates, once a record had one; ``carrying`` while half a pair waits for
+    # the next record, which then takes the parsing path whatever it is.
+    surrogates: Surrogates | None = None
+    carrying = False
+    big_said: set[str] | None = None  # fields whose integer beyond 64 bits was said
 
     def run(self, records: list[Record], start: int) -> Any:
         """The records from ``start`` on that the template knows, as one ``DeltaRun``
         (``None`` when the first is not one of them)."""
+        if self.carrying:
+            return None
         run = self._known_run(records, start)
         if run is None and start < len(records):
             self.missed = records[start]
@@ -74,17 +89,66 @@ class KnownRecords:
         raise NotImplementedError
 
     def _feed_raw(self, record: Record) -> list[Any]:
-        if record is not self.missed:
+        if record is not self.missed and not self.carrying:
             run = self._known_run([record], 0)
             if run is not None:
                 return run.batch(0)  # type: ignore[no-any-return]
         self.missed = None
         parsed = self._parse_raw(record)
+        if parsed.raw is not None or self.carrying:
+            parsed = self._read_exactly(parsed)
         record.data = parsed.data
         return self._decode_parsed(parsed)
 
     def _parse_raw(self, record: Record) -> Record:
         return parsed(record)
+
+    def _read_exactly(self, record: Record) -> Record:
+        """``record`` (a payload read exactly, or the one after half a pair) with its
+        integers beyond 64 bits said and its lone surrogates mended."""
+        data = record.data
+        if record.raw is not None:
+            self._say_big_ints(data, record.line)
+        if self.surrogates is None:
+            self.surrogates = Surrogates(self._say_surrogate)
+        data = self.surrogates.read(data, record.line)
+        self._carry(bool(self.surrogates.carried))
+        return Record(data, record.event, record.line, record.done)
+
+    def _say_big_ints(self, data: Any, line: int) -> None:
+        for path, number in exact.big_ints(data):
+            said = self.big_said if self.big_said is not None else set()
+            self.big_said = said
+            if path not in said:
+                said.add(path)
+                self.notes.add("warning", exact.big_int_note(path, number), line)
+
+    def _say_surrogate(self, message: str, line: int | None) -> None:
+        self.notes.add("repaired", message, line)
+
+    def _carry(self, carrying: bool) -> None:
+        """While half a pair waits, every record goes through :meth:`_read_exactly`:
+        ``feed`` and ``finish`` are this instance's own for that time, so the decoders'
+        hot paths pay nothing for the check the rest of the time."""
+        if carrying == self.carrying:
+            return
+        self.carrying = carrying
+        if carrying:
+            self.feed = self._feed_carried
+            self.finish = self._finish_carried
+        else:
+            del self.feed, self.finish
+
+    def _feed_carried(self, record: Record) -> list[Any]:
+        if record.raw is None and record.error is None:
+            mended = self._read_exactly(record)
+            record.data = mended.data
+        return type(self).feed(self, record)  # type: ignore[attr-defined, no-any-return]
+
+    def _finish_carried(self) -> list[Any]:
+        self.surrogates.finish()  # type: ignore[union-attr]
+        self._carry(False)
+        return type(self).finish(self)  # type: ignore[attr-defined, no-any-return]
 
 
 def parsed_around(record: Record, texts: list[str]) -> Record | None:
@@ -99,6 +163,8 @@ def parsed_around(record: Record, texts: list[str]) -> Record | None:
     key): then the payload is parsed as it is."""
     raw = record.raw
     assert raw is not None
+    if exact.may_hold_big_int(raw):  # read exactly, the long way
+        return None
     put: dict[str, tuple[str, int]] = {}
     for text in texts:
         encoded = _json_string(text)

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from chatx.containers.exact import DIGITS, LONG_RUN
 from chatx.containers.jsonarray import lone_brace
 from chatx.containers.lines import BOM, LineSplitter, LineTooLong
 from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
@@ -58,7 +59,7 @@ class JSONLReader:
         out: list[Record] = []
         append = out.append
         loads = orjson.loads
-        deep = _DEEP_BYTES
+        deep, digits, long_run = _DEEP_BYTES, DIGITS, LONG_RUN
         raw, over = self.raw, self.raw_over
         n = self._line
         for line in lines:
@@ -75,8 +76,11 @@ class JSONLReader:
                 if not line.isspace():
                     append(bad_payload(line, exc, None, n))
             else:
+                # A run of 19 digits may be an integer orjson read as a double.
                 append(
-                    Record(value, None, n) if len(line) <= deep else checked(line, value, None, n)
+                    Record(value, None, n)
+                    if len(line) <= deep and long_run not in line.translate(digits)
+                    else checked(line, value, None, n)
                 )
         self._line = n
         return out

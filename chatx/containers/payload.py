@@ -7,6 +7,8 @@ from typing import Any
 
 import orjson
 
+from chatx.containers import exact
+from chatx.containers.exact import may_hold_big_int
 from chatx.record import Record
 
 # Deeper records are refused at the reader, so that nothing downstream meets them: orjson
@@ -71,30 +73,55 @@ def parse(data: bytes, event: str | None, line: int) -> Record:
     """The record of one payload: its JSON value, the ``[DONE]`` sentinel, or an error.
 
     Readers inline this on their hot path; a decoder that reads raw records calls it for
-    the payloads its byte templates do not match."""
+    the payloads its byte templates do not match. A payload orjson does not read as
+    ``JSON.parse`` does (:mod:`chatx.containers.exact`) keeps its bytes in ``raw``
+    beside its value, surrogates as they are: the decoder mends them and says so."""
     try:
         value = orjson.loads(data)
     except ValueError as exc:
-        return bad_payload(data, exc, event, line)
+        return bad_payload(data, exc, event, line, mend=False)
     return (
         Record(value, event, line)
-        if len(data) <= _DEEP_BYTES
+        if len(data) <= _DEEP_BYTES and not may_hold_big_int(data)
         else checked(data, value, event, line)
     )
 
 
 def checked(data: bytes, value: Any, event: str | None, line: int) -> Record:
-    """The record of ``value`` parsed from ``data``, or its error when it nests too deep."""
-    if too_deep(data, value):
+    """The record of ``value`` parsed from ``data``, or its error when it nests too deep.
+
+    A payload that may hold an integer orjson read as a double is read again, exactly
+    (see :func:`parse`)."""
+    if len(data) > _DEEP_BYTES and too_deep(data, value):
         return Record(None, event, line, False, TOO_DEEP)
+    if may_hold_big_int(data):
+        try:
+            exact_value = exact.loads(data)
+        except ValueError:  # what orjson read, the standard library should too
+            return Record(value, event, line)
+        if exact.big_ints(exact_value):
+            return Record(exact_value, event, line, raw=bytes(data))
     return Record(value, event, line)
 
 
-def bad_payload(data: bytes, exc: ValueError, event: str | None, line: int) -> Record:
-    """The record for a payload orjson refused: the ``[DONE]`` sentinel, or an error."""
+def bad_payload(
+    data: bytes, exc: ValueError, event: str | None, line: int, mend: bool = True
+) -> Record:
+    """The record for a payload orjson refused: the ``[DONE]`` sentinel, a payload that
+    ``JSON.parse`` reads (a lone surrogate: see :func:`parse`), or an error.
+
+    A reader hands the value with its surrogates as U+FFFD (``mend``), for consumers
+    that do not decode; the decoder reads ``raw`` again and mends them record after
+    record."""
     if data.strip() == b"[DONE]":
         return Record(None, event, line, True)
-    return Record(None, event, line, False, payload_error(data, exc))
+    try:
+        value = exact.loads(data)
+    except ValueError:
+        return Record(None, event, line, False, payload_error(data, exc))
+    if len(data) > _DEEP_BYTES and too_deep(data, value):
+        return Record(None, event, line, False, TOO_DEEP)
+    return Record(exact.mended(value) if mend else value, event, line, raw=bytes(data))
 
 
 LARGE = 1 << 20  # output pieces this long are handed on alone, never joined
@@ -126,21 +153,21 @@ def frames(pieces: list[bytes]) -> list[bytes]:
 def lenient_dumps(value: Any, option: int = 0) -> bytes:
     """``orjson.dumps`` for what it refuses by default, used only when it has: dict keys
     that are not strings (written as strings, as JSON must have them) and integers beyond
-    64 bits (a sum of two large counts; written as doubles, as JavaScript reads them).
+    64 bits (written exactly, digit for digit: see :mod:`chatx.containers.exact`).
     """
     option |= orjson.OPT_NON_STR_KEYS
     try:
         return orjson.dumps(value, option=option)
     except TypeError:
-        return orjson.dumps(_doubles(value), option=option)
+        return orjson.dumps(_exact_ints(value), option=option)
 
 
-def _doubles(value: Any) -> Any:
+def _exact_ints(value: Any) -> Any:
     kind = type(value)
-    if kind is int and not -(1 << 63) <= value < 1 << 64:
-        return float(value)
+    if kind is int and not exact.INT64[0] <= value < exact.INT64[1]:
+        return orjson.Fragment(str(value).encode())
     if kind is dict:
-        return {key: _doubles(item) for key, item in value.items()}
+        return {key: _exact_ints(item) for key, item in value.items()}
     if kind is list:
-        return [_doubles(item) for item in value]
+        return [_exact_ints(item) for item in value]
     return value

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from chatx.containers.exact import DIGITS, LONG_RUN
 from chatx.containers.lines import BOM, MAX_LINE, LineSplitter, LineTooLong
 from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
 from chatx.record import DONE, Record
@@ -86,7 +87,7 @@ class SSEReader:
         out: list[Record] = []
         append = out.append
         loads = orjson.loads
-        deep = _DEEP_BYTES
+        deep, digits, long_run = _DEEP_BYTES, DIGITS, LONG_RUN
         raw, over = self.raw, self.raw_over
         n, start, data, more, event = self._line, self._start, self._data, self._more, self._event
         for line in lines:
@@ -104,9 +105,10 @@ class SSEReader:
                     except ValueError as exc:
                         append(bad_payload(data, exc, event, start))
                     else:
+                        # A run of 19 digits may be an integer orjson read as a double.
                         append(
                             Record(parsed, event, start)
-                            if len(data) <= deep
+                            if len(data) <= deep and long_run not in data.translate(digits)
                             else checked(data, parsed, event, start)
                         )
                 start, data, more, event = 0, None, None, None
