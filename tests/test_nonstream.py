@@ -224,6 +224,23 @@ def test_response_still_in_progress_has_no_terminal_event() -> None:
     assert any("status 'queued'" in n.message for n in notes.items if n.kind == "warning")
 
 
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"object": "response", "status": [], "output": []},
+        {"object": "response", "status": "completed",
+         "output": [{"type": "message", "content": [{"type": ["output_text"]}, "x"]}, 1]},
+        {"object": "chat.completion", "choices": [{"message": [], "finish_reason": {}}]},
+        {"completion_message": {"content": [1, {"type": []}], "tool_calls": [2, {}]}},
+    ],
+)  # fmt: skip
+def test_a_malformed_object_is_read_as_far_as_it_says(obj: dict[str, Any]) -> None:
+    """Odd values in an object are the decoder's to judge, never a crash."""
+    for dst in (CHAT, RESPONSES, LLAMA):
+        _, notes = convert(orjson.dumps(obj), dst)
+        assert not [n for n in notes.items if n.kind == "skipped"], said(notes)
+
+
 def test_llama_completion_becomes_its_events() -> None:
     _, data, obj = fixture("llama-tools")
     out, notes = convert(data, LLAMA)

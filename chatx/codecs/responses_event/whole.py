@@ -58,7 +58,7 @@ def events(response: dict[str, Any], notes: Notes) -> list[dict[str, Any]]:
     error = response.get("error")
     if status == "failed" and type(error) is dict:
         emit(shapes.error_event(error.get("code"), error.get("message"), None, None, None))
-    terminal = shapes.TERMINAL_EVENT.get(status)  # type: ignore[arg-type]
+    terminal = shapes.TERMINAL_EVENT.get(status) if type(status) is str else None
     if terminal is None:
         notes.warning(f"a response with status {status!r}: its stream has no terminal event")
     else:
@@ -96,7 +96,8 @@ def _item(emit: Emit, index: int, item: dict[str, Any]) -> None:
 
 def _message(emit: Emit, index: int, iid: Any, content: Any) -> None:
     for number, part in enumerate(content if type(content) is list else ()):
-        ptype = _TEXT_PARTS.get(part.get("type")) if type(part) is dict else None
+        kind = part.get("type") if type(part) is dict else None
+        ptype = _TEXT_PARTS.get(kind) if type(kind) is str else None
         if ptype is None:
             continue
         text = _str(part.get("text" if ptype == "output_text" else "refusal"))
