@@ -166,6 +166,24 @@ REPAIRED: dict[str, str] = {
     "vercel-ai__openai-compatible-tool-call.1.jsonl": "function call whole in the added item, no arguments.done: added",
     "vercel-ai__openai-compatible-reasoning.1.jsonl": "message without output_text.done/content_part.done: added",
     "vercel-ai__openai-github-copilot-id-rotation.1.jsonl": "item ids rotate within an item: the first id is kept",
+    **{
+        name: "a second finish_reason for the choice: left out"
+        for name in (
+            "pydantic-ai__openrouter_advisor_tool_stream__i0.sse",
+            "pydantic-ai__openrouter_stream_error__i0.sse",
+            "pydantic-ai__openrouter_web_search_annotations_stream__i0.sse",
+            "pydantic-ai__openrouter_web_search_tool_usage_stream__i0.sse",
+        )
+    },
+    **{
+        name: "a choice that never gets a finish_reason: one written"
+        for name in (
+            "pydantic-ai__snowflake_model_streaming__i0.sse",
+            "pydantic-ai__snowflake_thinking_streaming__i0.sse",
+            "simonw-llm__tools_streaming_variant_a__i0.sse",
+            "simonw-llm__tools_streaming_variant_b__i0.sse",
+        )
+    },
 }
 
 # Captures A → A changes without saying so (no `repaired` note): bugs.

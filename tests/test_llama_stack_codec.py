@@ -56,6 +56,13 @@ EXPECTED = {
     # Llama Stack could not parse the call: its raw text is what the model said.
     "failed": ("get_weather(city=Paris", [], None, "stop"),
     "error": ("The answer", [], None, None),
+    # The OpenAI-compat layer's incremental shape: "name(", the arguments, ")", no started.
+    "tool-call-openai-compat": (
+        "",
+        [("call_fixture_0", "get_weather", {"city": "Paris"})],
+        None,
+        "tool_calls",
+    ),
 }
 
 
