@@ -131,7 +131,7 @@ class ChatChunkEncoder(RunEncoding):
                     )
                     continue
                 self.finished.add(event.lane)
-                self._choice(choices, event.lane)["finish_reason"] = _finish(event.reason)
+                self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
                 if event.extra:
                     self._extra(event.extra, "finish.")
             elif kind is ir.Usage:
@@ -165,6 +165,16 @@ class ChatChunkEncoder(RunEncoding):
             if not self.failed and self.roles - self.finished:
                 out.append(self._finish_unfinished())
         return out
+
+    def _finish(self, reason: str) -> str:
+        """The finish_reason to write: the source's own word from chat (vLLM's abort,
+        OpenRouter's error), every IR word but "error" from another format."""
+        if reason != "error" or self.own:
+            return reason
+        # OpenAI's chat has no finish reason for a failed generation (an error frame says
+        # it, and it did not come: a Responses response.failed without an error event).
+        self.notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
+        return "stop"
 
     def _finish_unfinished(self) -> dict[str, Any]:
         """A chunk that finishes each choice the source never finished: ``tool_calls``
@@ -373,11 +383,6 @@ def _append(delta: dict[str, Any], key: str, text: str) -> None:
 def _extend(logprobs: dict[str, Any], key: str, entries: list[Any]) -> None:
     old = logprobs.get(key)
     logprobs[key] = old + entries if isinstance(old, list) else entries
-
-
-def _finish(reason: str) -> str:
-    # "error" has no chat finish reason; the error frame says it, and "stop" ends the choice.
-    return "stop" if reason == "error" else reason
 
 
 def _error(event: ir.Error, own: bool) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.finish import exact
 from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, report
 
@@ -257,7 +258,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
         self._flush(out)
         self.stop = r.stop_word(event.reason, event.raw)
         self.reason = event.reason
-        unsaid = event.reason in ("content_filter", "error") or event.reason not in r.FINISH_TO_STOP
+        unsaid = exact(event.reason) not in r.FINISH_TO_STOP
         if not self.own and unsaid and not (event.reason == "error" and self.failed):
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Llama Stack stop reason: "

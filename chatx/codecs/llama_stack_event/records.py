@@ -16,13 +16,15 @@ from typing import Any
 import orjson
 
 from chatx import ir
+from chatx.codecs.finish import exact
 from chatx.residue import diff
 
 NAME = "llama-stack-event"
 LS = "llama_stack"  # the key under which this codec keeps its own residue in ``extra``
 
 # StopReason <-> chat finish reason. Llama Stack's own OpenAI-compat layer uses the same
-# pairs (openai_compat.py: _convert_openai_finish_reason and its inverse).
+# pairs (openai_compat.py: _convert_openai_finish_reason and its inverse); it reads eos and
+# eos_token as end_of_turn too (chatx.codecs.finish.SAME_AS).
 STOP_TO_FINISH = {"end_of_turn": "stop", "end_of_message": "tool_calls", "out_of_tokens": "length"}
 FINISH_TO_STOP = {
     "stop": "end_of_turn",
@@ -30,11 +32,11 @@ FINISH_TO_STOP = {
     "length": "out_of_tokens",
     # The legacy chat name for "the model called a tool": same meaning.
     "function_call": "end_of_message",
-    # No stop reason says these; Llama Stack's own mapping falls back to
-    # end_of_turn for any unknown finish reason. The encoder reports the loss.
-    "content_filter": "end_of_turn",
-    "error": "end_of_turn",
 }
+# No stop reason says the others (content_filter, error, a provider's own word such as
+# vLLM's abort); Llama Stack's own mapping falls back to end_of_turn for any finish reason
+# it does not know. The encoder reports the loss.
+FALLBACK_STOP = "end_of_turn"
 
 # Token metrics on the complete event <-> IR Usage fields.
 METRIC_FIELDS = (
@@ -68,7 +70,7 @@ def stop_word(reason: str, raw: str | None) -> str:
         STOP_TO_FINISH[raw] == reason or (raw == "end_of_turn" and reason == "tool_calls")
     ):
         return raw
-    return FINISH_TO_STOP.get(reason, "end_of_turn")
+    return FINISH_TO_STOP.get(exact(reason) or "", FALLBACK_STOP)
 
 
 def event(

@@ -16,6 +16,7 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.call_order import CallOrder
+from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
@@ -226,8 +227,15 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             return
         self._close(out)
         self.reason = event.reason
-        if event.extra and not self.own:
+        if self.own:
+            return
+        if event.extra:
             self._lost(event.extra, "finish.")
+        if exact(event.reason) is None:
+            self.notes.lost(
+                f"finish reason {event.reason!r} has no Responses status: written as "
+                f"response.incomplete with incomplete_details.reason {event.reason!r}"
+            )
 
     def _error(self, event: ir.Error, out: list[dict[str, Any]]) -> None:
         if not self.active:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx.codecs.finish import exact
+
 
 def text_part(text: str, logprobs: list[Any]) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": logprobs, "text": text}
@@ -62,11 +64,17 @@ def terminal_status(reason: str | None, failed: bool) -> tuple[str, dict[str, An
     """The terminal status and ``incomplete_details`` for an IR finish reason."""
     if failed or reason == "error":
         return "failed", None
-    if reason == "length":
+    said = exact(reason)
+    if said == "length":
         return "incomplete", {"reason": "max_output_tokens"}
-    if reason == "content_filter":
+    if said == "content_filter":
         return "incomplete", {"reason": "content_filter"}
-    return "completed", None
+    if reason is None or said is not None:
+        return "completed", None
+    # A word Responses has no status for (vLLM's abort, Gemini's recitation) did not end
+    # the response cleanly, as far as anyone can tell: incomplete, and the word itself in
+    # incomplete_details.reason, a free string in Open Responses.
+    return "incomplete", {"reason": reason}
 
 
 TERMINAL_EVENT = {
