@@ -9,8 +9,8 @@ otherwise it writes what its format can carry and reports the reason ``lost``, s
 
 from __future__ import annotations
 
-# Chat finish reasons as the openai SDK types name them, and "error", the IR's word for a
-# generation that failed (OpenRouter's finish reason; Responses' "failed").
+# Chat finish reasons as the openai SDK types name them. The IR adds "error", a generation
+# that failed (OpenRouter's finish reason; Responses' "failed").
 CHAT_WORDS = frozenset(("stop", "length", "tool_calls", "content_filter", "function_call"))
 
 # Words servers put in a chat finish_reason for exactly what chat calls "stop" (a

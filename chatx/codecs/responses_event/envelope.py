@@ -118,12 +118,48 @@ def _apply_request(response: dict[str, Any], request: dict[str, Any]) -> None:
         response["text"] = request["text"]
     elif isinstance(request.get("response_format"), dict):
         response["text"] = {"format": _text_format(request["response_format"])}
+    if request.get("verbosity") is not None and "verbosity" not in response["text"]:
+        # Chat asks for it at the top level; Responses has it in text.
+        response["text"] = {**response["text"], "verbosity": request["verbosity"]}
+    if "instructions" not in request:
+        instructions = _instructions(request.get("messages"))
+        if instructions is not None:
+            response["instructions"] = instructions
     if isinstance(request.get("reasoning"), dict):
         response["reasoning"] = request["reasoning"]
     elif request.get("reasoning_effort") is not None:
         response["reasoning"] = {"effort": request["reasoning_effort"], "summary": None}
     if request.get("model") and not response.get("model"):
         response["model"] = request["model"]
+
+
+def _instructions(messages: Any) -> str | None:
+    """A chat request's system and developer messages, in order: what Responses calls the
+    instructions (one string in Open Responses; messages apart by a blank line)."""
+    if not isinstance(messages, list):
+        return None
+    texts = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") in ("system", "developer"):
+            text = _content_text(message.get("content"))
+            if text:
+                texts.append(text)
+    return "\n\n".join(texts) if texts else None
+
+
+def _content_text(content: Any) -> str:
+    """A message's content as text: the string, or its text parts one after another."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        part["text"]
+        for part in content
+        if isinstance(part, dict)
+        and part.get("type") == "text"
+        and isinstance(part.get("text"), str)
+    )
 
 
 def _tool(tool: Any) -> Any:
