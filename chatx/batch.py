@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -140,13 +141,15 @@ def plan(
     formats: Sequence[str],
     out_dir: Path,
     out_container: str | None = None,
+    passed: list[str] | None = None,
 ) -> tuple[list[Job], list[str]]:
     """The jobs for ``inputs`` (files and directories), and the inputs that cannot be used.
 
     Problems (a path that does not exist, a directory without captures) are returned as
-    messages so the rest still runs; clashing outputs raise :class:`UsageError`.
+    messages so the rest still runs; clashing outputs raise :class:`UsageError`. What a
+    walk passed over (a FIFO, a socket, a device) is added to ``passed``.
     """
-    sources, problems = _sources(inputs, out_dir)
+    sources, problems = _sources(inputs, out_dir, passed)
     jobs = []
     for source in sources:
         for target in formats:
@@ -158,13 +161,15 @@ def plan(
     return _refuse_clashes(jobs), problems
 
 
-def _sources(inputs: Sequence[str], out_dir: Path) -> tuple[list[_Source], list[str]]:
+def _sources(
+    inputs: Sequence[str], out_dir: Path, passed: list[str] | None
+) -> tuple[list[_Source], list[str]]:
     sources: list[_Source] = []
     problems: list[str] = []
     for given in inputs:
         path = Path(given)
         if path.is_dir():
-            found = list(_walk(path, out_dir))
+            found = list(_walk(path, out_dir, passed))
             if not found:
                 problems.append(f"{given}: {NO_CAPTURES}")
             sources += found
@@ -175,15 +180,17 @@ def _sources(inputs: Sequence[str], out_dir: Path) -> tuple[list[_Source], list[
     return sources, problems
 
 
-def walk(top: Path) -> list[Path]:
+def walk(top: Path, passed: list[str] | None = None) -> list[Path]:
     """The captures under directory ``top`` as a many-file convert finds them (``validate
-    DIR`` reads the same files), outputs of earlier runs included."""
-    return [source.path for source in _walk(top, None)]
+    DIR`` reads the same files), outputs of earlier runs included; what the walk passed
+    over (a FIFO, a socket, a device) is added to ``passed``."""
+    return [source.path for source in _walk(top, None, passed)]
 
 
-def _walk(top: Path, out_dir: Path | None) -> Iterator[_Source]:
+def _walk(top: Path, out_dir: Path | None, passed: list[str] | None = None) -> Iterator[_Source]:
     """Captures under ``top``, sorted, each with its directory relative to ``top``; what
-    an earlier run wrote into ``out_dir`` (when given) is left out."""
+    an earlier run wrote into ``out_dir`` (when given) is left out, and so is what is no
+    regular file (a FIFO would wait for a writer forever), said in ``passed``."""
     outputs = None if out_dir is None else _resolved(out_dir)
     for dirpath, dirnames, filenames in os.walk(top):  # symlinked directories not followed
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -195,7 +202,30 @@ def _walk(top: Path, out_dir: Path | None) -> Iterator[_Source]:
             if in_outputs and _looks_like_output(filename):
                 continue  # what an earlier run wrote, not an input
             path = here / filename
+            kind = _not_a_file(path)
+            if kind:
+                if passed is not None:
+                    passed.append(f"{path}: {kind}, not a capture file: skipped")
+                continue
             yield _Source(path, str(path), here.relative_to(top))
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What ``path`` is when it is no regular file (a symlink is what it points to); None
+    for a file, or for what cannot be looked at (reading it says why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
 
 
 def _looks_like_output(filename: str) -> bool:
@@ -318,6 +348,8 @@ def _write(job: Job, out: bytes) -> Status:
     try:
         temporary.write_bytes(out)
         os.replace(temporary, output)
+    except OSError as exc:  # said of the output, never of the temporary file
+        raise OSError(exc.errno, exc.strerror, str(output)) from None
     finally:
         temporary.unlink(missing_ok=True)
     return "written"

@@ -20,6 +20,7 @@ from typing import Any
 
 import typer
 
+from chatx.cli import streams
 from chatx.errors import ChatxError, ExitStatus
 from chatx.textsafe import escape_text
 
@@ -109,13 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         os.environ["CHATX_DEBUG"] = "1"
     try:
-        with _signals(), _quiet_gc(), _whole_writes():
+        with _signals(), _quiet_gc(), streams.quiet_stderr(), _whole_writes():
             code = _run(_command(), args, debug)
             try:
                 sys.stdout.flush()
             except BrokenPipeError:
                 code = _quiet_pipe()
-            except (ValueError, OSError):  # stdout closed, or gone in another way
+            except OSError as exc:  # a full disk: the output is not all there
+                code = streams.output_failed(exc, code)
+            except ValueError:  # stdout closed
                 pass
     finally:
         if was is None:
@@ -181,6 +184,8 @@ def _run(command: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one
     except OSError as exc:
         if debug:
             raise
+        if streams.is_stdout_failure(exc):
+            return streams.output_failed(exc, ExitStatus.OK)
         error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
         return ExitStatus.ERROR
     except MemoryError:
@@ -253,6 +258,11 @@ class _WholeWrites(io.BufferedWriter):
         _writing = True
         try:
             return super().write(data)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            streams.stdout_failed(exc)
+            raise
         finally:
             _after_write()
 
@@ -261,6 +271,11 @@ class _WholeWrites(io.BufferedWriter):
         _writing = True
         try:
             super().flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            streams.stdout_failed(exc)
+            raise
         finally:
             _after_write()
 

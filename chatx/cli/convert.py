@@ -17,6 +17,7 @@ import orjson
 import typer
 
 from chatx.cli.formats import complete_format, format_option, formats_option
+from chatx.cli.output import OutputError, open_input, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
@@ -157,7 +158,11 @@ def convert(
     )
     settings = batch.Settings(src, container, out_container, options, choice, strict)
     if out_dir is not None or check:
-        plan = _plan(files, formats, out_dir, output, out_container)
+        passed: list[str] = []
+        plan = _plan(files, formats, out_dir, output, out_container, passed)
+        if not quiet:
+            for message in passed:
+                _say("warning", message)
         return run_many(*plan, settings, check=check, workers=jobs, quiet=quiet)
     if len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
         raise UsageError(
@@ -173,16 +178,21 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
     notes = Notes()
     transcoder = settings.transcoder(to, name, notes)
     reporter = NoteReporter(notes, name, quiet)
+    refuse_input_as_output(file, output)
     if file == "-":
         from chatx.cli import reading_stdin
 
         reading_stdin(settings.src)
-    with _open_in(file) as inp, _open_out(output) as out:
+    with open_input(file) as inp, open_output(output) as out:
         try:
             pump(inp, out, transcoder, reporter)
         except InputError as exc:
             reporter.flush()
             raise exc.located(name) from None
+        if transcoder.skipped and getattr(out, "replaces", False):
+            # A file is replaced only by a whole conversion: stdout has it all the same.
+            reporter.flush(final=True)
+            raise OutputError(f"{output}: not written, since records were skipped")
     reporter.flush(final=True)
     return ExitStatus.ERROR if transcoder.skipped else ExitStatus.OK
 
@@ -193,8 +203,10 @@ def _plan(
     out_dir: Path | None,
     output: str,
     out_container: str | None,
+    passed: list[str],
 ) -> tuple[list[Any], list[str]]:
-    """The jobs of a many-file run (``--out-dir``) or of ``-o FILE --check``."""
+    """The jobs of a many-file run (``--out-dir``) or of ``-o FILE --check``; what a
+    walk passed over (a FIFO…) in ``passed``."""
     from chatx import batch
 
     if "-" in files:
@@ -202,7 +214,7 @@ def _plan(
     if out_dir is not None:
         if output != "-":
             raise UsageError("-o and --out-dir do not go together: -o names one output file")
-        return batch.plan(files, formats, out_dir, out_container)
+        return batch.plan(files, formats, out_dir, out_container, passed)
     if output == "-" or len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
         raise UsageError("--check compares with --out-dir DIR, or with -o FILE for one input")
     if not Path(files[0]).is_file():
@@ -367,31 +379,3 @@ def _load_request(path: Path | None) -> dict[str, Any] | None:
     if not isinstance(body, dict):
         raise InputError("request body must be a JSON object", file=str(path))
     return body
-
-
-class _Std:
-    """A context manager around a standard stream that does not close it."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self.stream = stream
-
-    def __enter__(self) -> BinaryIO:
-        return self.stream
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-def _open_in(file: str) -> Any:
-    if file == "-":
-        return _Std(sys.stdin.buffer)
-    try:
-        return open(file, "rb")  # noqa: SIM115 - closed by the caller's with
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), file=file) from None
-
-
-def _open_out(output: str) -> Any:
-    if output == "-":
-        return _Std(sys.stdout.buffer)
-    return open(output, "wb")  # noqa: SIM115

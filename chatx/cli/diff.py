@@ -115,7 +115,13 @@ def diff(
     )
     trouble = _say_notes(result)
     if output == "json":
-        data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
+        try:
+            data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
+        except TypeError:  # a file name that is not UTF-8: its bytes as \xNN
+            from chatx.textsafe import json_safe
+
+            safe = json_safe(result.to_json())
+            data = orjson.dumps(safe, option=orjson.OPT_INDENT_2, default=str)
         sys.stdout.buffer.write(data + b"\n")
     else:
         from rich.console import Console

@@ -39,7 +39,7 @@ def rules(
     from chatx.validation import RULES, get_rule
 
     if output not in ("text", "json"):
-        raise UsageError("--output takes 'text' or 'json'")
+        raise UsageError(f"--output takes 'text' or 'json', not {output!r}")
     if rule_id is not None:
         rule = get_rule(rule_id)
         if rule is None:

@@ -116,7 +116,11 @@ def _inputs(files: list[str]) -> Iterator[str]:
             continue
         from chatx import batch
 
-        yield from [str(path) for path in batch.walk(Path(file))] or [file]
+        passed: list[str] = []
+        found = batch.walk(Path(file), passed)
+        for message in passed:  # a FIFO would wait for a writer forever
+            sys.stderr.write(f"chatx: warning: {escape_text(message)}\n")
+        yield from [str(path) for path in found] or [file]
 
 
 @dataclass
@@ -155,7 +159,7 @@ class Printer:
         if not findings:
             return
         if self.output == "json":
-            text = b"".join(orjson.dumps(f.as_dict()) + b"\n" for f in findings).decode()
+            text = b"".join(_json_line(f.as_dict()) for f in findings).decode()
         else:
             text = "".join(
                 f"{escape_text(f.file)}:{f.line}: {f.rule} {f.severity} {escape_text(f.message)}\n"
@@ -163,6 +167,15 @@ class Printer:
             )
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def _json_line(finding: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(finding) + b"\n"
+    except TypeError:  # a file name that is not UTF-8: its bytes as \xNN
+        from chatx.textsafe import json_safe
+
+        return orjson.dumps(json_safe(finding)) + b"\n"
 
 
 def check_file(
