@@ -1,4 +1,11 @@
-"""A JSON array of events: the whole input is one array, read at the end."""
+"""A JSON array of events, read element by element as its bytes arrive.
+
+Memory holds the element being read, not the array: a 72 MB array is read as its SSE
+form is. A one-element-per-line array (what chatx and most recorders write) is cut at
+its line ends and each line parsed whole; any other layout is cut by a scan that skips
+strings and counts brackets. An array that does not parse (cut short, a bad element)
+gives the elements that do and an error record for each that does not, at its line.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +14,11 @@ from typing import Any
 
 import orjson
 
+from chatx.containers import exact
+from chatx.containers.exact import DIGITS, LONG_RUN
 from chatx.containers.lines import BOM
 from chatx.containers.payload import (
-    MAX_DEPTH,
+    _DEEP_BYTES,
     TOO_DEEP,
     checked,
     frames,
@@ -21,136 +30,291 @@ from chatx.record import DONE, Record
 
 # Strings (so brackets and commas inside them are skipped) and the structural bytes.
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.DOTALL)
+# The same, read as the bytes arrive: a string without its closing quote yet has no
+# group 1 (it goes on in the next chunk), and _IN_STRING goes on with it there.
+_STREAM = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{},]', re.DOTALL)
+_IN_STRING = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(")?', re.DOTALL)
 _SPACE = re.compile(rb"[ \t\n]*")
+_JSON_SPACE = b" \t\n\r"
 _KINDS = {dict: "an object", str: "a string", int: "a number", float: "a number",
           bool: "a boolean", type(None): "null"}  # fmt: skip
+_CUT = "invalid JSON: unexpected end of data (half-written line?)"
+_COMMA, _CLOSE = 0x2C, 0x5D
 
 
 class JSONArrayReader:
-    """Buffer the input; at ``finish()`` return one record per array element."""
+    """Incremental JSON-array reader: one record per element, as soon as it is whole.
 
-    __slots__ = ("_buf",)
+    Input that is not an array (one object printed over several lines, or something
+    else) is read whole at ``finish()``.
+    """
+
+    __slots__ = ("_after_comma", "_at", "_bad", "_buf", "_closed", "_col", "_count", "_cr",
+                 "_depth", "_fast", "_head", "_line", "_mode", "_string")  # fmt: skip
 
     def __init__(self) -> None:
-        self._buf = bytearray()
+        self._head = b""  # the first bytes, until one that is not blank says what comes
+        self._mode: str | None = None  # "array", or "whole" for anything else
+        self._buf = bytearray()  # array: from just after the last separator read
+        self._cr = False  # the last chunk ended with CR (its LF may start the next)
+        self._line = 1  # the line of _buf[0]
+        self._col = 0  # the column of _buf[0] on its line, from 0
+        self._at = 0  # where the scan of the element being read goes on
+        self._depth = 1  # the nesting there (the array itself is one level)
+        self._string = False  # the scan stopped inside a string
+        self._fast = True  # the element may still be read as one line
+        self._after_comma = False  # the element being read follows a comma
+        self._closed = False  # the array's "]" was read: what follows is left out
+        self._count = 0  # records made
+        self._bad = False  # something other than elements and blanks: not an empty array
 
     def feed(self, chunk: bytes) -> list[Record]:
-        """Keep the bytes; an array can only be read whole."""
-        self._buf += chunk
-        return []
+        """Read the next bytes; return the records of the elements they complete."""
+        if self._mode is None:
+            chunk = self._start(chunk)
+            if self._mode != "array":
+                return []
+        elif self._mode == "whole":
+            self._buf += chunk
+            return []
+        if self._closed:
+            self._bad = self._bad or bool(chunk.strip(_JSON_SPACE))
+            return []
+        self._buf += self._unify(chunk)
+        return self._read(final=False)
 
     def finish(self) -> list[Record]:
-        """End of input: parse the array and return its elements as records (drain)."""
-        buf = bytes(self._buf).removeprefix(BOM)
+        """End of input: the last element, and anything not an array (drain)."""
+        if self._mode == "array":
+            out = [] if self._closed else self._read(final=True)
+            if not self._count and (self._bad or not self._closed):
+                out.append(Record(None, None, 1, False, _CUT))
+            return out
+        buf = bytes(self._buf if self._mode == "whole" else self._head)
         self._buf = bytearray()
-        if not buf.strip():
-            return []
+        return _whole(buf.removeprefix(BOM))
+
+    # -- reading ---------------------------------------------------------------------
+
+    def _start(self, chunk: bytes) -> bytes:
+        """Keep the first bytes until one that is not blank: a "[" starts an array (the
+        bytes after it are returned), anything else is read whole."""
+        head = self._head + chunk
+        if len(head) < len(BOM) and BOM.startswith(head):
+            self._head = head
+            return b""
+        text = head.removeprefix(BOM)
+        rest = text.lstrip()
+        if not rest:
+            self._head = head
+            return b""
+        self._head = b""
+        if rest[:1] != b"[":
+            self._mode = "whole"
+            self._buf = bytearray(head)
+            return b""
+        self._mode = "array"
+        before = self._unify(text[: len(text) - len(rest) + 1])  # the blanks and "["
+        self._bad = bool(before[:-1].strip(_JSON_SPACE))  # orjson takes no other blank
+        self._line += before.count(b"\n")
+        self._col = len(before) - before.rfind(b"\n") - 1
+        return rest[1:]
+
+    def _unify(self, chunk: bytes) -> bytes:
+        """LF for CRLF and CR, whatever the chunking: valid JSON has CR only as a blank,
+        and lines are counted at LF."""
+        if self._cr and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        self._cr = chunk[-1:] == b"\r"
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return chunk
+
+    def _read(self, final: bool) -> list[Record]:
+        """The records of the elements whole in the buffer; what they took is dropped."""
+        out: list[Record] = []
+        buf = self._buf
+        pos = 0  # just after the last separator read
+        while True:
+            start = _SPACE.match(buf, pos).end()
+            if start == len(buf):
+                break
+            found = self._line_read(buf, pos, start) if self._fast and self._at <= start else None
+            if found is True:  # the line is whole, what follows it is not here yet
+                if not final:
+                    break
+                found = None
+            if found is not None:
+                record, end = found
+                out.append(record)
+                self._count += 1
+            else:
+                end = self._scan(buf, max(self._at, start))
+                if end < 0:  # the element goes on in the next chunk
+                    if final:
+                        out += self._salvage(buf, pos)
+                    break
+                piece = bytes(buf[start:end]).rstrip()
+                if piece:
+                    out.append(self._element(piece, *self._where(buf, pos, start)))
+                    self._count += 1
+                elif buf[end] == _COMMA or self._after_comma:
+                    self._bad = True  # an element left empty
+            self._after_comma = buf[end] == _COMMA
+            pos = self._advance(buf, pos, end + 1)
+            if not self._after_comma:  # the array's "]" (or a "}"): what follows is left out
+                self._closed = True
+                self._bad = self._bad or buf[end] != _CLOSE or bool(buf[pos:].strip(_JSON_SPACE))
+                pos = len(buf)
+                break
+        if pos:
+            del buf[:pos]
+            self._at = max(0, self._at - pos)
+        return out
+
+    def _line_read(self, buf: bytearray, pos: int, start: int) -> Any:
+        """The element at ``start`` read as the rest of its line (``[record, end]``, end
+        the separator after it); True when its line is whole but what follows is not
+        here yet; None when it is not one line (the scan reads it)."""
+        if buf[start] == _COMMA or buf[start] == _CLOSE:
+            return None
+        nl = buf.find(b"\n", start)
+        if nl < 0:
+            return None
+        end = nl - 1 if buf[nl - 1] == _COMMA else nl
+        piece = bytes(buf[start:end]).rstrip()
         try:
-            value = orjson.loads(buf)
+            value = orjson.loads(piece)
+        except ValueError:
+            self._fast = False
+            return None
+        # A whole JSON value ends outside any string: what follows it is the array's.
+        sep = _SPACE.match(buf, end).end()
+        if sep == len(buf):
+            return True
+        if buf[sep] != _COMMA and buf[sep] != _CLOSE:
+            self._fast = False
+            return None
+        return [_record(piece, value, self._where(buf, pos, start)[0]), sep]
+
+    def _scan(self, buf: bytearray, at: int) -> int:
+        """The separator that ends the element being read (its "," or the array's "]"),
+        or -1 when it goes on in the next chunk (where the scan goes on)."""
+        depth = self._depth
+        if self._string:
+            match = _IN_STRING.match(buf, at)
+            at = match.end()  # type: ignore[union-attr]
+            if match.group(1) is None:  # type: ignore[union-attr]
+                self._at = at
+                return -1
+            self._string = False
+        for match in _STREAM.finditer(buf, at):
+            byte = buf[match.start()]
+            if byte == 0x22:  # a string
+                if match.group(1) is None:
+                    self._at, self._depth, self._string = match.end(), depth, True
+                    return -1
+            elif byte == 0x5B or byte == 0x7B:  # [ {
+                depth += 1
+            elif byte == _CLOSE or byte == 0x7D:  # ] }
+                depth -= 1
+                if depth == 0:
+                    return match.start()
+            elif depth == 1:  # a comma between elements
+                return match.start()
+        self._at, self._depth = len(buf), depth
+        return -1
+
+    def _salvage(self, buf: bytearray, pos: int) -> list[Record]:
+        """End of input inside an element: what is left, cut as a whole array that does
+        not parse is cut (an unclosed string does not hide the commas after it)."""
+        spans: list[tuple[int, int]] = []
+        depth, begin = 1, pos
+        for match in _TOKENS.finditer(buf, pos):
+            byte = buf[match.start()]
+            if byte == 0x5B or byte == 0x7B:  # [ {
+                depth += 1
+            elif byte == _CLOSE or byte == 0x7D:  # ] }
+                depth -= 1
+                if depth == 0:
+                    spans.append((begin, match.start()))
+                    begin = -1
+                    break
+            elif byte == _COMMA and depth == 1:
+                spans.append((begin, match.start()))
+                begin = match.end()
+        if begin >= 0:
+            spans.append((begin, len(buf)))
+        out = []
+        for begin, end in spans:
+            start = _SPACE.match(buf, begin).end()
+            piece = bytes(buf[start:end]).rstrip()
+            if piece:
+                out.append(self._element(piece, *self._where(buf, pos, start)))
+        self._count += len(out)
+        return out
+
+    def _element(self, piece: bytes, line: int, column0: int) -> Record:
+        """The record of one element's bytes: its value, or why it is not one."""
+        try:
+            value = orjson.loads(piece)
         except ValueError as exc:
-            if buf.lstrip()[:1] == b"[":
-                return _salvage(buf)
-            return [Record(None, None, getattr(exc, "lineno", 1), False, payload_error(buf, exc))]
-        if type(value) is not list:
-            line = _line_numbers(buf, [len(buf) - len(buf.lstrip())])[0]
-            if type(value) is dict:
-                # One object printed over several lines (a non-streaming response, as
-                # APIs and `chatx collect` print it): one record.
-                return [checked(buf, value, None, line)]
-            kind = _KINDS.get(type(value), "something else")
-            return [
-                Record(None, None, line, False, f"expected a JSON array of events, found {kind}")
-            ]
-        lines, deep = _scan(buf)
-        return [
-            Record(None, None, line, False, TOO_DEEP)
-            if number in deep
-            else Record(item, None, line)
-            for number, (item, line) in enumerate(zip(value, lines, strict=True))
-        ]
+            try:  # what JSON.parse reads and orjson does not: see exact
+                value = exact.loads(piece)
+            except ValueError:
+                return Record(None, None, line, False, payload_error(piece, exc, column0))
+            if len(piece) > _DEEP_BYTES and too_deep(piece, value):
+                return Record(None, None, line, False, TOO_DEEP)
+            return Record(exact.mended(value), None, line, raw=piece)
+        return _record(piece, value, line)
+
+    def _where(self, buf: bytearray, pos: int, at: int) -> tuple[int, int]:
+        """The line of ``at``, and its column from 1 (``pos``: where _line and _col are)."""
+        nl = buf.rfind(b"\n", pos, at)
+        column = at - nl if nl >= 0 else self._col + at - pos + 1
+        return self._line + buf.count(b"\n", pos, at), column
+
+    def _advance(self, buf: bytearray, pos: int, to: int) -> int:
+        """Move the reading position to ``to``: the next element starts afresh."""
+        lines = buf.count(b"\n", pos, to)
+        if lines:
+            self._line += lines
+            self._col = to - buf.rfind(b"\n", pos, to) - 1
+        else:
+            self._col += to - pos
+        self._at, self._depth, self._string, self._fast = 0, 1, False, True
+        return to
+
+
+def _record(piece: bytes, value: Any, line: int) -> Record:
+    """The record of ``value`` orjson read from ``piece``: checked for depth and for an
+    integer it read as a double (see exact)."""
+    if len(piece) <= _DEEP_BYTES and LONG_RUN not in piece.translate(DIGITS):
+        return Record(value, None, line)
+    return checked(piece, value, None, line)
+
+
+def _whole(buf: bytes) -> list[Record]:
+    """Input that is not an array, read whole: one object printed over several lines
+    (a non-streaming response, as APIs and ``chatx collect`` print it) is one record;
+    anything else is an error record."""
+    if not buf.strip():
+        return []
+    try:
+        value = orjson.loads(buf)
+    except ValueError as exc:
+        return [Record(None, None, getattr(exc, "lineno", 1), False, payload_error(buf, exc))]
+    line = _line_numbers(buf, [len(buf) - len(buf.lstrip())])[0]
+    if type(value) is dict:
+        return [checked(buf, value, None, line)]
+    kind = _KINDS.get(type(value), "something else")
+    return [Record(None, None, line, False, f"expected a JSON array of events, found {kind}")]
 
 
 def element_lines(buf: bytes) -> list[int]:
-    """The 1-based line where each element of the valid JSON array ``buf`` starts."""
-    return _scan(buf)[0]
-
-
-def _scan(buf: bytes) -> tuple[list[int], set[int]]:
-    """Each element's line, and the elements nesting deeper than ``MAX_DEPTH``."""
-    if b"\r" in buf:  # valid JSON has CR only as whitespace, so line ends can be unified
-        buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    starts: list[int] = []
-    deep: set[int] = set()
-    depth = 0
-    for match in _TOKENS.finditer(buf):
-        byte = buf[match.start()]
-        if byte == 0x5B or byte == 0x7B:  # [ {
-            depth += 1
-            if depth > MAX_DEPTH + 1:  # the array itself is one level
-                deep.add(len(starts) - 1)
-            if depth != 1:
-                continue
-        elif byte == 0x5D or byte == 0x7D:  # ] }
-            depth -= 1
-            continue
-        elif byte != 0x2C or depth != 1:  # a string, or a comma inside an element
-            continue
-        start = _SPACE.match(buf, match.end()).end()
-        if buf[start] != 0x5D:  # "]" closes an empty array
-            starts.append(start)
-    return _line_numbers(buf, starts), deep
-
-
-def _salvage(buf: bytes) -> list[Record]:
-    """An array that does not parse (cut short, a bad element): read element by element.
-
-    What parses is kept; the element that does not (a half-written last one) becomes an
-    error record at its line, so a truncated capture converts as far as it goes.
-    """
-    if b"\r" in buf:
-        buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    spans: list[tuple[int, int]] = []
-    depth, start = 0, -1
-    for match in _TOKENS.finditer(buf):
-        byte = buf[match.start()]
-        if byte == 0x5B or byte == 0x7B:  # [ {
-            depth += 1
-            if depth == 1:
-                start = match.end()
-        elif byte == 0x5D or byte == 0x7D:  # ] }
-            depth -= 1
-            if depth == 0:
-                spans.append((start, match.start()))
-                start = -1
-                break
-        elif byte == 0x2C and depth == 1:  # , between elements
-            spans.append((start, match.start()))
-            start = match.end()
-    if start >= 0:
-        spans.append((start, len(buf)))  # the unfinished last element
-    pieces = [(_SPACE.match(buf, a).end(), b) for a, b in spans]
-    pieces = [(a, b) for a, b in pieces if buf[a:b].strip()]
-    lines = _line_numbers(buf, [a for a, _ in pieces])
-    out = []
-    for (a, b), line in zip(pieces, lines, strict=True):
-        piece = buf[a:b].rstrip()
-        try:
-            item = orjson.loads(piece)
-        except ValueError as exc:
-            column0 = a - buf.rfind(b"\n", 0, a)
-            out.append(Record(None, None, line, False, payload_error(piece, exc, column0)))
-            continue
-        if len(piece) > 2 * MAX_DEPTH and too_deep(piece, item):
-            out.append(Record(None, None, line, False, TOO_DEEP))
-        else:
-            out.append(Record(item, None, line))
-    if not out:
-        out.append(
-            Record(
-                None, None, 1, False, "invalid JSON: unexpected end of data (half-written line?)"
-            )
-        )
-    return out
+    """The 1-based line where each element of the JSON array ``buf`` starts."""
+    reader = JSONArrayReader()
+    return [record.line for record in reader.feed(buf) + reader.finish()]
 
 
 def _line_numbers(buf: bytes, offsets: list[int]) -> list[int]:
