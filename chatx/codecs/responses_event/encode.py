@@ -21,6 +21,7 @@ from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
+from chatx.codecs.responses_event.settle import Values, settle
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
@@ -43,6 +44,10 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         self.seq = 0
         self.response: dict[str, Any] = {}
         self.output: list[Any] = []
+        self.closed: dict[int, Any] = {}  # output_index → the item its done event wrote
+        self.passing: dict[int, dict[str, Any]] = {}  # passed-through items not closed
+        self.renumbered: dict[Any, int] = {}  # a passed-through item's source index → ours
+        self.values = Values()
         self.item: OpenItem | None = None
         self.next_index = 0
         self.usage: ir.Usage | None = None
@@ -218,6 +223,8 @@ class ResponsesEncoder(PartEncoding, CallOrder):
                 merge(terminal, event.extra.get("~event") or {})
             else:
                 self._lost(event.extra, "response.")
+        if self.own:
+            settle(response, self.passing, self.closed, lambda e: self._emit(out, e), self.notes)
         self._emit(out, terminal)
         self.active = False
 
@@ -260,12 +267,27 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         data = dict(event.data)
         data.pop("sequence_number", None)
         kind = data.get("type")
+        index = data.get("output_index")
         if kind == "response.output_item.added":
             self._close(out)
+            if isinstance(data.get("item"), dict) and isinstance(index, int | str):
+                self.renumbered[index] = self.next_index
+                self.passing[self.next_index] = data["item"]
             data["output_index"] = self.next_index
             self.next_index += 1
-        elif kind == "response.output_item.done" and isinstance(data.get("item"), dict):
+        elif isinstance(index, int | str) and index in self.renumbered:
+            # The events of a passed-through item follow it where it was renumbered to.
+            data["output_index"] = index = self.renumbered[index]
+        if index in self.passing:
+            if kind == "response.output_item.done":
+                for done in self.values.missing(index, self.passing[index].get("id"), self.notes):
+                    self._emit(out, done)
+            else:
+                self.values.see(data, index)
+        if kind == "response.output_item.done" and isinstance(data.get("item"), dict):
             self.output.append(data["item"])
+            self.closed[index] = data["item"]
+            self.passing.pop(index, None)
         self._emit(out, data)
 
     # -- items ----------------------------------------------------------------------
@@ -361,3 +383,4 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         base["item"] = done
         self._emit(out, base, (extra or {}).get("event"))
         self.output.append(done)
+        self.closed[item.index] = done

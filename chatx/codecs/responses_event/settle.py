@@ -1,0 +1,119 @@
+"""Responses → Responses: the items of a stream agree with its terminal event.
+
+A Responses stream's terminal ``response.output`` is the list of the items closed, in
+``output_index`` order, and every added item is closed before it (DESIGN §5, rules 4 and
+7). The Responses encoder writes its own items so; a source's items it passes through as
+they came (built-in tools, MCP) and a source's terminal object it gives back from the
+decoder's patch. Where the source breaks those rules, this is the repair:
+
+* an item added and never closed (OpenAI leaves ``mcp_list_tools`` items open; clients
+  such as pydantic-ai backfill them from the terminal object) gets its
+  ``output_item.done`` just before the terminal event, with its entry in the terminal
+  ``response.output`` (the added item, completed, when there is none);
+* a passed-through item whose value streamed in ``.delta`` events without its ``.done``
+  event (a trimmed fixture) gets that ``.done``, with the deltas joined, before the item
+  is closed;
+* a terminal ``response.output`` that differs from the items closed (OpenRouter renames a
+  reasoning item, xAI's action grows after its done event) is replaced by them: the
+  events a streaming client read are what the stream says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import zip_longest
+from typing import Any
+
+from chatx.notes import Notes
+from chatx.pieces import Pieces
+
+# Fields a server may seal again for the terminal object, so that they differ from the
+# item's done event (reasoning encrypted_content, a program item's fingerprint): the same
+# item all the same, as validate reads it.
+OPAQUE = frozenset({"encrypted_content", "fingerprint"})
+# The value fields of the ``.done`` events of items chatx passes through as they came.
+DONE_FIELD = {
+    "response.custom_tool_call_input": "input",
+    "response.mcp_call_arguments": "arguments",
+    "response.code_interpreter_call_code": "code",
+    "response.apply_patch_call_operation_diff": "diff",
+}
+
+
+class Values:
+    """The ``.delta`` values of passed-through items, to close one whose ``.done`` is
+    missing: (output_index, family) → the deltas joined so far, or None once done."""
+
+    __slots__ = ("open",)
+
+    def __init__(self) -> None:
+        self.open: dict[tuple[Any, str], Pieces | None] = {}
+
+    def see(self, data: dict[str, Any], index: Any) -> None:
+        family, _, action = str(data.get("type")).rpartition(".")
+        if family not in DONE_FIELD:
+            return
+        if action == "done":
+            self.open[(index, family)] = None
+        elif action == "delta" and isinstance(data.get("delta"), str):
+            pieces = self.open.setdefault((index, family), Pieces())
+            if pieces is not None:
+                pieces.append(data["delta"])
+
+    def missing(self, index: Any, item_id: Any, notes: Notes) -> list[dict[str, Any]]:
+        """The ``.done`` events item ``index`` lacks, to write before it is closed."""
+        out = []
+        for (at, family), pieces in list(self.open.items()):
+            if at != index:
+                continue
+            del self.open[(at, family)]
+            if pieces is not None:
+                notes.repaired(f"{family}.delta without {family}.done: added")
+                done = {"type": f"{family}.done", "item_id": item_id, "output_index": index}
+                out.append({**done, DONE_FIELD[family]: pieces.text()})
+        return out
+
+
+def settle(
+    response: dict[str, Any],
+    open_items: dict[int, dict[str, Any]],
+    closed: dict[int, Any],
+    emit: Callable[[dict[str, Any]], None],
+    notes: Notes,
+) -> None:
+    """Close ``open_items`` (output_index → added item) through ``emit`` and make
+    ``response["output"]`` the ``closed`` items (output_index → done item), in order."""
+    output = response.get("output")
+    final = {
+        entry.get("id"): entry
+        for entry in (output if isinstance(output, list) else ())
+        if isinstance(entry, dict)
+    }
+    for index in sorted(open_items):
+        added = open_items[index]
+        item = final.get(added.get("id")) or {**added, "status": "completed"}
+        notes.repaired(
+            f"item {index} ({added.get('type')}) never closed: output_item.done "
+            "written before the terminal event"
+        )
+        emit({"type": "response.output_item.done", "output_index": index, "item": item})
+        closed[index] = item
+    open_items.clear()
+    streamed = [closed[index] for index in sorted(closed)]
+    if not isinstance(output, list) or output == streamed:
+        return
+    if len(output) == len(streamed) and all(map(_agree, output, streamed)):
+        return
+    notes.repaired(
+        "the terminal response.output differs from the items the stream closed: those items written"
+    )
+    response["output"] = [
+        final if _agree(final, item) else item for final, item in zip_longest(output, streamed)
+    ][: len(streamed)]
+
+
+def _agree(final: Any, item: Any) -> bool:
+    """The same item, but for what a server may seal again at the end (OPAQUE)."""
+    if not isinstance(final, dict) or not isinstance(item, dict):
+        return final == item
+    return all(final.get(k) == item.get(k) for k in final.keys() | item.keys() if k not in OPAQUE)

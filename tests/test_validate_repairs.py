@@ -1,0 +1,110 @@
+"""Responses → Responses repairs that validate accepts (issue 15, item 4).
+
+The source of truth is the Responses stream's own contract (the openai SDK types, the
+Open Responses spec): every added item is closed before the terminal event, and the
+terminal ``response.output`` is the items closed. Sources that break it (OpenAI's open
+``mcp_list_tools`` items, OpenRouter's renamed reasoning item, a trimmed fixture) come
+back repaired, and chatx says so.
+"""
+
+from __future__ import annotations
+
+import json
+
+from chatx.validation import validate_records
+from tests.conftest import ResponsesBuilder, convert, payloads, responses_usage, sse
+
+R = "responses-event"
+
+
+def errors(data: bytes) -> list[str]:
+    return [f.rule for f in validate_records(data, R) if f.severity == "E"]
+
+
+def repaired(notes) -> list[str]:
+    return [n.message for n in notes.items if n.kind == "repaired"]
+
+
+def mcp_lists(builder: ResponsesBuilder, count: int, closed: set[int]) -> list[dict]:
+    """``count`` mcp_list_tools items, added together; only those in ``closed`` get done."""
+    items = []
+    for n in range(count):
+        item = {"id": f"mcpl_{n}", "type": "mcp_list_tools", "server_label": "wiki", "tools": []}
+        builder.emit("response.output_item.added", output_index=n, item=item)
+        items.append(item)
+    for n in sorted(closed):
+        builder.emit("response.output_item.done", output_index=n, item=items[n])
+    builder.output.extend(items)
+    return items
+
+
+def test_an_item_never_closed_is_closed_before_the_terminal_event() -> None:
+    b = ResponsesBuilder()
+    mcp_lists(b, 3, closed={2})
+    b.end(usage=responses_usage())
+    source = sse(b.events, done=False, events=True)
+    assert "RSP015" in errors(source)
+    out, notes = convert(source, R, R)
+    events = payloads(out)
+    done = [e["output_index"] for e in events if e["type"] == "response.output_item.done"]
+    assert done == [2, 0, 1] and events[-1]["type"] == "response.completed"
+    assert errors(out) == []
+    assert sum("never closed" in m for m in repaired(notes)) == 2
+
+
+def test_a_terminal_output_that_differs_from_the_items_is_the_items() -> None:
+    b = ResponsesBuilder().reasoning("Think.").message("Hi")
+    b.end(usage=responses_usage())
+    changed = json.loads(json.dumps(b.events))  # no dict shared between events
+    # The message as the terminal object has it, still in progress (an OpenAI-compatible
+    # server's); the stream closed it completed.
+    changed[-1]["response"]["output"][1]["status"] = "in_progress"
+    source = sse(changed, done=False, events=True)
+    assert errors(source) == ["RSP026"]
+    out, notes = convert(source, R, R)
+    assert payloads(out)[-1]["response"]["output"] == b.output
+    assert errors(out) == []
+    assert any("response.output differs" in m for m in repaired(notes))
+
+
+def test_a_sealed_field_is_not_a_difference() -> None:
+    b = ResponsesBuilder().reasoning("Think.").message("Hi")
+    b.end(usage=responses_usage())
+    sealed = json.loads(json.dumps(b.events))
+    sealed[-1]["response"]["output"][0]["encrypted_content"] = "gAAAA…"
+    source = sse(sealed, done=False, events=True)
+    out, notes = convert(source, R, R)
+    assert payloads(out) == [{k: v for k, v in e.items()} for e in payloads(source)]
+    assert repaired(notes) == []
+
+
+def test_a_passed_through_item_keeps_its_events_and_gets_its_done() -> None:
+    # A trimmed fixture: the only item sits at output_index 1, and its input streams in
+    # deltas without custom_tool_call_input.done.
+    b = ResponsesBuilder()
+    item = {"id": "ctc_1", "type": "custom_tool_call", "call_id": "c1", "name": "html", "input": ""}
+    b.emit("response.output_item.added", output_index=1, item=item)
+    for piece in ("<h1>", "Hi", "</h1>"):
+        b.emit(
+            "response.custom_tool_call_input.delta", item_id="ctc_1", output_index=1, delta=piece
+        )
+    final = {**item, "input": "<h1>Hi</h1>", "status": "completed"}
+    b.emit("response.output_item.done", output_index=1, item=final)
+    b.output.append(final)
+    b.end()
+    source = sse(b.events, done=False, events=True)
+    out, notes = convert(source, R, R)
+    events = payloads(out)
+    assert {e.get("output_index") for e in events if "output_index" in e} == {0}
+    done = [e for e in events if e["type"] == "response.custom_tool_call_input.done"]
+    assert done == [
+        {
+            "type": "response.custom_tool_call_input.done",
+            "item_id": "ctc_1",
+            "output_index": 0,
+            "input": "<h1>Hi</h1>",
+            "sequence_number": done[0]["sequence_number"],
+        }
+    ]
+    assert errors(out) == []
+    assert any("custom_tool_call_input.done: added" in m for m in repaired(notes))
