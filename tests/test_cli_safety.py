@@ -195,6 +195,12 @@ def test_o_naming_a_descriptor_or_a_fifo_writes_it_as_a_stream(tmp_path):
     assert leftovers(tmp_path) == []
 
 
+def test_o_naming_a_pipe_whose_reader_goes_away_ends_quietly(tmp_path):
+    (tmp_path / "big.sse").write_bytes(BIG)
+    done = shell("chatx convert big.sse -o >(head -c 10 > /dev/null)", tmp_path)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
 # -- 2. -o naming the input is refused -------------------------------------------------------
 
 

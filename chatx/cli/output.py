@@ -121,6 +121,8 @@ class OutputFile:
     def write(self, data: bytes) -> int:
         try:
             return self.file.write(data)
+        except BrokenPipeError:  # -o >(head -1): quiet, as stdout's reader going away
+            raise
         except OSError as exc:
             raise self._error(exc) from None
 
@@ -130,6 +132,8 @@ class OutputFile:
         if self.live:
             try:
                 self.file.flush()
+            except BrokenPipeError:
+                raise
             except OSError as exc:
                 raise self._error(exc) from None
 
@@ -154,6 +158,8 @@ class OutputFile:
         file, self.file = self.file, None
         try:
             file.close()
+        except BrokenPipeError:
+            raise
         except OSError as exc:
             raise self._error(exc) from None
 
