@@ -108,3 +108,28 @@ def test_a_passed_through_item_keeps_its_events_and_gets_its_done() -> None:
     ]
     assert errors(out) == []
     assert any("custom_tool_call_input.done: added" in m for m in repaired(notes))
+
+
+def test_ids_that_change_within_a_stream_are_written_as_they_came_first() -> None:
+    # A proxy that renames every event (GitHub Copilot's): each event its own id.
+    b = ResponsesBuilder().reasoning("Think.").message("Hi", " there")
+    b.end(usage=responses_usage())
+    renamed = json.loads(json.dumps(b.events))
+    for number, event in enumerate(renamed):
+        if "item_id" in event:
+            event["item_id"] = f"id-{number}"
+        for key in ("item", "response"):
+            if isinstance(event.get(key), dict):
+                event[key]["id"] = f"id-{number}"
+    source = sse(renamed, done=False, events=True)
+    assert {"RSP014", "RSP032"} <= set(errors(source))
+    out, notes = convert(source, R, R)
+    events = payloads(out)
+    assert {e["response"]["id"] for e in events if "response" in e} == {"id-0"}
+    added = next(
+        e for e in events if e["type"] == "response.output_item.added" and e["output_index"] == 1
+    )
+    named = {e["item_id"] for e in events if e.get("output_index") == 1 and "item_id" in e}
+    assert named == {added["item"]["id"]} and len(named) == 1
+    assert errors(out) == []
+    assert "ids change within the stream: the first ones are kept" in repaired(notes)

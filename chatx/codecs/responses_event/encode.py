@@ -21,7 +21,7 @@ from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
-from chatx.codecs.responses_event.settle import Values, settle
+from chatx.codecs.responses_event.settle import Ids, Values, settle
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
@@ -48,6 +48,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         self.passing: dict[int, dict[str, Any]] = {}  # passed-through items not closed
         self.renumbered: dict[Any, int] = {}  # a passed-through item's source index → ours
         self.values = Values()
+        self.ids = Ids()
         self.item: OpenItem | None = None
         self.next_index = 0
         self.usage: ir.Usage | None = None
@@ -169,12 +170,14 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         if extra:
             if self.own:
                 merge(payload, extra)
+                self.ids.keep(payload, self.notes)
             else:
                 self._lost(extra, "")
         if self.patches and payload["type"] in shapes.DERIVED:
             patch = self.patches.pop(shapes.derived_key(payload), None)
             if patch:
                 merge(payload, patch)
+                self.ids.keep(payload, self.notes)
         payload["sequence_number"] = self.seq
         self.seq += 1
         out.append(payload)
@@ -197,6 +200,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             if event.extra:
                 self._lost(event.extra, "response.")
         self.response = response
+        self.ids.response = response.get("id")
         if self.own and event.extra:
             # Lifecycle events after the first (in_progress, queued) come through as
             # passthrough records, so the source's own sequence is kept.
@@ -224,6 +228,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             else:
                 self._lost(event.extra, "response.")
         if self.own:
+            self.ids.keep(terminal, self.notes)
             settle(response, self.passing, self.closed, lambda e: self._emit(out, e), self.notes)
         self._emit(out, terminal)
         self.active = False
@@ -273,6 +278,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             if isinstance(data.get("item"), dict) and isinstance(index, int | str):
                 self.renumbered[index] = self.next_index
                 self.passing[self.next_index] = data["item"]
+                self.ids.items[self.next_index] = data["item"].get("id")
             data["output_index"] = self.next_index
             self.next_index += 1
         elif isinstance(index, int | str) and index in self.renumbered:
@@ -284,6 +290,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
                     self._emit(out, done)
             else:
                 self.values.see(data, index)
+        self.ids.keep(data, self.notes)
         if kind == "response.output_item.done" and isinstance(data.get("item"), dict):
             self.output.append(data["item"])
             self.closed[index] = data["item"]
@@ -305,6 +312,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             rid = "resp_0"
         iid = start.id if start is not None and start.id and self.own else None
         item = OpenItem(kind, iid or item_id(rid, _PREFIX[kind], index), index)
+        self.ids.items[index] = item.id
         if kind == "message":
             added = shapes.message_item(item.id, "in_progress", [])
         elif kind == "reasoning":
@@ -378,9 +386,11 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             arguments = item.args.text()
             self._emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))
             done = shapes.function_item(item.id, "completed", arguments, item.call_id, item.name)
+        base["item"] = done
         if extra and extra.get("item"):
             merge(done, extra["item"])
-        base["item"] = done
+            self.ids.keep(base, self.notes)
+            done = base["item"]
         self._emit(out, base, (extra or {}).get("event"))
         self.output.append(done)
         self.closed[item.index] = done

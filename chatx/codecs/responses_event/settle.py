@@ -13,6 +13,7 @@ decoder's patch. Where the source breaks those rules, this is the repair:
 * a passed-through item whose value streamed in ``.delta`` events without its ``.done``
   event (a trimmed fixture) gets that ``.done``, with the deltas joined, before the item
   is closed;
+* ids that change within a stream (:class:`Ids`) are written as they came first;
 * a terminal ``response.output`` that differs from the items closed (OpenRouter renames a
   reasoning item, xAI's action grows after its done event) is replaced by them: the
   events a streaming client read are what the stream says.
@@ -72,6 +73,41 @@ class Values:
                 done = {"type": f"{family}.done", "item_id": item_id, "output_index": index}
                 out.append({**done, DONE_FIELD[family]: pieces.text()})
         return out
+
+
+class Ids:
+    """The ids a stream gave first: its response's, and each item's (by output_index).
+
+    Events that a Responses source gives back through its residue keep the ids they came
+    with; a proxy that renames every event (GitHub Copilot's) would so write an item
+    under several ids. They are written with the first ones, as the decoder reads the
+    deltas, and chatx says so once."""
+
+    __slots__ = ("items", "response", "said")
+
+    def __init__(self) -> None:
+        self.items: dict[Any, Any] = {}
+        self.response: Any = None
+        self.said = False
+
+    def keep(self, payload: dict[str, Any], notes: Notes) -> None:
+        changed = False
+        want = self.items.get(payload.get("output_index"))
+        if want is not None:
+            if payload.get("item_id", want) != want:
+                payload["item_id"] = want
+                changed = True
+            item = payload.get("item")
+            if isinstance(item, dict) and item.get("id", want) != want:
+                payload["item"] = {**item, "id": want}
+                changed = True
+        response = payload.get("response")
+        if isinstance(response, dict) and response.get("id", self.response) != self.response:
+            response["id"] = self.response
+            changed = True
+        if changed and not self.said:
+            self.said = True
+            notes.repaired("ids change within the stream: the first ones are kept")
 
 
 def settle(
