@@ -133,3 +133,48 @@ def test_ids_that_change_within_a_stream_are_written_as_they_came_first() -> Non
     assert named == {added["item"]["id"]} and len(named) == 1
     assert errors(out) == []
     assert "ids change within the stream: the first ones are kept" in repaired(notes)
+
+
+def _cut(done_text: str) -> bytes:
+    """A message whose deltas say "Hello" and whose done events say ``done_text`` (a
+    fixture whose author cut deltas out)."""
+    b = ResponsesBuilder().message("Hel", "lo")
+    b.end()
+    events = json.loads(json.dumps(b.events))
+    for event in events:
+        if event["type"] == "response.output_text.done":
+            event["text"] = done_text
+        elif event["type"] == "response.content_part.done":
+            event["part"]["text"] = done_text
+        elif event["type"] == "response.output_item.done":
+            event["item"]["content"][0]["text"] = done_text
+        elif event["type"] == "response.completed":
+            event["response"]["output"][0]["content"][0]["text"] = done_text
+    return sse(events, done=False, events=True)
+
+
+def test_a_done_text_that_goes_on_after_its_deltas_is_one_more_delta() -> None:
+    source = _cut("Hello, world")
+    assert "RSP023" in errors(source)
+    out, notes = convert(source, R, R)
+    deltas = [e["delta"] for e in payloads(out) if e["type"] == "response.output_text.delta"]
+    assert deltas == ["Hel", "lo", ", world"]
+    assert errors(out) == []
+    assert any("the rest is one more delta" in m for m in repaired(notes))
+    chat, _ = convert(source, "chat-chunk", R)
+    said = [c["choices"][0]["delta"].get("content") for c in payloads(chat) if c["choices"]]
+    assert "".join(s for s in said if s) == "Hello, world"
+
+
+def test_a_done_text_that_differs_from_its_deltas_gives_way_to_them() -> None:
+    source = _cut("Goodbye")
+    out, notes = convert(source, R, R)
+    texts = {
+        e["type"]: e.get("text") or (e.get("part") or {}).get("text")
+        for e in payloads(out)
+        if e["type"] in ("response.output_text.done", "response.content_part.done")
+    }
+    assert texts == {"response.output_text.done": "Hello", "response.content_part.done": "Hello"}
+    assert payloads(out)[-1]["response"]["output"][0]["content"][0]["text"] == "Hello"
+    assert errors(out) == []
+    assert any("the deltas are kept" in m for m in repaired(notes))

@@ -18,12 +18,24 @@ NAME = "responses-event"
 PATCH = "~responses.derived"
 OPEN_PART = "~responses.open_part"
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
+# A text done event → the part family its deltas are kept under, and its text field.
+_TEXT_DONE = {
+    "response.output_text.done": ("output_text", "text"),
+    "response.refusal.done": ("refusal", "refusal"),
+    "response.reasoning_text.done": ("reasoning_text", "text"),
+    "response.reasoning.done": ("reasoning_text", "text"),
+    "response.reasoning_summary_text.done": ("summary_text", "text"),
+}
+
+
+def _number(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class ItemState:
     """What the decoder knows of one output item while it streams."""
 
-    __slots__ = ("kind", "id", "call", "call_id", "name", "parts", "args", "seen", "done")
+    __slots__ = ("kind", "id", "call", "call_id", "name", "parts", "args", "seen", "done", "kept")
 
     def __init__(self, kind: str, iid: str) -> None:
         self.kind = kind
@@ -35,6 +47,7 @@ class ItemState:
         self.args = Pieces()
         self.seen: set[str] = set()  # derived event types the source sent for this item
         self.done = False
+        self.kept = False  # a done event's text differed from the deltas, which were kept
 
 
 class ItemDecoding:
@@ -144,6 +157,10 @@ class ItemDecoding:
             if k not in ("type", "item", "output_index", "sequence_number")
         }
         patch = diff(item, canonical)
+        if state.kept:
+            # The parts as the deltas said them (see _catch_up), the done item's aside.
+            patch.pop("content", None)
+            patch.pop("summary", None)
         # The same item, but built on the text the deltas gave: the record's own copy of
         # a long text is not kept until the terminal event.
         self.output.append(canonical if not patch else item)
@@ -225,9 +242,16 @@ class ItemDecoding:
             return [ir.Passthrough(NAME, data, data.get("type"))]
         state.seen.add(kind)
         out: list[ir.Event] = self._done_only(kind, data, state)
+        kept = self._catch_up(kind, data, state, out)
         canonical = self._canonical(kind, data, state)
         source = {k: v for k, v in data.items() if k != "sequence_number"}
         patch = diff(source, canonical) if canonical is not None else {}
+        if kept is not None:
+            # The deltas are kept: the done event says their text, as the stream did.
+            part = patch.get("part") if kind.endswith("part.done") else None
+            (part if isinstance(part, dict) else patch).pop(kept, None)
+            if part == {}:
+                del patch["part"]
         extra: dict[str, Any] = {}
         if patch:
             extra[PATCH] = {shapes.derived_key(data): patch}
@@ -239,6 +263,45 @@ class ItemDecoding:
         if extra:
             out.append(ir.Meta(None, extra))
         return out
+
+    def _catch_up(
+        self, kind: str, data: dict[str, Any], state: ItemState, out: list[ir.Event]
+    ) -> str | None:
+        """A done event whose text is not its deltas joined (a fixture whose author cut
+        deltas out): when it goes on from them, the rest is said as one more delta; else
+        the deltas are kept, and the name of the field to leave out of the patch is
+        returned. Either way every done event of the part then says the streamed text."""
+        summary = "summary" in kind
+        if kind.endswith("part.done"):
+            part = data.get("part") if isinstance(data.get("part"), dict) else {}
+            family = part.get("type")
+            field = "refusal" if family == "refusal" else "text"
+            final = part.get(field)
+        else:
+            family, field = _TEXT_DONE.get(kind, (None, "text"))
+            final = data.get(field)
+        number = data.get("summary_index" if summary else "content_index")
+        texts = state.parts.get((family, number)) if isinstance(family, str) else None
+        if texts is None or not isinstance(final, str):
+            return None
+        joined = texts[0].text()
+        if final == joined:
+            return None
+        if not final.startswith(joined):
+            self._repaired("a done event's text differs from its deltas: the deltas are kept")
+            state.kept = True
+            return field
+        rest = final[len(joined) :]
+        texts[0].append(rest)
+        self._repaired("a done event's text goes on after its deltas: the rest is one more delta")
+        if family == "output_text":
+            out.append(ir.TextDelta(0, rest))
+        elif family == "refusal":
+            out.append(ir.RefusalDelta(0, rest))
+        else:
+            kind_ = "summary" if family == "summary_text" else "text"
+            out.append(ir.ReasoningDelta(0, rest, kind_, _number(number)))
+        return None
 
     def _done_only(self, kind: str, data: dict[str, Any], state: ItemState) -> list[ir.Event]:
         """Text or arguments given only in a ``.done`` event, with no delta before it
