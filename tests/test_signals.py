@@ -109,13 +109,42 @@ def test_sigterm_while_waiting_for_input_exits_143_quietly():
     try:
         proc.stdin.write(CHAT_BODY[:200])  # type: ignore[union-attr]
         proc.stdin.flush()  # type: ignore[union-attr]
-        time.sleep(0.5)
+        wait_for_handler(proc, signal.SIGTERM)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=TIMEOUT)
     finally:
         proc.kill()
     assert proc.returncode == ExitStatus.TERMINATED
     assert stderr == b""
+
+
+def wait_for_handler(proc: subprocess.Popen[bytes], signum: int) -> None:
+    """Until the process catches ``signum``: before that (the interpreter starting) the
+    signal's default action ends it, which is no exit code of chatx's. A fixed sleep was
+    too short on a loaded machine."""
+    status = Path(f"/proc/{proc.pid}/status")
+    if not status.exists():
+        time.sleep(1.0)  # no /proc: the best a test can do
+        return
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        caught = next(
+            (line for line in status.read_text().splitlines() if line.startswith("SigCgt:")), ""
+        )
+        if caught and int(caught.split()[1], 16) & (1 << (signum - 1)):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the process never caught signal {signum}")
+
+
+def test_a_signal_while_the_commands_load_ends_the_run_quietly(monkeypatch):
+    from chatx import cli
+
+    def loading():
+        raise cli.Terminated
+
+    monkeypatch.setattr(cli, "_command", loading)
+    assert cli.main(["validate", "-"]) == ExitStatus.TERMINATED
 
 
 # -- | head ---------------------------------------------------------------------------------

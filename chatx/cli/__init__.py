@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CHATX_DEBUG"] = "1"
     try:
         with _signals(), _quiet_gc(), streams.quiet_stderr(), _whole_writes():
-            code = _run(_command(), args, debug)
+            code = _run(_command, args, debug)
             try:
                 sys.stdout.flush()
             except BrokenPipeError:
@@ -147,8 +147,11 @@ def _closed_streams() -> str | None:
     return "output" if sys.stdout is None else None
 
 
-def _run(command: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one funnel
+def _run(load: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one funnel
     try:
+        # Loading the commands happens inside the funnel: a signal that arrives while
+        # they are imported ends the run as one arriving later does, with no traceback.
+        command = load()
         with command.make_context("chatx", args) as ctx:
             status = command.invoke(ctx)
         return int(status or 0)
