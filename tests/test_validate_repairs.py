@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from chatx.validation import validate_records
-from tests.conftest import ResponsesBuilder, convert, payloads, responses_usage, sse
+from tests.conftest import ResponsesBuilder, convert, jsonl, payloads, responses_usage, sse
 
 R = "responses-event"
 
@@ -178,3 +178,32 @@ def test_a_done_text_that_differs_from_its_deltas_gives_way_to_them() -> None:
     assert payloads(out)[-1]["response"]["output"][0]["content"][0]["text"] == "Hello"
     assert errors(out) == []
     assert any("the deltas are kept" in m for m in repaired(notes))
+
+
+def test_an_envelope_without_status_and_an_item_never_added_are_mended() -> None:
+    # vercel's programmatic-approval fixture: no status anywhere, a program item that is
+    # only closed, at output_index 1 with no item 0.
+    program = {"id": "cm_1", "type": "program", "call_id": "c0", "code": "text(1)"}
+    source = jsonl(
+        [
+            {"type": "response.created", "response": {"id": "resp_T", "model": "gpt-test"}},
+            {"type": "response.output_item.done", "output_index": 1, "item": program},
+            {"type": "response.completed", "response": {"id": "resp_T", "model": "gpt-test"}},
+        ]
+    )
+    assert {"RSP002", "RSP009", "RSP011"} <= set(errors(source))
+    out, notes = convert(source, R, R)
+    events = payloads(out)
+    assert [e["type"] for e in events] == [
+        "response.created",
+        "response.output_item.added",
+        "response.output_item.done",
+        "response.completed",
+    ]
+    assert [e["response"]["status"] for e in events if "response" in e] == [
+        "in_progress",
+        "completed",
+    ]
+    assert {e["output_index"] for e in events if "output_index" in e} == {0}
+    assert errors(out) == []
+    assert any("with response.status None" in m for m in repaired(notes))

@@ -11,6 +11,7 @@ list of items closed, and carries the usage.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import Any
 
 from chatx import ir
@@ -21,7 +22,7 @@ from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
-from chatx.codecs.responses_event.settle import Ids, Values, settle
+from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
@@ -45,9 +46,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         self.response: dict[str, Any] = {}
         self.output: list[Any] = []
         self.closed: dict[int, Any] = {}  # output_index → the item its done event wrote
-        self.passing: dict[int, dict[str, Any]] = {}  # passed-through items not closed
-        self.renumbered: dict[Any, int] = {}  # a passed-through item's source index → ours
-        self.values = Values()
+        self.passing = Passing()
         self.ids = Ids()
         self.item: OpenItem | None = None
         self.next_index = 0
@@ -205,7 +204,9 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             # Lifecycle events after the first (in_progress, queued) come through as
             # passthrough records, so the source's own sequence is kept.
             first = event.extra.get("~type", "response.created")
-            self._emit(out, {"type": first, "response": dict(response)}, event.extra.get("~event"))
+            payload = {"type": first, "response": dict(response)}
+            lifecycle_status(payload, self.notes)
+            self._emit(out, payload, event.extra.get("~event"))
             return
         self._emit(out, {"type": "response.created", "response": dict(response)})
         progress = dict(response)
@@ -229,7 +230,8 @@ class ResponsesEncoder(PartEncoding, CallOrder):
                 self._lost(event.extra, "response.")
         if self.own:
             self.ids.keep(terminal, self.notes)
-            settle(response, self.passing, self.closed, lambda e: self._emit(out, e), self.notes)
+            lifecycle_status(terminal, self.notes)
+            settle(response, self.passing.open, self.closed, partial(self._emit, out), self.notes)
         self._emit(out, terminal)
         self.active = False
 
@@ -272,29 +274,16 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         data = dict(event.data)
         data.pop("sequence_number", None)
         kind = data.get("type")
-        index = data.get("output_index")
-        if kind == "response.output_item.added":
+        if self.passing.opens(data):
             self._close(out)
-            if isinstance(data.get("item"), dict) and isinstance(index, int | str):
-                self.renumbered[index] = self.next_index
-                self.passing[self.next_index] = data["item"]
-                self.ids.items[self.next_index] = data["item"].get("id")
-            data["output_index"] = self.next_index
+        emit = partial(self._emit, out)
+        if self.passing.route(data, self.next_index, emit, self.ids, self.notes):
             self.next_index += 1
-        elif isinstance(index, int | str) and index in self.renumbered:
-            # The events of a passed-through item follow it where it was renumbered to.
-            data["output_index"] = index = self.renumbered[index]
-        if index in self.passing:
-            if kind == "response.output_item.done":
-                for done in self.values.missing(index, self.passing[index].get("id"), self.notes):
-                    self._emit(out, done)
-            else:
-                self.values.see(data, index)
         self.ids.keep(data, self.notes)
+        lifecycle_status(data, self.notes)
         if kind == "response.output_item.done" and isinstance(data.get("item"), dict):
             self.output.append(data["item"])
-            self.closed[index] = data["item"]
-            self.passing.pop(index, None)
+            self.closed[data["output_index"]] = data["item"]
         self._emit(out, data)
 
     # -- items ----------------------------------------------------------------------

@@ -120,7 +120,7 @@ class ItemDecoding:
             item = {}
         state = self.items.get(data.get("output_index"))
         if state is None:
-            self.notes.repaired("output_item.done for an item never added: kept as it came")
+            self.notes.repaired("output_item.done for an item never added: read as added then")
             state = self._adopt(data, item)
         state.done = True
         self.unfinished.discard(data.get("output_index"))

@@ -13,6 +13,8 @@ decoder's patch. Where the source breaks those rules, this is the repair:
 * a passed-through item whose value streamed in ``.delta`` events without its ``.done``
   event (a trimmed fixture) gets that ``.done``, with the deltas joined, before the item
   is closed;
+* a lifecycle event whose status is not its type's says its type's, and an item closed
+  without being added is added first;
 * ids that change within a stream (:class:`Ids`) are written as they came first;
 * a terminal ``response.output`` that differs from the items closed (OpenRouter renames a
   reasoning item, xAI's action grows after its done event) is replaced by them: the
@@ -108,6 +110,90 @@ class Ids:
         if changed and not self.said:
             self.said = True
             notes.repaired("ids change within the stream: the first ones are kept")
+
+
+# The status each lifecycle event's response has (DESIGN §5, Responses rules 1 and 3).
+STATUS = {
+    "response.created": ("in_progress", "queued"),
+    "response.queued": ("queued",),
+    "response.in_progress": ("in_progress",),
+    "response.completed": ("completed",),
+    "response.incomplete": ("incomplete",),
+    "response.failed": ("failed",),
+}
+
+
+def lifecycle_status(payload: dict[str, Any], notes: Notes) -> None:
+    """A lifecycle or terminal event whose response has no status, or another type's
+    (a trimmed fixture's), says the one its type means."""
+    allowed = STATUS.get(payload.get("type"))  # type: ignore[arg-type]
+    response = payload.get("response")
+    if allowed is None or not isinstance(response, dict) or response.get("status") in allowed:
+        return
+    notes.repaired(
+        f"{payload['type']} with response.status {response.get('status')!r}: {allowed[0]!r} written"
+    )
+    response["status"] = allowed[0]
+
+
+ADDED, DONE = "response.output_item.added", "response.output_item.done"
+
+
+class Passing:
+    """The items a Responses source's own events carry through as they came (built-in
+    tools, MCP…): their output_index in the output (items are numbered 0, 1, 2… as they
+    are added), those still open, and the values they stream."""
+
+    __slots__ = ("open", "renumbered", "values")
+
+    def __init__(self) -> None:
+        self.renumbered: dict[Any, int] = {}  # the source's output_index → the output's
+        self.open: dict[int, dict[str, Any]] = {}  # output_index → the item as added
+        self.values = Values()
+
+    def opens(self, data: dict[str, Any]) -> bool:
+        """Whether ``data`` adds an item: an added event, or the done event of an item
+        never added (a trimmed fixture's), which is added first."""
+        kind = data.get("type")
+        if kind == ADDED:
+            return True
+        index = data.get("output_index")
+        known = isinstance(index, int | str) and index in self.renumbered
+        return kind == DONE and isinstance(data.get("item"), dict) and not known
+
+    def route(
+        self,
+        data: dict[str, Any],
+        next_index: int,
+        emit: Callable[[dict[str, Any]], None],
+        ids: Ids,
+        notes: Notes,
+    ) -> bool:
+        """Give ``data`` the output's output_index, writing through ``emit`` what must
+        come before it; true when it took ``next_index``."""
+        kind, index = data.get("type"), data.get("output_index")
+        took = self.opens(data)
+        if took:
+            item = data["item"] if isinstance(data.get("item"), dict) else None
+            if isinstance(index, int | str):
+                self.renumbered[index] = next_index
+            if item is not None:
+                ids.items[next_index] = item.get("id")
+                if kind == DONE:
+                    added = {**item, "status": "in_progress"} if "status" in item else item
+                    emit({"type": ADDED, "output_index": next_index, "item": added})
+                else:
+                    self.open[next_index] = item
+            data["output_index"] = index = next_index
+        elif isinstance(index, int | str) and index in self.renumbered:
+            data["output_index"] = index = self.renumbered[index]
+        if index in self.open:
+            if kind == DONE:
+                for done in self.values.missing(index, self.open.pop(index).get("id"), notes):
+                    emit(done)
+            else:
+                self.values.see(data, index)
+        return took
 
 
 def settle(
