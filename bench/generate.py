@@ -11,6 +11,8 @@ Kinds:
 - ``reasoning``: ``reasoning_content`` deltas for the first 40 % of the chunks, then text.
 - ``tools``: many parallel tool calls (one every 50 chunks), each arguments string cut
   into fragments that join to valid JSON; ``finish_reason: tool_calls``.
+- ``mixed``: ``reasoning_content`` for the first 30 % of the chunks, text for the next
+  40 %, then tool calls as in ``tools``: what an agent's turn looks like.
 
 The responses-event and llama-stack-event sources are the chat stream converted by
 chatx itself. Everything is cached under ``bench/out/`` (git-ignored); a manifest
@@ -39,7 +41,7 @@ ROOT = BENCH.parent
 OUT = BENCH / "out"
 MANIFEST = OUT / "manifest.json"
 
-KINDS = ("text", "reasoning", "tools")
+KINDS = ("text", "reasoning", "tools", "mixed")
 SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 # Short names used on the command line and in file names → chatx format names.
 FORMATS = {"chat": "chat-chunk", "responses": "responses-event", "llama": "llama-stack-event"}
@@ -93,14 +95,15 @@ def chat_stream(kind: str, n: int) -> Iterator[bytes]:
     choice_head = head + b'"choices":[{"index":0,"delta":'
     choice_tail = b',"logprobs":null,"finish_reason":null}],"obfuscation":"'
     body = n - 3  # the chunks between the role chunk and the finish + usage chunks
-    reasoning_end = body * 2 // 5 if kind == "reasoning" else 0
+    reasoning_end = {"reasoning": body * 2 // 5, "mixed": body * 3 // 10}.get(kind, 0)
+    tools_start = {"tools": 0, "mixed": body * 7 // 10}.get(kind, body)
 
     def chunk(i: int, delta: dict) -> bytes:
         return choice_head + dumps(delta) + choice_tail + _obfuscation(i).encode() + b'"}\n\n'
 
     if kind == "tools":
         first: dict = {"role": "assistant", "content": None, "refusal": None}
-    elif kind == "reasoning":
+    elif kind in ("reasoning", "mixed"):
         first = {"role": "assistant", "content": None, "reasoning_content": ""}
     else:
         first = {"role": "assistant", "content": "", "refusal": None}
@@ -109,8 +112,8 @@ def chat_stream(kind: str, n: int) -> Iterator[bytes]:
     call = -1
     for j in range(body):
         i = j + 1
-        if kind == "tools":
-            piece = j % CALL_FRAGMENTS
+        if j >= tools_start:
+            piece = (j - tools_start) % CALL_FRAGMENTS
             if piece == 0:
                 call += 1
                 call_args = _arguments(call, CALL_FRAGMENTS - 1)
@@ -148,7 +151,7 @@ def chat_stream(kind: str, n: int) -> Iterator[bytes]:
         if len(block) >= 4096:
             yield b"".join(block)
             block = []
-    reason = b'"tool_calls"' if kind == "tools" else b'"stop"'
+    reason = b'"tool_calls"' if kind == "tools" or tools_start < body else b'"stop"'
     block.append(
         choice_head
         + b'{},"logprobs":null,"finish_reason":'

@@ -6,7 +6,7 @@ with the child's own peak RSS (``os.wait4`` rusage). The floor (``bench/floor.py
 orjson load + dump of every ``data:`` line) runs on the same files in the same run,
 and every case is divided by the floor of its input(s).
 
-    python bench/run.py            # 1k, 10k, 100k (3 kinds) and 1M (main cases, 1 run)
+    python bench/run.py            # 1k, 10k, 100k (4 kinds) and 1M (main cases, 1 run)
     python bench/run.py --quick    # 1k, 10k, 100k; main directions; text only
     python bench/run.py --runs 5 --only 'chat→responses|floor' --sizes 100k
 
@@ -275,6 +275,8 @@ def plan(
         for kind in args.kinds:
             if n < 1_000_000 or kind == "text":
                 planner.size(n, kind)
+            elif kind == "mixed":  # at 1M for its peak RSS: reasoning, text and tool calls
+                planner.convert(kind, n, "chat", "responses", args.runs_1m)
     if "llama" not in formats:
         notes.append("llama-stack-event is not a chatx format yet: its directions are skipped.")
     for command in ("validate", "diff", "collect"):
@@ -481,7 +483,7 @@ def checks(
             )
         if case.n == 1_000_000 and case.peak is not None:
             out.append(
-                f"{mark(case.peak <= RSS_LIMIT)} memory {case.name} 1M: "
+                f"{mark(case.peak <= RSS_LIMIT)} memory {case.name} [{case.kind}] 1M: "
                 f"{case.peak:.0f} MiB peak (target ≤ {RSS_LIMIT:.0f} MiB)"
             )
     for case in cases:
