@@ -169,6 +169,8 @@ REPAIRED: dict[str, str] = {
     "pydantic-ai__openai_responses_model_mcp_list_tools_stream_backfills_missing_results__i0.sse": "two mcp_list_tools items never closed: their output_item.done written from the terminal object",
     "vercel-ai__xai-xai-13218-web-search-provider-tool-result.1.jsonl": "the terminal output's web search action differs from the item closed: the closed item written",
     "vercel-ai__openai-openai-shell-container.1.jsonl": "trimmed fixture: the done text differs from its deltas, which are kept",
+    "vercel-ai__perplexity-perplexity-citations.jsonl": "the last chunk's object is chat.completion.done: the stream's written",
+    "vercel-ai__perplexity-perplexity-text.jsonl": "the last chunk's object is chat.completion.done: the stream's written",
     **{
         name: "a second finish_reason for the choice: left out"
         for name in (

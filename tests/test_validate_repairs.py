@@ -12,13 +12,27 @@ from __future__ import annotations
 import json
 
 from chatx.validation import validate_records
-from tests.conftest import ResponsesBuilder, convert, jsonl, payloads, responses_usage, sse
+from tests.conftest import (
+    CHAT_ID,
+    ResponsesBuilder,
+    chat_text,
+    chunk,
+    convert,
+    jsonl,
+    payloads,
+    responses_usage,
+    sse,
+)
 
-R = "responses-event"
+R, CHAT = "responses-event", "chat-chunk"
 
 
 def errors(data: bytes) -> list[str]:
     return [f.rule for f in validate_records(data, R) if f.severity == "E"]
+
+
+def chat_errors(data: bytes) -> list[str]:
+    return [f.rule for f in validate_records(data, CHAT) if f.severity == "E"]
 
 
 def repaired(notes) -> list[str]:
@@ -207,3 +221,40 @@ def test_an_envelope_without_status_and_an_item_never_added_are_mended() -> None
     assert {e["output_index"] for e in events if "output_index" in e} == {0}
     assert errors(out) == []
     assert any("with response.status None" in m for m in repaired(notes))
+
+
+# -- chat → chat --------------------------------------------------------------------------
+
+
+def test_a_chunk_of_another_id_or_object_is_written_as_the_streams() -> None:
+    # Groq's compound models change the id; Perplexity names its last chunk .done.
+    chunks = chat_text("Hi")
+    chunks[1] = {**chunks[1], "id": "chatcmpl-other"}
+    chunks[-1] = {**chunks[-1], "object": "chat.completion.done"}
+    source = sse(chunks)
+    assert {"CHK001", "CHK002"} <= set(chat_errors(source))
+    out, notes = convert(source, CHAT, CHAT)
+    assert {c["id"] for c in payloads(out)} == {CHAT_ID}
+    assert {c["object"] for c in payloads(out)} == {"chat.completion.chunk"}
+    assert chat_errors(out) == []
+    assert len([m for m in repaired(notes) if "is not the stream's" in m]) == 2
+
+
+def test_a_later_entry_that_repeats_its_calls_id_and_name_says_them_once() -> None:
+    # Novita behind OpenRouter repeats id, type and name on every entry of a call; the
+    # openai SDK joins the strings of a call's entries ("0" + "0").
+    first = {"index": 0, "id": "0", "type": "function", "function": {"name": "f", "arguments": ""}}
+    again = {**first, "function": {"name": "f", "arguments": "{}"}}
+    source = sse(
+        [
+            chunk({"role": "assistant", "tool_calls": [first]}),
+            chunk({"tool_calls": [again]}),
+            chunk({}, "tool_calls"),
+        ]
+    )
+    assert "CHK007" in chat_errors(source)
+    out, notes = convert(source, CHAT, CHAT)
+    entry = payloads(out)[1]["choices"][0]["delta"]["tool_calls"][0]
+    assert entry == {"index": 0, "type": "function", "function": {"arguments": "{}"}}
+    assert chat_errors(out) == []
+    assert any("repeats its call's id or name" in m for m in repaired(notes))

@@ -11,6 +11,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.chat_chunk.mend import OBJECT, error_object, later_entry, one_stream
 from chatx.codecs.chat_chunk.runs import RunEncoding
 from chatx.notes import Notes
 from chatx.record import DONE
@@ -45,6 +46,7 @@ class ChatChunkEncoder(RunEncoding):
         self.roles: set[int] = set()
         self.finished: set[int] = set()  # lanes whose finish_reason is written
         self.called: set[int] = set()  # lanes that made a tool call
+        self.mended: set[str] = set()  # chunk fields written as the stream's (mend.py)
         self.unfinished_end = False  # the stream ended with a lane still unfinished
         # Per chunk being built, (lane, call): where the search for the entry a call's
         # next fragment joins starts. No entry before it can be that one: a long call in
@@ -159,7 +161,7 @@ class ChatChunkEncoder(RunEncoding):
         elif error is not None:
             # A bare error frame ends the stream (an error before any chunk opens one).
             self.failed = self.open = True
-            out.append({"error": _error(error, self.own)})
+            out.append({"error": error_object(error, self.own)})
         if self.unfinished_end:
             self.unfinished_end = False
             if not self.failed and self.roles - self.finished:
@@ -224,6 +226,7 @@ class ChatChunkEncoder(RunEncoding):
         self.roles.clear()
         self.finished.clear()
         self.called.clear()
+        self.mended.clear()
         self.id = event.id if self.own else chat_id(event.id)
         self.model = event.model if event.model is not None else ""
         self.created = event.created if event.created is not None else 0
@@ -258,9 +261,11 @@ class ChatChunkEncoder(RunEncoding):
         if top:
             chunk.update(top)
         if error is not None:
-            chunk["error"] = _error(error, self.own)
+            chunk["error"] = error_object(error, self.own)
         for extra in record_extra:
             merge(chunk, extra)
+        if record_extra and (chunk["id"] != self.id or chunk["object"] != OBJECT):
+            one_stream(chunk, self.id, self.notes, self.mended)
         if obfuscation is not None:
             chunk["obfuscation"] = obfuscation  # last, where OpenAI writes it
         return chunk
@@ -329,7 +334,7 @@ class ChatChunkEncoder(RunEncoding):
             if "index" in event.extra:
                 self.scanned.clear()  # an entry may now stand for another call
             if self.own:
-                merge(entry, event.extra)
+                merge(entry, later_entry(event.extra, self.notes, self.mended))
             else:
                 self._extra(event.extra, "tool_call.")
 
@@ -383,18 +388,3 @@ def _append(delta: dict[str, Any], key: str, text: str) -> None:
 def _extend(logprobs: dict[str, Any], key: str, entries: list[Any]) -> None:
     old = logprobs.get(key)
     logprobs[key] = old + entries if isinstance(old, list) else entries
-
-
-def _error(event: ir.Error, own: bool) -> dict[str, Any]:
-    error: dict[str, Any] = {}
-    if event.message is not None:
-        error["message"] = event.message
-    if event.type is not None:
-        error["type"] = event.type
-    if event.param is not None:
-        error["param"] = event.param
-    if event.code is not None:
-        error["code"] = event.code
-    if event.extra and own:
-        merge(error, event.extra)
-    return error
