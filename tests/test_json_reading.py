@@ -21,7 +21,7 @@ from chatx import ir
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.containers.payload import lenient_dumps, parse
 from chatx.notes import Notes
-from chatx.pipeline import Transcoder
+from chatx.pipeline import Transcoder, read_records
 from chatx.record import Record
 from tests.conftest import (
     CHAT,
@@ -294,3 +294,28 @@ def test_template_holes_refuse_what_the_parse_path_mends():
     assert [e.text for e in events if type(e) is ir.TextDelta] == ["q"]
     events = decoder.feed(Record(raw=orjson.dumps(chunk({"content": "r"})), line=11))
     assert [e.text for e in events if type(e) is ir.TextDelta] == ["\ufffdr"]
+
+
+def test_validate_and_the_library_records_read_the_joined_character():
+    result = run(["validate", "-"], ResponsesBuilder().message(*SPLIT).end().bytes())
+    assert result.code == 0, result.stdout  # the done text is what the deltas join to
+    _, records = read_records(sse(chat_text(*SPLIT)))
+    assert [r.data["choices"][0]["delta"].get("content") for r in records[:4]] == [
+        "",
+        "a",
+        "😀b",
+        None,
+    ]
+
+
+@pytest.mark.parametrize("extra", [[], ["--output", "json"], ["--semantic"]])
+def test_diff_shows_big_integers_as_they_are(tmp_path, extra):
+    sides = []
+    for name, tokens in (("a", 2**70), ("b", 2**70 + 1)):
+        chunks = chat_text("Hi")
+        chunks[-1]["usage"]["prompt_tokens"] = tokens
+        sides.append(tmp_path / f"{name}.sse")
+        sides[-1].write_bytes(sse(chunks))
+    result = run(["diff", *map(str, sides), *extra])
+    assert result.code == 1, result.err
+    assert b"1180591620717411303425" in result.stdout

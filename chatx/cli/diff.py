@@ -117,11 +117,12 @@ def diff(
     if output == "json":
         try:
             data = orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2, default=str)
-        except TypeError:  # a file name that is not UTF-8: its bytes as \xNN
+        except TypeError:  # a file name that is not UTF-8 (its bytes as \xNN), a big integer
+            from chatx.containers.payload import lenient_dumps
             from chatx.textsafe import json_safe
 
             safe = json_safe(result.to_json())
-            data = orjson.dumps(safe, option=orjson.OPT_INDENT_2, default=str)
+            data = lenient_dumps(safe, orjson.OPT_INDENT_2, str)
         sys.stdout.buffer.write(data + b"\n")
     else:
         from rich.console import Console
@@ -245,7 +246,12 @@ def _show(value: Any) -> str:
 
     if value is ABSENT:
         return "<absent>"
-    text = orjson.dumps(value, default=str).decode()
+    try:
+        text = orjson.dumps(value, default=str).decode()
+    except TypeError:  # an integer beyond 64 bits
+        from chatx.containers.payload import lenient_dumps
+
+        text = lenient_dumps(value, 0, str).decode()
     return escape_text(text if len(text) <= 300 else text[:299] + "…")
 
 

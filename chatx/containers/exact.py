@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from chatx.record import Record
+
 # Digits become 0, anything else 1: a run of 19 zeros is a run of 19 digits.
 DIGITS = bytes(0 if 0x30 <= byte <= 0x39 else 1 for byte in range(256))
 LONG_RUN = bytes(19)
@@ -124,12 +126,6 @@ def _key_path(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else str(key)
 
 
-def mended(value: Any) -> Any:
-    """``value`` with every surrogate in its strings and keys as U+FFFD: what a reader
-    hands a consumer that does not decode (validate, the library's records)."""
-    return _Walk(lambda text, _path, _where: _replaced(text)[0]).value(value)
-
-
 # Fields whose value tells apart the strings of two records at the same place: a
 # choice's or a tool call's index, an event's type, a Responses item and part.
 _IDENTITY = ("type", "event_type", "index", "item_id", "output_index", "content_index",
@@ -180,11 +176,13 @@ class Surrogates:
         self.say = say  # (message, line) -> None
         # where -> (the high surrogate, the path it ended, its line)
         self.carried: dict[tuple[Any, ...], tuple[str, str, int]] = {}
+        self.changed = False  # the last read changed a string
         self._line = 0
 
     def read(self, value: Any, line: int) -> Any:
         """``value`` (one record's payload) with its surrogates mended."""
         self._line = line
+        self.changed = False
         if self.carried:  # every string may be the one a waiting surrogate goes to
             return _Walk(self._fix, every=True).value(value)
         return _Walk(self._fix).value(value) if _any_surrogate(value) else value
@@ -203,6 +201,7 @@ class Surrogates:
     def _fix(self, text: str, path: str, where: tuple[Any, ...]) -> str:
         waiting = self.carried.pop(where, None)
         if waiting is not None:
+            self.changed = True
             high, _, line = waiting
             if text and _is_low(text[0]):
                 text = _joined(high, text[0]) + text[1:]
@@ -216,6 +215,7 @@ class Surrogates:
                 )
         if not _has_surrogate(text):
             return text
+        self.changed = True
         if where and where[-1] is not None and _is_high(text[-1]):
             self.carried[where] = (text[-1], path, self._line)
             text = text[:-1]
@@ -244,3 +244,31 @@ def _any_surrogate(value: Any) -> bool:
 
 def _escape(char: str) -> str:
     return f"\\u{ord(char):04x}"
+
+
+def _quiet(message: str, line: int | None) -> None:
+    """A reader says nothing: the decoder reads the bytes again and says it."""
+
+
+class Reading:
+    """The records a reader hands consumers that do not decode (validate, the library's
+    records): one read exactly, or one that half a pair waits for, has its surrogates
+    mended as a decoder mends them, and keeps its bytes in ``raw`` when that changed
+    anything, so that a decoder reads it again (and says what it mended)."""
+
+    __slots__ = ("_surrogates", "carrying")
+
+    def __init__(self) -> None:
+        self._surrogates = Surrogates(_quiet)
+        self.carrying = False  # half a pair waits: every record comes here
+
+    def record(self, record: Record, data: bytes) -> Record:
+        """``record``, parsed from ``data``, as the reader hands it on."""
+        if record.error is not None or record.done:
+            return record
+        surrogates = self._surrogates
+        value = surrogates.read(record.data, record.line)
+        self.carrying = bool(surrogates.carried)
+        if record.raw is None and not surrogates.changed:
+            return record
+        return Record(value, record.event, record.line, raw=bytes(data))

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from chatx.containers import exact
-from chatx.containers.exact import DIGITS, LONG_RUN
+from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.lines import BOM
 from chatx.containers.payload import (
     _DEEP_BYTES,
@@ -50,7 +50,7 @@ class JSONArrayReader:
     """
 
     __slots__ = ("_after_comma", "_at", "_bad", "_buf", "_closed", "_col", "_count", "_cr",
-                 "_depth", "_fast", "_head", "_line", "_mode", "_string")  # fmt: skip
+                 "_depth", "_fast", "_head", "_line", "_mode", "_reading", "_string")  # fmt: skip
 
     def __init__(self) -> None:
         self._head = b""  # the first bytes, until one that is not blank says what comes
@@ -67,6 +67,7 @@ class JSONArrayReader:
         self._closed = False  # the array's "]" was read: what follows is left out
         self._count = 0  # records made
         self._bad = False  # something other than elements and blanks: not an empty array
+        self._reading = Reading()  # lone surrogates, mended record after record
 
     def feed(self, chunk: bytes) -> list[Record]:
         """Read the next bytes; return the records of the elements they complete."""
@@ -195,7 +196,7 @@ class JSONArrayReader:
         if buf[sep] != _COMMA and buf[sep] != _CLOSE:
             self._fast = False
             return None
-        return [_record(piece, value, self._where(buf, pos, start)[0]), sep]
+        return [self._handed(_record(piece, value, self._where(buf, pos, start)[0]), piece), sep]
 
     def _scan(self, buf: bytearray, at: int) -> int:
         """The separator that ends the element being read (its "," or the array's "]"),
@@ -265,8 +266,14 @@ class JSONArrayReader:
                 return Record(None, None, line, False, payload_error(piece, exc, column0))
             if len(piece) > _DEEP_BYTES and too_deep(piece, value):
                 return Record(None, None, line, False, TOO_DEEP)
-            return Record(exact.mended(value), None, line, raw=piece)
-        return _record(piece, value, line)
+            return self._handed(Record(value, None, line, raw=piece), piece)
+        return self._handed(_record(piece, value, line), piece)
+
+    def _handed(self, record: Record, piece: bytes) -> Record:
+        """``record`` as the reader hands it on: see :class:`~chatx.containers.exact.Reading`."""
+        if record.raw is not None or self._reading.carrying:
+            return self._reading.record(record, piece)
+        return record
 
     def _where(self, buf: bytearray, pos: int, at: int) -> tuple[int, int]:
         """The line of ``at``, and its column from 1 (``pos``: where _line and _col are)."""

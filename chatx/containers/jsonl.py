@@ -7,10 +7,10 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.exact import DIGITS, LONG_RUN
+from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.jsonarray import lone_brace
 from chatx.containers.lines import BOM, LineSplitter, LineTooLong
-from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
+from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
 
@@ -21,7 +21,7 @@ class JSONLReader:
     sentinel (payload-only captures sometimes keep it).
     """
 
-    __slots__ = ("_line", "_lines", "raw", "raw_over")
+    __slots__ = ("_line", "_lines", "_reading", "raw", "raw_over")
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
@@ -30,6 +30,7 @@ class JSONLReader:
         self.raw = False
         # Payloads longer than this stay raw even when ``raw`` is off (see LONG_PAYLOAD).
         self.raw_over = sys.maxsize
+        self._reading = Reading()  # lone surrogates, mended record after record
 
     def feed(self, chunk: bytes) -> list[Record]:
         """Read the next bytes; return the records of the lines they complete.
@@ -60,6 +61,8 @@ class JSONLReader:
         append = out.append
         loads = orjson.loads
         deep, digits, long_run = _DEEP_BYTES, DIGITS, LONG_RUN
+        reading = self._reading
+        carrying = reading.carrying  # half a surrogate pair waits for a record
         raw, over = self.raw, self.raw_over
         n = self._line
         for line in lines:
@@ -74,14 +77,15 @@ class JSONLReader:
                 value = loads(line)
             except ValueError as exc:
                 if not line.isspace():
-                    append(bad_payload(line, exc, None, n))
+                    append(off_the_fast_path(reading, line, None, exc, None, n))
+                    carrying = reading.carrying
+                continue
+            # A run of 19 digits may be an integer orjson read as a double.
+            if len(line) <= deep and not carrying and long_run not in line.translate(digits):
+                append(Record(value, None, n))
             else:
-                # A run of 19 digits may be an integer orjson read as a double.
-                append(
-                    Record(value, None, n)
-                    if len(line) <= deep and long_run not in line.translate(digits)
-                    else checked(line, value, None, n)
-                )
+                append(off_the_fast_path(reading, line, value, None, None, n))
+                carrying = reading.carrying
         self._line = n
         return out
 

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from chatx.containers import exact
-from chatx.containers.exact import may_hold_big_int
+from chatx.containers.exact import DIGITS, LONG_RUN, may_hold_big_int
 from chatx.record import Record
 
 # Deeper records are refused at the reader, so that nothing downstream meets them: orjson
@@ -79,10 +79,10 @@ def parse(data: bytes, event: str | None, line: int) -> Record:
     try:
         value = orjson.loads(data)
     except ValueError as exc:
-        return bad_payload(data, exc, event, line, mend=False)
+        return bad_payload(data, exc, event, line)
     return (
         Record(value, event, line)
-        if len(data) <= _DEEP_BYTES and not may_hold_big_int(data)
+        if len(data) <= _DEEP_BYTES and LONG_RUN not in data.translate(DIGITS)
         else checked(data, value, event, line)
     )
 
@@ -104,15 +104,12 @@ def checked(data: bytes, value: Any, event: str | None, line: int) -> Record:
     return Record(value, event, line)
 
 
-def bad_payload(
-    data: bytes, exc: ValueError, event: str | None, line: int, mend: bool = True
-) -> Record:
+def bad_payload(data: bytes, exc: ValueError, event: str | None, line: int) -> Record:
     """The record for a payload orjson refused: the ``[DONE]`` sentinel, a payload that
     ``JSON.parse`` reads (a lone surrogate: see :func:`parse`), or an error.
 
-    A reader hands the value with its surrogates as U+FFFD (``mend``), for consumers
-    that do not decode; the decoder reads ``raw`` again and mends them record after
-    record."""
+    A reader hands such a payload on through :class:`~chatx.containers.exact.Reading`,
+    which mends its surrogates for consumers that do not decode."""
     if data.strip() == b"[DONE]":
         return Record(None, event, line, True)
     try:
@@ -121,7 +118,27 @@ def bad_payload(
         return Record(None, event, line, False, payload_error(data, exc))
     if len(data) > _DEEP_BYTES and too_deep(data, value):
         return Record(None, event, line, False, TOO_DEEP)
-    return Record(exact.mended(value) if mend else value, event, line, raw=bytes(data))
+    return Record(value, event, line, raw=bytes(data))
+
+
+def off_the_fast_path(
+    reading: exact.Reading,
+    data: bytes,
+    value: Any,
+    exc: ValueError | None,
+    event: str | None,
+    line: int,
+) -> Record:
+    """What a reader hands on for a payload its hot loop does not take as it is: one
+    orjson refused (``exc``), a long one, one with a run of 19 digits, or any while half
+    a surrogate pair waits (``reading.carrying``)."""
+    if exc is not None:
+        record = bad_payload(data, exc, event, line)
+    else:
+        record = checked(data, value, event, line)
+    if record.raw is not None or reading.carrying:
+        record = reading.record(record, data)
+    return record
 
 
 LARGE = 1 << 20  # output pieces this long are handed on alone, never joined
@@ -150,16 +167,16 @@ def frames(pieces: list[bytes]) -> list[bytes]:
     return out
 
 
-def lenient_dumps(value: Any, option: int = 0) -> bytes:
+def lenient_dumps(value: Any, option: int = 0, default: Any = None) -> bytes:
     """``orjson.dumps`` for what it refuses by default, used only when it has: dict keys
     that are not strings (written as strings, as JSON must have them) and integers beyond
     64 bits (written exactly, digit for digit: see :mod:`chatx.containers.exact`).
     """
     option |= orjson.OPT_NON_STR_KEYS
     try:
-        return orjson.dumps(value, option=option)
+        return orjson.dumps(value, default, option)
     except TypeError:
-        return orjson.dumps(_exact_ints(value), option=option)
+        return orjson.dumps(_exact_ints(value), default, option)
 
 
 def _exact_ints(value: Any) -> Any:

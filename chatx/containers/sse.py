@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from chatx.containers.exact import DIGITS, LONG_RUN
+from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.lines import BOM, MAX_LINE, LineSplitter, LineTooLong
-from chatx.containers.payload import _DEEP_BYTES, bad_payload, checked, frames, lenient_dumps
+from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
 __all__ = ["BOM", "MAX_LINE", "SSEReader", "SSEWriter", "probe"]
@@ -30,8 +30,8 @@ class SSEReader:
     ``id:`` and ``retry:`` fields; records do not carry them.
     """
 
-    __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_names", "_start", "ignored",
-                 "last_event_id", "raw", "raw_over", "retry")  # fmt: skip
+    __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_names", "_reading", "_start",
+                 "ignored", "last_event_id", "raw", "raw_over", "retry")  # fmt: skip
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
@@ -46,6 +46,7 @@ class SSEReader:
         # Payloads longer than this stay raw even when ``raw`` is off (see LONG_PAYLOAD).
         self.raw_over = sys.maxsize
         self._names: dict[bytes, str] = {}  # event: lines met, and the names they give
+        self._reading = Reading()  # lone surrogates, mended record after record
         self._clear_block()
 
     def feed(self, chunk: bytes) -> list[Record]:
@@ -88,6 +89,8 @@ class SSEReader:
         append = out.append
         loads = orjson.loads
         deep, digits, long_run = _DEEP_BYTES, DIGITS, LONG_RUN
+        reading = self._reading
+        carrying = reading.carrying  # half a surrogate pair waits for a record
         raw, over = self.raw, self.raw_over
         n, start, data, more, event = self._line, self._start, self._data, self._more, self._event
         for line in lines:
@@ -103,14 +106,20 @@ class SSEReader:
                     try:
                         parsed = loads(data)
                     except ValueError as exc:
-                        append(bad_payload(data, exc, event, start))
+                        append(off_the_fast_path(reading, data, None, exc, event, start))
+                        carrying = reading.carrying
+                        start, data, more, event = 0, None, None, None
+                        continue
+                    # A run of 19 digits may be an integer orjson read as a double.
+                    if (
+                        len(data) <= deep
+                        and not carrying
+                        and long_run not in data.translate(digits)
+                    ):
+                        append(Record(parsed, event, start))
                     else:
-                        # A run of 19 digits may be an integer orjson read as a double.
-                        append(
-                            Record(parsed, event, start)
-                            if len(data) <= deep and long_run not in data.translate(digits)
-                            else checked(data, parsed, event, start)
-                        )
+                        append(off_the_fast_path(reading, data, parsed, None, event, start))
+                        carrying = reading.carrying
                 start, data, more, event = 0, None, None, None
                 continue
             if line[:6] == b"data: ":
