@@ -98,4 +98,3 @@ def validate_records(
     if ignored:
         checker.ignored_lines(ignored)
     return sorted(checker.finish(), key=lambda finding: finding.index)
-
