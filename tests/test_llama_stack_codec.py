@@ -56,6 +56,8 @@ EXPECTED = {
     # Llama Stack could not parse the call: its raw text is what the model said.
     "failed": ("get_weather(city=Paris", [], None, "stop"),
     "error": ("The answer", [], None, None),
+    # Fireworks' metrics carry telemetry fields (span, trace, timestamps) beside the values.
+    "fireworks-metrics-telemetry": ("Lima is the capital.", [], (18, 6, 24), "stop"),
     # The OpenAI-compat layer's incremental shape: "name(", the arguments, ")", no started.
     "tool-call-openai-compat": (
         "",
