@@ -319,3 +319,31 @@ def test_diff_shows_big_integers_as_they_are(tmp_path, extra):
     result = run(["diff", *map(str, sides), *extra])
     assert result.code == 1, result.err
     assert b"1180591620717411303425" in result.stdout
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    pieces=st.lists(st.text(alphabet="a😀\ud83d\ude00\udc01", max_size=4), min_size=1, max_size=6),
+    feed=st.lists(st.integers(1, 60), max_size=20),
+    dst=st.sampled_from([CHAT, RESPONSES, LLAMA]),
+    created=st.sampled_from([1700000000, 2**64, -(2**70)]),
+)
+def test_any_surrogates_and_integers_give_the_same_bytes_and_notes_however_fed(
+    pieces, feed, dst, created
+):
+    chunks = chat_text(*pieces)
+    for c in chunks:
+        c["created"] = created
+    data = sse(chunks)
+    whole, notes = convert(data, dst)
+    assert not [n for n in said(notes) if n[0] == "skipped"]
+    split_notes = Notes()
+    transcoder = Transcoder(dst, notes=split_notes)
+    out, at = [], 0
+    for size in feed:
+        out.append(transcoder.feed(data[at : at + size]))
+        at += size
+    out.append(transcoder.feed(data[at:]))
+    out.append(transcoder.finish())
+    assert b"".join(out) == whole
+    assert said(split_notes) == said(notes)
