@@ -240,6 +240,20 @@ def test_a_chunk_of_another_id_or_object_is_written_as_the_streams() -> None:
     assert len([m for m in repaired(notes) if "is not the stream's" in m]) == 2
 
 
+def test_a_chunk_without_an_object_name_is_written_with_the_streams() -> None:
+    # A chunk with no "object" and a field of its own made the encoder fail on the
+    # missing key: the record was skipped as an internal error, its text lost.
+    chunks = chat_text("Hi", "there")
+    chunks[2] = {k: v for k, v in chunks[2].items() if k != "object"} | {"foo": 1}
+    out, notes = convert(sse(chunks), CHAT, CHAT)
+    written = payloads(out)
+    assert [c.get("object") for c in written] == ["chat.completion.chunk"] * len(written)
+    assert written[2]["foo"] == 1
+    assert written[2]["choices"] == chunks[2]["choices"]
+    assert chat_errors(out) == []
+    assert any("object is not the stream's" in m for m in repaired(notes))
+
+
 def test_a_later_entry_that_repeats_its_calls_id_and_name_says_them_once() -> None:
     # Novita behind OpenRouter repeats id, type and name on every entry of a call; the
     # openai SDK joins the strings of a call's entries ("0" + "0").

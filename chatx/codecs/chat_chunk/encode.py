@@ -264,7 +264,7 @@ class ChatChunkEncoder(RunEncoding):
             chunk["error"] = error_object(error, self.own)
         for extra in record_extra:
             merge(chunk, extra)
-        if record_extra and (chunk["id"] != self.id or chunk["object"] != OBJECT):
+        if record_extra and (chunk.get("id") != self.id or chunk.get("object") != OBJECT):
             one_stream(chunk, self.id, self.notes, self.mended)
         if obfuscation is not None:
             chunk["obfuscation"] = obfuscation  # last, where OpenAI writes it

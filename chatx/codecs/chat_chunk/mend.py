@@ -21,7 +21,7 @@ def one_stream(chunk: dict[str, Any], stream_id: str, notes: Notes, said: set[st
     if chunk.get("choices") == [] and chunk.get("object") in ("", None):
         return
     for key, value in (("id", stream_id), ("object", OBJECT)):
-        if chunk[key] != value:
+        if chunk.get(key) != value:
             if key not in said:
                 said.add(key)
                 notes.repaired(f"a chunk's {key} is not the stream's: the stream's written")
