@@ -10,7 +10,7 @@ list of items closed, and carries the usage.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import Any
 
@@ -57,19 +57,12 @@ class ResponsesEncoder(PartEncoding, CallOrder):
         self.held = self.pending = None
         self.patches: dict[tuple[Any, ...], dict[str, Any]] = {}
 
-    def feed(self, events: list[ir.Event]) -> list[dict[str, Any]]:
+    def feed(self, events: Iterable[ir.Event]) -> list[dict[str, Any]]:
         """Encode one batch of IR events."""
         out: list[dict[str, Any]] = []
         if self.held is not None:
             self._feed_held(events, out)
-        else:
-            self._feed(events, out)
-        return out
-
-    def _step(self, event: ir.Event, out: list[dict[str, Any]]) -> None:
-        self._feed((event,), out)
-
-    def _feed(self, events: Iterable[ir.Event], out: list[dict[str, Any]]) -> None:
+            return out
         it = iter(events)
         for event in it:
             kind = type(event)
@@ -87,8 +80,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             elif kind is ir.ItemStart:
                 self._item_start(event, out)
             elif kind is ir.ItemEnd:
-                if self._item_end(event, out):  # a call held open: the rest waits on it
-                    self._feed_held(it, out)
+                self._item_end(event, out, it)
             elif kind is ir.RefusalDelta:
                 self._refusal(event, out)
             elif kind is ir.StreamStart:
@@ -103,6 +95,18 @@ class ResponsesEncoder(PartEncoding, CallOrder):
                 self._passthrough(event, out)
             elif kind is ir.StreamEnd:
                 self._end(event, out)
+        return out
+
+    def _step(self, event: ir.Event, out: list[dict[str, Any]]) -> None:
+        """One event as :meth:`feed` encodes it when nothing is held. While a call is held
+        open, only its own fragments and events that write nothing come here, and neither
+        can hold another call: what was held stays held."""
+        held, self.held = self.held, None
+        try:
+            out += self.feed((event,))
+        finally:
+            if held is not None:
+                self.held = held
 
     def feed_run(self, run: ir.DeltaRun) -> list[dict[str, Any]]:
         """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
@@ -330,18 +334,20 @@ class ResponsesEncoder(PartEncoding, CallOrder):
     def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
         self._open(event.kind, event.lane, out, event)
 
-    def _item_end(self, event: ir.ItemEnd, out: list[dict[str, Any]]) -> bool:
-        """Close the open item; true when a tool call is held open instead (see
-        :mod:`chatx.codecs.call_order`)."""
+    def _item_end(
+        self, event: ir.ItemEnd, out: list[dict[str, Any]], rest: Iterator[ir.Event]
+    ) -> None:
+        """Close the open item; or hold a tool call open, and with it ``rest``, the events
+        after this one in its batch (see :mod:`chatx.codecs.call_order`)."""
         item = self.item
         if item is None or item.kind != event.kind:
-            return False
+            return
         if event.extra and not self.own:
             self._lost(event.extra, "item.")
         if item.kind == "tool_call" and not self.own and self._defer(item.call):
-            return True
+            self._feed_held(rest, out)
+            return
         self._close(out, event.extra if self.own else None)
-        return False
 
     def _call_text(self, call: int | None) -> str | None:
         item = self.item
