@@ -17,15 +17,16 @@ $(BIN)/python:
 install: $(BIN)/python ## Install chatx into .venv
 	$(BIN)/pip install --quiet -e .
 
-dev: $(BIN)/python ## Install chatx and the dev tools (openai SDK, pytest, hypothesis, ruff)
+dev: $(BIN)/python ## Install chatx and the dev tools (openai SDK, pytest, hypothesis, ruff, mypy)
 	$(BIN)/pip install --quiet -e '.[dev]'
 
 demo: install ## Convert a bundled chat-chunk capture to responses-event and print it
 	$(BIN)/chatx convert $(DEMO) --to responses-event
 
-lint: dev ## ruff check and format check
+lint: dev ## ruff check, format check and the type check (mypy)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check chatx tests bench
+	$(BIN)/mypy
 
 format: dev ## Format the code
 	$(BIN)/ruff format chatx tests bench
