@@ -4,31 +4,17 @@ read a stream's meaning with (``convert`` runs the same decoders in
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 
 from chatx import codecs, ir
-from chatx.errors import ChatxError, InputError
+from chatx.drive import Drive, bug_text, debug
 from chatx.notes import Notes
 from chatx.reading import read_records
 from chatx.record import Record
 from chatx.refusals import as_bytes
 
 PROBE_RECORDS = codecs.PROBE_RECORDS  # where callers have found it
-
-
-def debug() -> bool:
-    """CHATX_DEBUG=1 (``--traceback`` sets it): an exception a codec did not mean (a bug)
-    is raised, where otherwise the record it met is skipped with a note saying so."""
-    return os.environ.get("CHATX_DEBUG") == "1"
-
-
-def bug_text(exc: BaseException) -> str:
-    """What to say about a record a codec failed on without meaning to."""
-    return (
-        f"internal error: {type(exc).__name__}: {exc} "
-        "(a bug in chatx: run again with --traceback and report it)"
-    )
+__all__ = ["PROBE_RECORDS", "bug_text", "debug", "decode"]
 
 
 def decode(
@@ -54,33 +40,21 @@ def _decode(records: Iterator[Record], src: str | None, notes: Notes) -> Iterato
     else:
         codec, head = codecs.sniff_iter(records)
     decoder = codec.decoder(notes)
+    drive = Drive(notes)
+
+    def feed(record: Record, out: list[list[ir.Event]]) -> None:
+        batch = decoder.feed(record)
+        if type(batch) is ir.Batches:  # a whole object: its stream's records
+            out.extend(batch)
+        elif batch:
+            out.append(batch)
+
+    out: list[list[ir.Event]] = []
     for stream in (head, records):
         for record in stream:
-            notes.line = record.line  # a record skipped is still the last one read
-            if record.error is not None:
-                notes.add("skipped", f"record skipped: {record.error}", record.line)
-                continue
-            try:
-                batch = decoder.feed(record)
-            except InputError as exc:
-                # The note has the line already: the message only, as Transcoder says it.
-                text = f"record skipped: {exc.message}"
-                if exc.expected:
-                    text += f" (expected {exc.expected})"
-                notes.add("skipped", text, record.line)
-                continue
-            except ChatxError as exc:
-                notes.add("skipped", f"record skipped: {exc}", record.line)
-                continue
-            except Exception as exc:  # a codec bug: one record lost, not the run
-                if debug():
-                    raise
-                notes.add("skipped", f"record skipped: {bug_text(exc)}", record.line)
-                continue
-            if type(batch) is ir.Batches:  # a whole object: its stream's records
-                yield from batch
-            elif batch:
-                yield batch
+            # One record at a time: a live input's batches are given as they come.
+            yield from drive.run((record,), feed, out)
+            out.clear()
     tail = decoder.finish()
     if tail:
         yield tail

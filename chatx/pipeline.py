@@ -15,7 +15,8 @@ from typing import Any
 from chatx import codecs, containers, ir
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.containers.lines import MAX_LINE
-from chatx.decoding import bug_text, debug, decode
+from chatx.decoding import decode
+from chatx.drive import Drive
 from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
 from chatx.notes import Note, Notes
 from chatx.reading import open_records, read_records
@@ -72,9 +73,10 @@ class Transcoder:
         self.head = b""
         self.ignored: list[tuple[int, str]] | None = None
         self.pending: list[Record] = []
-        self.skipped = 0
-        self.error: ChatxError | None = None  # --strict: raised by the next feed()/finish()
         self.checked = 0  # --strict: notes already looked at
+        self.drive = Drive(
+            self.notes, strict=strict, name=name, check=self._check_strict if strict else None
+        )
         self.lanes: set[int] = set()
         self.finished = False
         # --from F: records are held until one of the first is F's (see named_format).
@@ -153,6 +155,21 @@ class Transcoder:
     def source_format(self) -> str | None:
         return self.src.name if self.src else None
 
+    @property
+    def skipped(self) -> int:
+        """Records skipped so far (never under ``strict``: the first one is an error)."""
+        return self.drive.skipped
+
+    @property
+    def error(self) -> ChatxError | None:
+        """--strict (or a choice the stream ended without): raised by the next feed() or
+        finish(), once the output of what came before is returned."""
+        return self.drive.error
+
+    @error.setter
+    def error(self, error: ChatxError | None) -> None:
+        self.drive.error = error
+
     # -- stages ----------------------------------------------------------------------
 
     def _open_reader(self, head: bytes) -> None:
@@ -223,49 +240,26 @@ class Transcoder:
             self.notes.add("warning", "the input holds only data: [DONE]: no events", 1)
 
     def _process(self, records: list[Record]) -> list[bytes]:
-        if self.strict:
-            return self._process_strict(records)
-        payloads: list[Any] = []
-        decoder, encoder, notes = self.decoder, self.encoder, self.notes
-        # Without --choice, a one-lane target only needs to see each lane's LaneStart.
-        lanes_only = self.choice is None
-        lane_start = ir.LaneStart
         # Records the decoder knows by their bytes reach the encoder as one DeltaRun;
         # --choice renumbers lanes event by event, so it takes them one at a time.
-        runs = getattr(decoder, "run", None) if lanes_only else None
-        position, count = 0, len(records)
-        while position < count:
-            record = records[position]
-            position += 1
-            notes.line = record.line  # a record skipped is still the last one read
-            if record.error is not None:
-                self._skip(record.error, record.line)
-                continue
-            try:
-                if runs is not None and record.raw is not None:
-                    run = runs(records, position - 1)
-                    if run is not None:
-                        position += len(run.texts) - 1
-                        payloads.extend(self._run(run))
-                        notes.line = run.lines[-1]  # what comes next follows the run's last
-                        continue
-                events = decoder.feed(record)
-                if events:
-                    if type(events) is ir.Batches:  # a whole object: its stream's records
-                        payloads.extend(self._batches(events))
-                        continue
-                    if not lanes_only or lane_start in map(type, events):
-                        events = self._select(events)
-                    payloads.extend(encoder.feed(events))
-            except InputError as exc:
-                self._skip(exc.message, record.line, exc.expected)
-            except ChatxError:
-                raise
-            except Exception as exc:  # a codec bug: one record lost, not the run
-                if debug():
-                    raise
-                self._skip(bug_text(exc), record.line)
+        runs = getattr(self.decoder, "run", None) if self.choice is None else None
+        payloads = self.drive.run(records, self._feed, [], runs, self._feed_run)
         return self.writer.frames(payloads) if payloads else []
+
+    def _feed(self, record: Record, out: list[Any]) -> None:
+        events = self.decoder.feed(record)
+        if events:
+            if type(events) is ir.Batches:  # a whole object: its stream's records
+                out.extend(self._batches(events))
+            # Without --choice, a one-lane target only needs to see each lane's LaneStart.
+            elif self.choice is None and ir.LaneStart not in map(type, events):
+                out.extend(self.encoder.feed(events))
+            else:
+                out.extend(self.encoder.feed(self._select(events)))
+
+    def _feed_run(self, run: ir.DeltaRun, out: list[Any]) -> None:
+        out.extend(self._run(run))
+        self.notes.line = run.lines[-1]  # what comes next follows the run's last
 
     def _batches(self, batches: ir.Batches) -> list[Any]:
         """The payloads of the batches one record stands for (a non-streaming object)."""
@@ -284,49 +278,11 @@ class Transcoder:
             out.extend(self.encoder.feed(batch))
         return out
 
-    def _process_strict(self, records: list[Record]) -> list[bytes]:
-        """``_process`` that stops at the first record skipped, repaired or lost.
-
-        The output of the records before it is returned; the error is raised by the next
-        ``feed()`` or ``finish()``, so that what came before is written first.
-        """
-        payloads: list[Any] = []
-        decoder, encoder, notes = self.decoder, self.encoder, self.notes
-        for record in records:
-            kept = len(payloads)
-            notes.line = record.line
-            try:
-                if record.error is not None:
-                    raise InputError(record.error)
-                events = decoder.feed(record)
-                if type(events) is ir.Batches:
-                    payloads.extend(self._batches(events))
-                elif events:
-                    payloads.extend(encoder.feed(self._select(events)))
-                self._check_strict()
-            except InputError as exc:
-                self.error = InputError(
-                    exc.message, file=self.name, line=record.line, expected=exc.expected
-                )
-            except NotRepresentable as exc:
-                self.error = exc
-            if self.error is not None:
-                del payloads[kept:]  # the record that broke the rule is not written
-                break
-        return self.writer.frames(payloads) if payloads else []
-
     def _encode(self, events: list[ir.Event]) -> list[bytes]:
         if not events:
             return []
         payloads = self.encoder.feed(events)
         return self.writer.frames(payloads) if payloads else []
-
-    def _skip(self, message: str, line: int, expected: str | None = None) -> None:
-        self.skipped += 1
-        text = f"record skipped: {message}"
-        if expected:
-            text += f" (expected {expected})"
-        self.notes.add("skipped", text, line)
 
     def _check_strict(self) -> None:
         """--strict: the first repair or loss noted since the last check is an error."""

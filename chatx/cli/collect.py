@@ -56,8 +56,8 @@ def collect(
 
     from chatx.assemble import streams_of
     from chatx.cli import reading_stdin
-    from chatx.cli.convert import NoteReporter
     from chatx.collect import DEFAULT_TARGET, collect
+    from chatx.drive import NoteReporter
     from chatx.reading import open_side
 
     if file == "-":

@@ -11,7 +11,7 @@ import errno
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -19,13 +19,10 @@ import typer
 from chatx.cli.formats import complete_format, format_option, formats_option
 from chatx.cli.output import OutputError, open_input, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
+from chatx.drive import NoteReporter, pump
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
 from chatx.textsafe import escape_text
-
-# One read: what a pipe has (a live stream sees each event at once), or 64 KiB of a file:
-# large enough for few writes, small enough that a block's records stay a few MB.
-_BLOCK = 1 << 16
 
 
 def register(app: typer.Typer) -> None:
@@ -328,45 +325,6 @@ def _progress(total: int) -> _Quiet:
     if total > 1 and sys.stderr.isatty():
         return _Bar(total)
     return _Quiet()
-
-
-def pump(inp: BinaryIO, out: BinaryIO, transcoder: Any, reporter: NoteReporter) -> None:
-    """Read, convert, write and flush until the input ends."""
-    read = getattr(inp, "read1", inp.read)
-    write = out.write
-    while True:
-        chunk = read(_BLOCK)
-        if not chunk:
-            break
-        frames = transcoder.feed_frames(chunk)
-        if frames:
-            for data in frames:
-                write(data)
-            out.flush()
-        reporter.flush()
-    for data in transcoder.finish_frames():
-        write(data)
-    out.flush()
-
-
-class NoteReporter:
-    """Prints notes on stderr as they come, escaped; lost fields once, at the end."""
-
-    def __init__(self, notes: Notes, name: str, quiet: bool) -> None:
-        self.notes = notes
-        self.name = name
-        self.quiet = quiet
-        self.shown = 0
-
-    def flush(self, final: bool = False) -> None:
-        items = self.notes.summary() if final else self.notes.items
-        if not self.quiet:
-            for note in items[self.shown :]:
-                where = f"{self.name}:{note.line}" if note.line else self.name
-                sys.stderr.write(
-                    f"chatx: {note.kind}: {escape_text(where)}: {escape_text(note.message)}\n"
-                )
-        self.shown = len(items)
 
 
 def _load_request(path: Path | None) -> dict[str, Any] | None:

@@ -1,0 +1,174 @@
+"""Driving records through a codec: the skip-and-report policy, written once.
+
+:class:`Drive` is the one loop every consumer of decoded records runs (the
+:class:`chatx.pipeline.Transcoder` of ``convert``, and :func:`chatx.decoding.decode` of
+``diff``, ``show`` and ``collect``). A record that cannot be decoded is said as skipped
+and the run goes on; ``strict`` stops at the first one, or at the first repair or loss.
+:func:`pump` and :class:`NoteReporter` drive a Transcoder from a file to a file, saying
+its notes on stderr as they come.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, BinaryIO
+
+from chatx.errors import ChatxError, InputError, NotRepresentable
+from chatx.notes import Notes
+from chatx.record import Record
+from chatx.textsafe import escape_text
+
+# One read: what a pipe has (a live stream sees each event at once), or 64 KiB of a file:
+# large enough for few writes, small enough that a block's records stay a few MB.
+BLOCK = 1 << 16
+
+
+def debug() -> bool:
+    """CHATX_DEBUG=1 (``--traceback`` sets it): an exception a codec did not mean (a bug)
+    is raised, where otherwise the record it met is skipped with a note saying so."""
+    return os.environ.get("CHATX_DEBUG") == "1"
+
+
+def bug_text(exc: BaseException) -> str:
+    """What to say about a record a codec failed on without meaning to."""
+    return (
+        f"internal error: {type(exc).__name__}: {exc} "
+        "(a bug in chatx: run again with --traceback and report it)"
+    )
+
+
+Feed = Callable[[Record, list[Any]], None]
+Runs = Callable[[Sequence[Record], int], Any]
+FeedRun = Callable[[Any, list[Any]], None]
+
+
+class Drive:
+    """Feeds records to a step, one policy for the records it cannot take.
+
+    Lenient (the default): such a record is noted as skipped (``skipped`` counts them)
+    and the next one goes on. ``strict``: the first one, or the first repair or loss
+    ``check`` raises as NotRepresentable, ends the run; ``error`` holds what to raise
+    once the output of the records before it is written (an error a step sets there
+    itself ends a strict run as well).
+    """
+
+    def __init__(
+        self,
+        notes: Notes,
+        *,
+        strict: bool = False,
+        name: str = "<input>",
+        check: Callable[[], None] | None = None,
+    ) -> None:
+        self.notes = notes
+        self.strict = strict
+        self.name = name
+        self.check = check
+        self.skipped = 0
+        self.error: ChatxError | None = None
+
+    def run(
+        self,
+        records: Sequence[Record],
+        feed: Feed,
+        out: list[Any],
+        runs: Runs | None = None,
+        feed_run: FeedRun | None = None,
+    ) -> list[Any]:
+        """Feed ``records`` in order, ``feed(record, out)`` appending what each gives.
+
+        ``runs(records, position)``, when given (never under ``strict``, which judges
+        each record alone), returns a run of records the decoder knows by their bytes,
+        or None; ``feed_run(run, out)`` takes the whole run at once."""
+        notes, strict, check = self.notes, self.strict, self.check
+        if strict:
+            runs = None
+        position, count = 0, len(records)
+        while position < count:
+            record = records[position]
+            position += 1
+            notes.line = record.line  # a record skipped is still the last one read
+            kept = len(out)
+            try:
+                if record.error is not None:
+                    raise InputError(record.error)
+                if runs is not None and record.raw is not None:
+                    run = runs(records, position - 1)
+                    if run is not None:
+                        position += len(run.texts) - 1
+                        feed_run(run, out)  # type: ignore[misc]
+                        continue
+                feed(record, out)
+                if check is not None:
+                    check()
+            except InputError as exc:
+                self._refuse(record, out, kept, exc.message, exc.expected)
+            except NotRepresentable as exc:
+                if not strict:
+                    raise
+                self.error = exc
+            except ChatxError:
+                raise
+            except Exception as exc:  # a codec bug: one record lost, not the run
+                if strict or debug():
+                    raise
+                self._refuse(record, out, kept, bug_text(exc), None)
+            if strict and self.error is not None:
+                del out[kept:]  # the record that broke the rule is not written
+                break
+        return out
+
+    def _refuse(
+        self, record: Record, out: list[Any], kept: int, message: str, expected: str | None
+    ) -> None:
+        """A record that cannot be taken: skipped with a note, or (strict) the error."""
+        del out[kept:]
+        if self.strict:
+            self.error = InputError(message, file=self.name, line=record.line, expected=expected)
+            return
+        self.skipped += 1
+        text = f"record skipped: {message}"
+        if expected:
+            text += f" (expected {expected})"
+        self.notes.add("skipped", text, record.line)
+
+
+def pump(inp: BinaryIO, out: BinaryIO, transcoder: Any, reporter: NoteReporter) -> None:
+    """Read, convert, write and flush until the input ends."""
+    read = getattr(inp, "read1", inp.read)
+    write = out.write
+    while True:
+        chunk = read(BLOCK)
+        if not chunk:
+            break
+        frames = transcoder.feed_frames(chunk)
+        if frames:
+            for data in frames:
+                write(data)
+            out.flush()
+        reporter.flush()
+    for data in transcoder.finish_frames():
+        write(data)
+    out.flush()
+
+
+class NoteReporter:
+    """Prints notes on stderr as they come, escaped; lost fields once, at the end."""
+
+    def __init__(self, notes: Notes, name: str, quiet: bool) -> None:
+        self.notes = notes
+        self.name = name
+        self.quiet = quiet
+        self.shown = 0
+
+    def flush(self, final: bool = False) -> None:
+        items = self.notes.summary() if final else self.notes.items
+        if not self.quiet:
+            for note in items[self.shown :]:
+                where = f"{self.name}:{note.line}" if note.line else self.name
+                sys.stderr.write(
+                    f"chatx: {note.kind}: {escape_text(where)}: {escape_text(note.message)}\n"
+                )
+        self.shown = len(items)
