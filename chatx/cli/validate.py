@@ -183,43 +183,59 @@ def check_file(
 ) -> FileResult:
     """Check one file (``-`` is stdin), printing findings as they come."""
     from chatx.pipeline import open_records
-    from chatx.validation import make_checker
+    from chatx.validation import validate_records
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
     container, records = open_records(file, container, ignored)
     head: list[Record] = []
     if fmt is None:
         fmt, head = _detect(records, name)
-    checker = make_checker(fmt, file=name, container=container, schema=schema)
     result = FileResult(name, fmt, container)
-    shown, parsed, first_bad = 0, 0, None
-    for record in chain(head, records):
-        if ignored:
-            checker.ignored_lines(ignored, record.line)
-        result.records += 1
-        if record.error is None:
-            parsed += 1
-        elif first_bad is None:
-            first_bad = record
-        checker.feed(record)
-        if parsed:  # until one record parses, this may not be a stream at all
-            shown = _flush(checker.findings, shown, printer, result)
-    if parsed == 0:
-        _not_a_stream(first_bad, name)
-    checker.ignored_lines(ignored)
-    _flush(sorted(checker.finish()[shown:], key=lambda f: f.index), 0, printer, result)
+    shown = _Shown(printer, result)
+    validate_records(
+        shown.count(chain(head, records)),
+        fmt,
+        schema=schema,
+        container=container,
+        file=name,
+        ignored=ignored,
+        found=shown.found,
+    )
+    if shown.parsed == 0:
+        _not_a_stream(shown.first_bad, name)
     return result
 
 
-def _flush(findings: list[Any], shown: int, printer: Printer, result: FileResult) -> int:
-    new = findings[shown:]
-    printer.write(new)
-    for finding in new:
-        if finding.severity == "E":
-            result.errors += 1
-        else:
-            result.warnings += 1
-    return len(findings)
+class _Shown:
+    """Counts the records and prints the findings, held until one record parses: until
+    then the input may not be a stream at all."""
+
+    def __init__(self, printer: Printer, result: FileResult) -> None:
+        self.printer = printer
+        self.result = result
+        self.parsed = 0
+        self.first_bad: Record | None = None
+        self.held: list[Any] = []
+
+    def count(self, records: Iterator[Record]) -> Iterator[Record]:
+        for record in records:
+            self.result.records += 1
+            if record.error is None:
+                self.parsed += 1
+            elif self.first_bad is None:
+                self.first_bad = record
+            yield record
+
+    def found(self, findings: list[Any]) -> None:
+        self.held += findings
+        if self.parsed and self.held:
+            findings, self.held = self.held, []
+            self.printer.write(findings)
+            for finding in findings:
+                if finding.severity == "E":
+                    self.result.errors += 1
+                else:
+                    self.result.warnings += 1
 
 
 def _not_a_stream(first_bad: Record | None, name: str) -> None:

@@ -13,6 +13,7 @@ state later rules need; the rules themselves, with their ids and documentation, 
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Iterable
 from itertools import chain
 
@@ -57,6 +58,14 @@ def make_checker(
         ) from None
     checker = factory(file, container)
     if schema:
+        # The openai SDK is the optional `schema` extra: when it is not installed, say so
+        # instead of failing on the first record. Looked up, not imported in a try, so an
+        # SDK that is installed but broken still fails loudly.
+        if importlib.util.find_spec("openai") is None:
+            raise UsageError(
+                "--schema needs the openai SDK, which is not installed "
+                "(pip install 'chatx[schema]')"
+            )
         # Imported only here: the schema module pulls in the openai SDK (about 1 s).
         from chatx.validation.schema import with_schema
 
@@ -72,6 +81,7 @@ def validate_records(
     container: str | None = None,
     file: str = "<input>",
     ignored: list[tuple[int, str]] | None = None,
+    found: Callable[[list[Finding]], object] | None = None,
 ) -> list[Finding]:
     """Check every record of one stream and return all findings, in stream order.
 
@@ -81,6 +91,9 @@ def validate_records(
     rules about SSE framing (``data: [DONE]``) apply only when it is ``sse``. The input
     lines the reader ignored are findings too (STR002): bytes are read for them here;
     for records, pass the list :func:`chatx.reading.open_records` fills as ``ignored``.
+    ``found``, when given, is called with the findings as they are known, for a live
+    input checked live: after each record those it brought (an empty list when none),
+    at the end the rest, in stream order.
     """
     if isinstance(records, bytes | bytearray):
         ignored = []
@@ -91,10 +104,21 @@ def validate_records(
         fmt = codec.name
         records = chain(head, records)
     checker = make_checker(fmt, file=file, container=container, schema=schema)
+    shown = 0
     for record in records:
         if ignored:
             checker.ignored_lines(ignored, record.line)
         checker.feed(record)
+        if found is not None:
+            found(checker.findings[shown:])
+            shown = len(checker.findings)
     if ignored:
         checker.ignored_lines(ignored)
-    return sorted(checker.finish(), key=lambda finding: finding.index)
+    findings = checker.finish()
+    if found is not None:
+        found(sorted(findings[shown:], key=_index))
+    return sorted(findings, key=_index)
+
+
+def _index(finding: Finding) -> int:
+    return finding.index
