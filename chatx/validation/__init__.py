@@ -8,7 +8,7 @@ Library entry point::
 Each format has a streaming checker (``feed(record)`` / ``finish()``) that keeps only the
 state later rules need; the rules themselves, with their ids and documentation, are in
 :mod:`chatx.validation.rules`. The format is the codec name callers pass, or the one
-``chatx.codecs.detect`` finds in the first records.
+``chatx.codecs.sniff`` finds in the first records.
 """
 
 from __future__ import annotations
