@@ -103,22 +103,24 @@ class Drive:
                 feed(record, out)
                 if check is not None:
                     check()
-            except InputError as exc:
-                self._refuse(record, out, kept, exc.message, exc.expected)
-            except NotRepresentable as exc:
-                if not strict:
-                    raise
-                self.error = exc
-            except ChatxError:
-                raise
-            except Exception as exc:  # a codec bug: one record lost, not the run
-                if strict or debug():
-                    raise
-                self._refuse(record, out, kept, bug_text(exc), None)
+            except Exception as exc:
+                self._failed(exc, record, out, kept)
             if strict and self.error is not None:
                 del out[kept:]  # the record that broke the rule is not written
                 break
         return out
+
+    def _failed(self, exc: Exception, record: Record, out: list[Any], kept: int) -> None:
+        """The policy, called while ``exc`` is handled: what it does not take is raised
+        again (another error of chatx's; under ``strict`` or CHATX_DEBUG a bug)."""
+        if isinstance(exc, InputError):
+            self._refuse(record, out, kept, exc.message, exc.expected)
+        elif isinstance(exc, NotRepresentable) and self.strict:
+            self.error = exc
+        elif isinstance(exc, ChatxError) or self.strict or debug():
+            raise  # the exception run() is handling
+        else:  # a codec bug: one record lost, not the run
+            self._refuse(record, out, kept, bug_text(exc), None)
 
     def _refuse(
         self, record: Record, out: list[Any], kept: int, message: str, expected: str | None
