@@ -20,9 +20,12 @@ from typing import Any
 
 import typer
 
+# click is a dependency of its own: pinned with typer below 0.26 (later releases vendor it).
+from click import ClickException as _UsageProblem
+
 from chatx.cli import streams
+from chatx.cli.streams import error
 from chatx.errors import ChatxError, ExitStatus
-from chatx.textsafe import escape_text
 
 app = typer.Typer(
     name="chatx",
@@ -49,10 +52,7 @@ def _register() -> None:
     for module in _COMMANDS:
         if module in have:
             continue
-        try:
-            imported = __import__(f"chatx.cli.{module}", fromlist=["register"])
-        except ImportError:
-            continue
+        imported = __import__(f"chatx.cli.{module}", fromlist=["register"])
         imported.register(app)
 
 
@@ -71,11 +71,6 @@ def _command() -> Any:
         command.params += root.options()
         _built = (key, command)
     return _built[1]
-
-
-def error(message: str) -> None:
-    """Say an error on stderr, escaped: it may quote text from a stream."""
-    sys.stderr.write(f"chatx: error: {escape_text(message)}\n")
 
 
 def reading_stdin(fmt: str | None = None) -> None:
@@ -126,12 +121,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             os.environ["CHATX_DEBUG"] = was
     return code
-
-
-try:  # typer runs on click up to 0.25; later releases vendor it (and import pydantic)
-    from click import ClickException as _UsageProblem
-except ImportError:  # pragma: no cover - a typer that vendors click
-    _UsageProblem = typer.TyperException  # type: ignore[attr-defined,misc]
 
 
 def _closed_streams() -> str | None:

@@ -19,8 +19,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from chatx.errors import ExitStatus
+from chatx.textsafe import escape_text
 
 _failure: OSError | None = None  # the last error writing the process's own stdout
+
+
+def error(message: str) -> None:
+    """Say an error on stderr, escaped: it may quote text from a stream. (Here, not in
+    chatx.cli, which imports this module: the commands use it as ``chatx.cli.error``.)"""
+    sys.stderr.write(f"chatx: error: {escape_text(message)}\n")
 
 
 def stdout_failed(exc: OSError) -> None:
@@ -38,8 +45,6 @@ def output_failed(exc: OSError, code: int) -> int:
     says worse: interrupted, terminated, a bug)."""
     global _failure
     _failure = None
-    from chatx.cli import error
-
     error(f"<stdout>: cannot write: {exc.strerror or exc}")
     try:  # what is still buffered goes nowhere, quietly, instead of failing again
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.codecs.chat_chunk import CODEC as CHAT_CHUNK
+from chatx.codecs.llama_stack_event import CODEC as LLAMA_STACK_EVENT
 from chatx.codecs.responses_event import CODEC as RESPONSES_EVENT
 from chatx.errors import InputError, UsageError
 from chatx.record import Record
@@ -13,14 +14,8 @@ from chatx.record import Record
 CODECS: tuple[Codec, ...] = (
     CHAT_CHUNK,
     RESPONSES_EVENT,
+    LLAMA_STACK_EVENT,
 )
-
-try:  # registered once its module lands
-    from chatx.codecs.llama_stack_event import CODEC as LLAMA_STACK_EVENT
-
-    CODECS += (LLAMA_STACK_EVENT,)
-except ImportError:  # pragma: no cover
-    pass
 
 __all__ = ["CODECS", "PROBE_RECORDS", "Codec", "EncodeOptions", "detect", "get", "names", "sniff"]
 

@@ -8,10 +8,10 @@ must equal. Memory grows with the text a stream carries, not with its number of 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatx.pieces import Pieces
-from chatx.validation.base import is_int
+from chatx.validation.base import Checker, is_int
 from chatx.validation.responses_shapes import (
     FAMILIES,
     PART_CONTAINER,
@@ -25,14 +25,15 @@ from chatx.validation.responses_shapes import (
     slim,
 )
 
-if TYPE_CHECKING:
-    from chatx.validation.responses import ResponsesChecker
-
 
 class ItemTracker:
-    """Checks the item rules of one stream and remembers the items it closed."""
+    """Checks the item rules of one stream and remembers the items it closed.
 
-    def __init__(self, checker: ResponsesChecker) -> None:
+    It reports through the checker it is given and reads its current line; typed as the
+    base :class:`Checker`, so this module does not import the Responses checker that
+    holds it."""
+
+    def __init__(self, checker: Checker) -> None:
         self.c = checker
         self.items: dict[int, Item] = {}
         self.ids: dict[str, int] = {}

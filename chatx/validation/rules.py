@@ -7,27 +7,12 @@ format's rules are written out in its own catalogue module; this one only collec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from chatx.validation.rule import Rule, Severity
+from chatx.validation.rules_chat import CHAT_RULES
+from chatx.validation.rules_llama_stack import LLAMA_STACK_RULES
+from chatx.validation.rules_responses import RESPONSES_RULES
 
-Severity = Literal["E", "W"]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One rule: ``E`` rules make ``validate`` fail, ``W`` rules only with ``--strict``.
-
-    ``format`` is a codec name, or ``any``; ``schema`` rules run only under ``--schema``.
-    """
-
-    id: str
-    severity: Severity
-    format: str
-    summary: str
-    explanation: str
-    bad_example: str
-    schema: bool = False
-
+__all__ = ["RULES", "STREAM_RULES", "Rule", "Severity", "get_rule", "rules_for"]
 
 STREAM_RULES = (
     Rule(
@@ -70,11 +55,6 @@ STREAM_RULES = (
 
 
 def _collect() -> dict[str, Rule]:
-    # Imported here so the catalogue modules can import Rule from this module.
-    from chatx.validation.rules_chat import CHAT_RULES
-    from chatx.validation.rules_llama_stack import LLAMA_STACK_RULES
-    from chatx.validation.rules_responses import RESPONSES_RULES
-
     rules: dict[str, Rule] = {}
     for rule in (*STREAM_RULES, *RESPONSES_RULES, *CHAT_RULES, *LLAMA_STACK_RULES):
         if rule.id in rules:

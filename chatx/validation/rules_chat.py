@@ -6,7 +6,7 @@ Facts come from the openai-python ``ChatCompletionStreamState`` accumulator
 
 from __future__ import annotations
 
-from chatx.validation.rules import Rule
+from chatx.validation.rule import Rule
 
 F = "chat-chunk"
 

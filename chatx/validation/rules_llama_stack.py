@@ -8,7 +8,7 @@ fireworks streams described in ``../shared/captures/NOTES.md``.
 
 from __future__ import annotations
 
-from chatx.validation.rules import Rule
+from chatx.validation.rule import Rule
 
 F = "llama-stack-event"
 

@@ -6,7 +6,7 @@ OpenAPI document and the captures in ``../shared/captures``; DESIGN.md §5 lists
 
 from __future__ import annotations
 
-from chatx.validation.rules import Rule
+from chatx.validation.rule import Rule
 
 F = "responses-event"
 

@@ -1,0 +1,186 @@
+"""chatx's own imports: no cycles between its modules, no import guard that hides a
+broken module (issue 16).
+
+Every static import counts towards a cycle: at the top of a module, inside a function and
+under ``TYPE_CHECKING`` alike. A cycle hidden by a late import is still a cycle in the
+design (the two the code had hid that way: ``validation.rules`` imported its catalogues
+inside a function, the Responses checker's item tracker imported it for typing only).
+An import of a package counts as an import of its ``__init__``; the implicit import of a
+module's parent package does not (every package re-exporting its modules would be one).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from chatx.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "chatx"
+
+# Third-party modules chatx may do without: a guard around their import may turn their
+# absence into a clear message. None needs one today (validate --schema asks
+# importlib.util.find_spec for the openai SDK), so the list is empty.
+OPTIONAL: frozenset[str] = frozenset()
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    found: dict[str, tuple[Path, bool]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts.pop()
+        found[".".join(parts)] = (path, is_package)
+    return found
+
+
+def _target(module: str, is_package: bool, node: ast.ImportFrom) -> str | None:
+    if not node.level:
+        return node.module
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """chatx module → the chatx modules it imports anywhere in its text."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, (path, is_package) in modules.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                target = _target(module, is_package, node)
+                if target is None:
+                    continue
+                for alias in node.names:
+                    if f"{target}.{alias.name}" in modules:  # a submodule imported by name
+                        edges.add(f"{target}.{alias.name}")
+                    elif target in modules:
+                        edges.add(target)
+        edges.discard(module)
+        graph[module] = edges
+    return graph
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_the_cycle_finder_finds_a_cycle_through_three_modules() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"d"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
+    graph = import_graph()
+    # chatx.cli.validate imports chatx.cli inside its command function
+    assert "chatx.cli" in graph["chatx.cli.validate"]
+    # the registry and its catalogues, the Responses checker and its tracker
+    assert "chatx.validation.rules_chat" in graph["chatx.validation.rules"]
+    assert "chatx.validation.responses_items" in graph["chatx.validation.responses"]
+    assert len(graph) > 80
+
+
+def test_chatx_has_no_import_cycle() -> None:
+    assert cycles(import_graph()) == []
+
+
+def _imports_by_name(call: ast.Call) -> bool:
+    """``__import__(...)``, ``import_module(...)`` or ``importlib.import_module(...)``."""
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    return name in ("__import__", "import_module")
+
+
+def _guarded_imports() -> list[tuple[str, int, list[str]]]:
+    """Each ``try`` that catches ImportError around imports: where, and what it imports."""
+    guards = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Try):
+                continue
+            caught = set()
+            for handler in node.handlers:
+                kinds = handler.type
+                elts = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+                caught.update(e.id for e in elts if isinstance(e, ast.Name))
+            if not caught & {"ImportError", "ModuleNotFoundError"}:
+                continue
+            names = []
+            for inner in (n for stmt in node.body for n in ast.walk(stmt)):
+                if isinstance(inner, ast.Import):
+                    names += [alias.name for alias in inner.names]
+                elif isinstance(inner, ast.ImportFrom):
+                    names.append("." * inner.level + (inner.module or ""))
+                elif isinstance(inner, ast.Call) and _imports_by_name(inner):
+                    names.append("<dynamic>")
+            guards.append((str(path.relative_to(ROOT)), node.lineno, names))
+    return guards
+
+
+def test_no_import_guard_hides_a_broken_module() -> None:
+    hiding = [
+        (path, line, names)
+        for path, line, names in _guarded_imports()
+        if not names or any(name.split(".")[0] not in OPTIONAL for name in names)
+    ]
+    assert hiding == []
+
+
+def test_schema_without_the_openai_sdk_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> object:
+        return None if name == "openai" else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    fixture = ROOT / "fixtures" / "chat-chunk" / "tool-call-parallel.sse"
+    assert main(["validate", "--schema", str(fixture)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "chatx: error: --schema needs the openai SDK, which is not installed "
+        "(pip install 'chatx[schema]')\n"
+    )
