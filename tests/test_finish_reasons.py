@@ -118,3 +118,17 @@ def test_failed_response_without_error_event_to_chat_is_lost():
     assert _said(notes, "lost") == [
         "finish reason 'error' (the generation failed): written as 'stop'"
     ]
+
+
+@pytest.mark.parametrize("reason", UNKNOWN)
+def test_unknown_reason_read_from_responses_is_kept_or_reported(reason):
+    # Responses carries the word in incomplete_details.reason. Into chat it becomes the
+    # nearest chat word, length (the openai SDK takes no other), and the word is
+    # reported lost; Responses -> Responses keeps it.
+    responses, _ = convert(_stream(reason), RESPONSES, CHAT)
+    back, notes = convert(responses, CHAT, RESPONSES)
+    assert _payloads(back)[-1]["choices"][0]["finish_reason"] == "length"
+    assert any("incomplete_details.reason" in m for m in _said(notes, "lost"))
+    again, notes = convert(responses, RESPONSES, RESPONSES)
+    assert again == responses
+    assert notes.summary() == []
