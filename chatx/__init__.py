@@ -12,6 +12,7 @@ stream use :class:`chatx.Transcoder` (``feed(bytes) -> bytes``, ``finish() -> by
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from chatx import codecs
 from chatx.codecs.base import EncodeOptions
@@ -19,8 +20,12 @@ from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert, decode, read_records
 from chatx.refusals import as_bytes
 
+if TYPE_CHECKING:
+    from chatx.diffing import DiffResult
+    from chatx.validation import Finding
 
-def diff(a, b, **kwargs):  # type: ignore[no-untyped-def]
+
+def diff(a: Any, b: Any, **kwargs: Any) -> DiffResult:
     """Compare two streams held in memory (bytes-like): see :func:`chatx.diffing.diff`
     (imported when first used)."""
     from chatx.diffing import diff as _diff
@@ -28,7 +33,7 @@ def diff(a, b, **kwargs):  # type: ignore[no-untyped-def]
     return _diff(as_bytes(a, "diff()"), as_bytes(b, "diff()"), **kwargs)
 
 
-def validate(records, fmt=None, **kwargs):  # type: ignore[no-untyped-def]
+def validate(records: Any, fmt: str | None = None, **kwargs: Any) -> list[Finding]:
     """Check a stream (bytes-like, or records) against a format's rules: see
     :func:`chatx.validation.validate_records`."""
     from chatx.validation import validate_records

@@ -278,7 +278,9 @@ Event = (
 )
 
 
-class Batches(list):  # type: ignore[type-arg]  # list[list[Event]]
+# Its items are list[Event]; typed list[Any] because a decoder's feed is typed to
+# return list[Event] and returns this in its place.
+class Batches(list[Any]):
     """What a decoder's ``feed`` returns for one record that stands for a whole stream:
     a non-streaming object (a ``chat.completion``, a Responses ``response``, a Llama
     Stack completion) decodes as the records of the stream it is the end of, each

@@ -39,7 +39,7 @@ def chunks_of(data: Any, what: str) -> Iterable[Any]:
         return (data,)
     if isinstance(data, str) or not isinstance(data, Iterable):
         as_bytes(data, what)  # raises, saying what to pass
-    return data  # type: ignore[no-any-return]
+    return data
 
 
 def check_arguments(choice: Any, options: Any, notes: Any, name: Any) -> None:

@@ -24,7 +24,7 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
-class NullResidue(dict):  # type: ignore[type-arg]
+class NullResidue(dict[str, None]):
     """Residue that holds only nulls (``"logprobs": null, "finish_reason": null``).
 
     A decoder may share one such dict between records (it is never mutated); encoders of

@@ -10,7 +10,8 @@ gives the elements that do and an error record for each that does not, at its li
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import orjson
 
@@ -34,7 +35,8 @@ _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.DOTALL)
 # group 1 (it goes on in the next chunk), and _IN_STRING goes on with it there.
 _STREAM = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{},]', re.DOTALL)
 _IN_STRING = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(")?', re.DOTALL)
-_SPACE = re.compile(rb"[ \t\n]*")
+# [ \t\n]* matches at every position (empty at worst), so its match is never None.
+_space = cast("Callable[[bytes | bytearray, int], re.Match[bytes]]", re.compile(rb"[ \t\n]*").match)
 _JSON_SPACE = b" \t\n\r"
 _KINDS = {dict: "an object", str: "a string", int: "a number", float: "a number",
           bool: "a boolean", type(None): "null"}  # fmt: skip
@@ -137,7 +139,7 @@ class JSONArrayReader:
         buf = self._buf
         pos = 0  # just after the last separator read
         while True:
-            start = _SPACE.match(buf, pos).end()
+            start = _space(buf, pos).end()
             if start == len(buf):
                 break
             found = self._line_read(buf, pos, start) if self._fast and self._at <= start else None
@@ -190,7 +192,7 @@ class JSONArrayReader:
             self._fast = False
             return None
         # A whole JSON value ends outside any string: what follows it is the array's.
-        sep = _SPACE.match(buf, end).end()
+        sep = _space(buf, end).end()
         if sep == len(buf):
             return True
         if buf[sep] != _COMMA and buf[sep] != _CLOSE:
@@ -248,7 +250,7 @@ class JSONArrayReader:
             spans.append((begin, len(buf)))
         out = []
         for begin, end in spans:
-            start = _SPACE.match(buf, begin).end()
+            start = _space(buf, begin).end()
             piece = bytes(buf[start:end]).rstrip()
             if piece:
                 out.append(self._element(piece, *self._where(buf, pos, start)))

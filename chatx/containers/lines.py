@@ -94,7 +94,8 @@ class LineSplitter:
             self._tail += self._head
         last = self._tail
         self._head, self._skip_lf, self._tail = b"", False, bytearray()
-        return [last] if last else []
+        # A bytearray handed out as bytes, as split's first line is (not copied again).
+        return [last] if last else []  # type: ignore[list-item]
 
     def _check(self, lines: list[bytes]) -> None:
         # Only a chunk longer than the limit can hold a complete line that long.
@@ -109,7 +110,7 @@ class LineSplitter:
         raise self._failed
 
     def _drop_bom(self, chunk: bytes) -> bytes:
-        head = self._head + chunk
+        head = (self._head or b"") + chunk  # called only while _head is bytes
         if len(head) < len(BOM) and BOM.startswith(head):
             self._head = head
             return b""

@@ -126,7 +126,7 @@ class SSEReader:
                 if type(line) is bytes:
                     value = line[6:]
                 else:  # a bytearray (see LineSplitter.split): cut in place, not copied
-                    del line[:6]
+                    del line[:6]  # type: ignore[attr-defined]  # typed bytes by LineSplitter
                     value = line
             elif line[0] == 0x3A:  # ":" starts a comment (OpenRouter's ": OPENROUTER PROCESSING")
                 continue
