@@ -273,11 +273,11 @@ class Assembler:
             other = self._others[index] = Item("other", item.get("id"), data=item)
             self.lane(0).items.append(other)
         elif kind == "response.output_item.done":
-            other = self._others.get(index)
-            if other is None:
-                other = self._others[index] = Item("other", item.get("id"))
-                self.lane(0).items.append(other)
-            other.data, other.done = item, True
+            found = self._others.get(index)
+            if found is None:
+                found = self._others[index] = Item("other", item.get("id"))
+                self.lane(0).items.append(found)
+            found.data, found.done = item, True
 
 
 _HANDLERS: dict[type, Any] = {

@@ -35,6 +35,7 @@ def decode(
 
 
 def _decode(records: Iterator[Record], src: str | None, notes: Notes) -> Iterator[list[ir.Event]]:
+    head: list[Record]
     if src:
         codec, head = codecs.get(src), []
     else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -104,7 +104,9 @@ def diff(
         raise UsageError(f"--output takes text or json, not {output!r}")
     if "-" in (a, b):
         reading_stdin((from_a if a == "-" else from_b) or src)
-    mode = None if semantic is None else ("semantic" if semantic else "wire")
+    mode: Literal["wire", "semantic"] | None = (
+        None if semantic is None else ("semantic" if semantic else "wire")
+    )
     result = diff_sides(
         open_side(a, from_a or src),
         open_side(b, from_b or src),
@@ -147,11 +149,13 @@ def _say_notes(result: DiffResult) -> bool:
         }
         for line, why in side.unreadable:  # wire mode decodes nothing: no note says them
             skipped.setdefault(line, f"record skipped: {why}")
-        said = [(line, "warning", message) for line, message in warnings]
+        said: list[tuple[int | None, str, str]] = [
+            (line, "warning", message) for line, message in warnings
+        ]
         said += [(line, "skipped", message) for line, message in skipped.items()]
-        for line, kind, message in sorted(said, key=lambda item: item[0] or 0):
+        for at, kind, message in sorted(said, key=lambda item: item[0] or 0):
             found = found or kind == "skipped"
-            where = f"{side.name}:{line}" if line else side.name
+            where = f"{side.name}:{at}" if at else side.name
             sys.stderr.write(f"chatx: {kind}: {escape_text(where)}: {escape_text(message)}\n")
     return found
 

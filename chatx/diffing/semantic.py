@@ -116,9 +116,10 @@ def _usage_view(stream: Assembler, cross: bool) -> dict[str, Any] | None:
         return None
     counts = {"input": usage.input, "output": usage.output, "total": usage.total}
     if cross:
-        counts = {k: v or 0 for k, v in counts.items()}
+        filled = {k: v or 0 for k, v in counts.items()}
         if usage.total is None:
-            counts["total"] = counts["input"] + counts["output"]
+            filled["total"] = filled["input"] + filled["output"]
+        return filled
     return counts
 
 

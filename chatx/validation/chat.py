@@ -190,7 +190,9 @@ class ChatChecker(Checker):
             if not isinstance(entry, dict) or not is_int(entry.get("index")):
                 self.report("CHK005", "tool_calls entry without an integer index")
                 continue
-            function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+            function = entry.get("function")
+            if not isinstance(function, dict):
+                function = {}
             call = state.calls.get(entry["index"])
             if call is None:
                 call = state.calls[entry["index"]] = ToolCall(self.line, self.index, entry["index"])

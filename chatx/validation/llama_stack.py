@@ -174,7 +174,12 @@ class LlamaStackChecker(Checker):
             values[str(name)] = value
         prompt, completion = values.get("prompt_tokens"), values.get("completion_tokens")
         total = values.get("total_tokens")
-        if None not in (prompt, completion, total) and total != prompt + completion:
+        if (
+            prompt is not None
+            and completion is not None
+            and total is not None
+            and total != prompt + completion
+        ):
             self.report(
                 "LLS008",
                 f"total_tokens {total} != prompt_tokens {prompt} + completion_tokens {completion}",

@@ -78,7 +78,8 @@ class SchemaChecker(Checker):
 
     def feed(self, record: Record) -> None:
         self.inner.feed(record)
-        if self.rule is None or record.done or record.error is not None:
+        rule = self.rule
+        if rule is None or record.done or record.error is not None:
             return
         data = record.data
         # Azure's prompt-filter preamble belongs to no completion (see CHK001), and an
@@ -103,9 +104,9 @@ class SchemaChecker(Checker):
         try:
             adapter.validate_python(data)
         except ValidationError as exc:
-            self._report(data, exc)
+            self._report(rule, data, exc)
 
-    def _report(self, data: Any, exc: ValidationError) -> None:
+    def _report(self, rule: str, data: Any, exc: ValidationError) -> None:
         etype = data.get("type") if isinstance(data, dict) else None
         for error in relevant_errors(exc.errors(include_url=False)):
             loc = ".".join(str(part) for part in error["loc"] if not _is_member(part))
@@ -114,7 +115,7 @@ class SchemaChecker(Checker):
                 continue
             self.seen.add(key)
             what = f"{etype}: " if etype else ""
-            self.inner.report(self.rule, f"{what}{loc or '(event)'}: {error['msg']}")
+            self.inner.report(rule, f"{what}{loc or '(event)'}: {error['msg']}")
 
     def finish(self) -> list:
         return self.inner.finish()

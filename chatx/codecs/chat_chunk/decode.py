@@ -61,7 +61,7 @@ class ChatChunkDecoder(FastPath):
         self.lanes: dict[int, _Lane] = {}
         self.errored = False
         self.expect: dict[str, Any] = {}
-        self.null_metas: dict[tuple[Any, ...], ir.Meta] = {}
+        self.null_metas: dict[tuple[Any, ...], ir.Meta | None] = {}
         self.envelope: Envelope | None = None
         self.template: ChunkTemplate | None = None
         # Templates made and templates used: a stream whose chunks never repeat one

@@ -75,7 +75,7 @@ class FastPath(KnownRecords):
     """Mixed into :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder`."""
 
     lanes: dict[int, Any]
-    null_metas: dict[tuple[Any, ...], ir.Meta]
+    null_metas: dict[tuple[Any, ...], ir.Meta | None]
     envelope: Envelope | None
     expect: dict[str, Any]
     template: ChunkTemplate | None
@@ -201,6 +201,7 @@ class FastPath(KnownRecords):
         ):
             return None
         logprobs = choice.get("logprobs")
+        cextra: dict[str, Any]
         if type(logprobs) is dict:
             lps = split_logprobs(logprobs, cextra := {})
             if lps[1]:

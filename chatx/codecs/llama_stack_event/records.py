@@ -11,6 +11,7 @@ residue it must carry (:func:`residue`). Sharing one set of builders is what kee
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -195,7 +196,7 @@ def logprobs_from_ir(entries: list[Any] | None) -> list[dict[str, Any]] | None:
 # --- metrics --------------------------------------------------------------------------
 
 
-def render_metrics(counts: dict[str, int | None], residue: list[Any] | None) -> Any:
+def render_metrics(counts: Mapping[str, int | None], residue: list[Any] | None) -> Any:
     """The ``metrics`` list of a complete event.
 
     Without residue: one ``{"metric", "value", "unit": null}`` per known count. With the

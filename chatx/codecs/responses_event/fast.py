@@ -159,7 +159,7 @@ class FastText(KnownRecords):
             return None
         if type(event) is ir.ToolArgsDelta:
             return state.args
-        family = _FAMILIES.get(data.get("type"))
+        family = _FAMILIES.get(data.get("type", ""))
         index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
         part = state.parts.get((family, index))
         return part[0] if part is not None else None

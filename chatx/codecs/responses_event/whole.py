@@ -19,7 +19,7 @@ from chatx.notes import Notes
 Emit = Callable[[dict[str, Any]], None]
 
 # What a response says before any output: the fields a server fills in at the end.
-_BEFORE = {
+_BEFORE: dict[str, Any] = {
     "status": "in_progress",
     "output": [],
     "usage": None,
@@ -68,7 +68,7 @@ def events(response: dict[str, Any], notes: Notes) -> list[dict[str, Any]]:
 
 def _item(emit: Emit, index: int, item: dict[str, Any]) -> None:
     kind = item.get("type")
-    iid = item.get("id")
+    iid: Any = item.get("id")  # a JSON value, passed on as it is
     at = {"item_id": iid, "output_index": index}
     added = dict(item)
     if "status" in item or kind in ("message", "function_call"):
