@@ -63,7 +63,7 @@ def record_kinds(record: Record) -> list[str]:
 
 
 def _llama_kind(event: dict[str, Any]) -> str:
-    delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+    delta = _dict(event.get("delta"))
     kind = f"{event.get('event_type')} {delta.get('type', '')}".strip()
     status = delta.get("parse_status")
     return f"{kind} ({status})" if status else kind
@@ -74,12 +74,17 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    # The same where an object belongs.
+    return value if isinstance(value, dict) else {}
+
+
 def _chat_kinds(data: dict[str, Any]) -> list[str]:
     kinds: list[str] = []
     for choice in _list(data.get("choices")):
         if not isinstance(choice, dict):
             continue
-        delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+        delta = _dict(choice.get("delta"))
         for key in ("role", "content", "refusal", "tool_calls", *_REASONING_FIELDS):
             name = "reasoning" if key in _REASONING_FIELDS else key
             if delta.get(key) and name not in kinds:
@@ -123,7 +128,7 @@ def _responses_preview(data: dict[str, Any]) -> str:
 
 
 def _llama_preview(event: dict[str, Any]) -> str:
-    delta = event.get("delta") if isinstance(event.get("delta"), dict) else {}
+    delta = _dict(event.get("delta"))
     if isinstance(delta.get("text"), str) and delta["text"]:
         return repr(delta["text"])
     call = delta.get("tool_call")

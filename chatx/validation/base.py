@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from chatx import codecs
 from chatx.record import Record
@@ -114,6 +114,6 @@ class Checker:
         )
 
 
-def is_int(value: object) -> bool:
+def is_int(value: object) -> TypeGuard[int]:
     """A JSON integer (``True`` is an int to Python, never to JSON)."""
     return isinstance(value, int) and not isinstance(value, bool)

@@ -16,6 +16,7 @@ from chatx.validation.responses_shapes import (
     FAMILIES,
     PART_CONTAINER,
     PART_TEXT_FIELD,
+    Digest,
     Item,
     Part,
     Text,
@@ -169,7 +170,7 @@ class ItemTracker:
                 "before function_call_arguments.done",
             )
 
-    def _agree(self, got: Any, want: str, where: str, item: Item) -> None:
+    def _agree(self, got: Any, want: str | Digest, where: str, item: Item) -> None:
         if got != want:
             self.c.report(
                 "RSP025",
@@ -245,6 +246,7 @@ class ItemTracker:
     def value_event(self, data: dict[str, Any], etype: str, name: str, delta: bool) -> None:
         """A ``.delta`` or ``.done`` of a streamed text, summary or arguments value."""
         family = FAMILIES[name]
+        item: Item | None
         if family.part is not None:
             part = self._open_part(data, etype, family.part)
             if part is None:
