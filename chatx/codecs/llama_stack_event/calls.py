@@ -4,6 +4,7 @@ the arguments are not JSON; one call at a time (:mod:`chatx.codecs.call_order`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
@@ -24,12 +25,18 @@ class OpenCall:
 class CallEncoding(CallOrder):
     """Mixed into :class:`~chatx.codecs.llama_stack_event.encode.LlamaStackEncoder`."""
 
+    # What the encoder holds and does that this part uses (set or defined there).
     notes: Any
     own: bool
     id: str
     count: int
     raw: list[str]
     calls: dict[int | None, OpenCall]
+    _lane_ok: Callable[[int], bool]
+    _stop_word: Callable[[], str | None]
+    _patch: Callable[[list[Any], dict[str, Any]], None]
+    _own: Callable[[dict[str, Any], str], dict[str, Any]]
+    _flush: Callable[[list[Any]], None]
 
     def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):

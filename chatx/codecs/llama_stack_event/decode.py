@@ -156,8 +156,9 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         out.append(ir.LaneStart(0))
 
     def _progress(self, data: dict[str, Any], event: dict[str, Any], out: list[ir.Event]) -> None:
-        delta = event.get("delta")
-        kind = delta.get("type") if isinstance(delta, dict) else None
+        value = event.get("delta")
+        delta: dict[str, Any] = value if isinstance(value, dict) else {}
+        kind = delta.get("type")
         if kind == "text" and isinstance(delta.get("text"), str):
             self._text(data, event, delta["text"], out)
         elif kind == "tool_call":

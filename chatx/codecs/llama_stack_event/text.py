@@ -8,6 +8,7 @@ even when a delta boundary splits one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
@@ -22,9 +23,19 @@ LS = r.LS
 class TextEncoding:
     """Mixed into :class:`~chatx.codecs.llama_stack_event.encode.LlamaStackEncoder`."""
 
+    # What the encoder holds and does that this part uses (set or defined there).
     notes: Any
     own: bool
     scanner: TokenScanner
+    id: str
+    count: int
+    raw: list[str]
+    token_stop: str | None
+    python: list[str] | None
+    logprobs: list[Any] | None
+    _lane_ok: Callable[[int], bool]
+    _stop_word: Callable[[], str | None]
+    _patch: Callable[[list[Any], dict[str, Any]], None]
 
     def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):

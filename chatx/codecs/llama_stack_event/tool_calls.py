@@ -8,6 +8,7 @@ held, and the call is said whole once the stream decides what it was.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
@@ -21,7 +22,21 @@ _HELD_STATUSES = ("started", "in_progress")
 class ToolCallDecoding:
     """Mixed into :class:`~chatx.codecs.llama_stack_event.decode.LlamaStackDecoder`."""
 
+    # What the decoder holds and does that this part uses (set or defined there).
     notes: Any
+    id: str
+    calls: int
+    may_hold: bool
+    text_out: bool
+    hold: str | None
+    held: list[dict[str, Any]]
+    held_text: list[str]
+    committed: bool
+    _open_message: Callable[[list[ir.Event]], None]
+    _close_message: Callable[[list[ir.Event]], None]
+    _release: Callable[[list[ir.Event]], None]
+    _passthrough: Callable[[dict[str, Any], str, list[ir.Event]], None]
+    _stop: Callable[..., Any]
 
     def _release_tool(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         value = data["event"]["delta"].get("tool_call")
