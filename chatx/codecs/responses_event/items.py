@@ -7,7 +7,7 @@ patch the Responses encoder applies, so Responses → Responses gives back the s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
@@ -28,6 +28,10 @@ _TEXT_DONE = {
 }
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _number(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -43,7 +47,8 @@ class ItemState:
         self.call: int | None = None
         self.call_id: str | None = None
         self.name: str | None = None
-        self.parts: dict[tuple[str, int], list[Any]] = {}  # (family, index) → [texts, lps]
+        # (family, index as the events say it) → [texts, lps]
+        self.parts: dict[tuple[str, Any], list[Any]] = {}
         self.args = Pieces()
         self.seen: set[str] = set()  # derived event types the source sent for this item
         self.done = False
@@ -111,7 +116,7 @@ class ItemDecoding:
             # "~silent": the arguments were in the item, not in delta events; Responses
             # output keeps them there.
             state.args.append(item["arguments"])
-            out.append(ir.ToolArgsDelta(0, state.call, item["arguments"], {"~silent": True}))
+            out.append(ir.ToolArgsDelta(0, state.call or 0, item["arguments"], {"~silent": True}))
         return out
 
     def _item_done(self, data: dict[str, Any]) -> list[ir.Event]:
@@ -273,7 +278,7 @@ class ItemDecoding:
         returned. Either way every done event of the part then says the streamed text."""
         summary = "summary" in kind
         if kind.endswith("part.done"):
-            part = data.get("part") if isinstance(data.get("part"), dict) else {}
+            part = _dict(data.get("part"))
             family = part.get("type")
             field = "refusal" if family == "refusal" else "text"
             final = part.get(field)
@@ -299,7 +304,7 @@ class ItemDecoding:
         elif family == "refusal":
             out.append(ir.RefusalDelta(0, rest))
         else:
-            kind_ = "summary" if family == "summary_text" else "text"
+            kind_: Literal["summary", "text"] = "summary" if family == "summary_text" else "text"
             out.append(ir.ReasoningDelta(0, rest, kind_, _number(number)))
         return None
 
@@ -323,12 +328,12 @@ class ItemDecoding:
     def _canonical(
         self, kind: str, data: dict[str, Any], state: ItemState
     ) -> dict[str, Any] | None:
-        index = data.get("output_index")
+        index: Any = data.get("output_index")  # a JSON value, written back as it is
         if kind == "response.function_call_arguments.done":
             return shapes.arguments_done(state.id, index, state.args.text(), state.name)
         summary = "summary" in kind
-        number = data.get("summary_index" if summary else "content_index")
-        part = data.get("part") if isinstance(data.get("part"), dict) else {}
+        number: Any = data.get("summary_index" if summary else "content_index")
+        part = _dict(data.get("part"))
         ptype = (
             "summary_text"
             if summary
