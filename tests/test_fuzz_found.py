@@ -78,10 +78,6 @@ def event_with(kind: str, path: Path = RESPONSES, **changes: Any) -> bytes:
     return edit(path, {"type": kind}, **changes)
 
 
-def _bug(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
 # Bugs found and fixed: their inputs stay as regression tests (no reason, no signature).
 def _item_closed_before_its_text(data: bytes) -> bytes:
     """The stream with its output_item.done moved before the first text delta."""
@@ -261,22 +257,7 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
 }
 
 
-# The entries still open; the others were fixed and their inputs guard the fix.
-OPEN: set[str] = set()
-
-
-def known_bugs() -> dict[tuple[str, str], str]:
-    """(exception, innermost chatx function) -> the name of its entry, for the fuzzers."""
-    return {sig: name for name, (_, _, sigs) in FOUND.items() if name in OPEN for sig in sigs}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=_bug(reason) if n in OPEN else ())
-        for n, (_, reason, _) in FOUND.items()
-    ],
-)
+@pytest.mark.parametrize("name", list(FOUND))
 def test_no_internal_error(name):
     """Every command on the input: exit 0, 1 or 2, and no internal error said anywhere."""
     data, _, _ = FOUND[name]
@@ -284,19 +265,3 @@ def test_no_internal_error(name):
         result = run(args, data)
         assert_clean(result)
         assert b"internal error" not in result.stdout, args
-
-
-def test_each_input_raises_what_its_entry_says():
-    """The signatures the fuzzers set aside are raised by these inputs (none is stale)."""
-    from tests.test_fuzz import bug_signature
-
-    for name, (data, _, signatures) in FOUND.items():
-        if name not in OPEN:
-            continue
-        seen = set()
-        for args in COMMANDS:
-            result = run(args, data)
-            if result.code == 70 or b"internal error" in result.stderr + result.stdout:
-                seen.add(bug_signature(args, data))
-        assert set(signatures) <= seen, f"{name}: a listed signature is not raised any more"
-        assert seen <= set(known_bugs()), f"{name}: raises a signature no entry lists"
