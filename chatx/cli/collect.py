@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from chatx.cli.formats import complete_format, format_option
+from chatx.cli.formats import SourceFormat, complete_format, format_option
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import ExitStatus
 
@@ -37,16 +37,7 @@ def collect(
             metavar="FORMAT",
         ),
     ] = None,
-    src: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            "-f",
-            help="Source format (detected when not given).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
-    ] = None,
+    src: SourceFormat = None,
     choice: Annotated[
         int | None, typer.Option("--choice", help="The choice to build a one-choice object from.")
     ] = None,

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import orjson
 import typer
 
-from chatx.cli.formats import complete_format, format_option, formats_option
+from chatx.cli.formats import SourceFormat, complete_format, formats_option
 from chatx.cli.output import OutputError, open_input, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
 from chatx.drive import NoteReporter, pump
@@ -54,16 +54,7 @@ def convert(
             autocompletion=complete_format,
         ),
     ] = None,
-    src: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            "-f",
-            help="Source format (detected when not given).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
-    ] = None,
+    src: SourceFormat = None,
     container: Annotated[
         str | None,
         typer.Option(

@@ -10,6 +10,8 @@ its input (a terminal's stdin included), as a usage error with the nearest name.
 
 # No ``from __future__ import annotations`` here: typer reads the callbacks' annotations at
 # every start, and evaluating them from strings made a start 2 ms slower.
+from typing import Annotated
+
 import typer
 
 from chatx.errors import UsageError
@@ -91,3 +93,16 @@ def _resolved(param: typer.CallbackParam, value: str) -> str:
 def complete_format(incomplete: str) -> list[str]:
     """What the shell offers after an option naming a format."""
     return [name for name in spellings() if name.startswith(incomplete)]
+
+
+# The source format option of the commands that read one stream (convert, collect, show).
+SourceFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        "-f",
+        help="Source format (detected when not given).",
+        callback=format_option,
+        autocompletion=complete_format,
+    ),
+]

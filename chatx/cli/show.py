@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from chatx.cli.formats import complete_format, format_option
+from chatx.cli.formats import SourceFormat
 from chatx.errors import ExitStatus
 
 
@@ -24,16 +24,7 @@ def register(app: typer.Typer) -> None:
 def show(
     file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
     events: Annotated[bool, typer.Option("--events", help="Add a timeline of the events.")] = False,
-    src: Annotated[
-        str | None,
-        typer.Option(
-            "--from",
-            "-f",
-            help="Source format (detected when not given).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
-    ] = None,
+    src: SourceFormat = None,
 ) -> int:
     from rich.console import Console
 
