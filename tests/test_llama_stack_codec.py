@@ -65,6 +65,17 @@ EXPECTED = {
         None,
         "tool_calls",
     ),
+    # The same layer's parallel calls: each succeeded says end_of_message, the next
+    # call's records come after the first succeeded.
+    "tool-calls-openai-compat-parallel": (
+        "",
+        [
+            ("call_par_0", "get_weather", {"city": "Oslo"}),
+            ("call_par_1", "get_time", {"tz": "Europe/Oslo"}),
+        ],
+        (52, 24, 76),
+        "tool_calls",
+    ),
 }
 
 

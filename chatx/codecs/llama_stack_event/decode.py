@@ -4,7 +4,9 @@ One record gives one batch. ``start`` opens the stream and lane 0; text deltas b
 ``TextDelta``; a ``succeeded`` tool call becomes one complete IR call (``ItemStart`` with
 its ``call_id`` and name, one ``ToolArgsDelta`` with the arguments JSON, ``ItemEnd``);
 ``complete`` carries the metrics (``Usage``) and ends the stream. The first record with a
-``stop_reason`` gives the ``Finish`` (Llama Stack repeats it on ``complete``).
+``stop_reason`` gives the ``Finish`` (Llama Stack repeats it on ``complete``); on a tool
+call's ``succeeded``/``failed`` it waits until the calls end (parallel calls each carry
+one), and the Llama encoder is told the record's stop reason (``~stop``).
 
 **Hold-back.** Llama Stack sends a tool call in one of two shapes: (1) ``started`` →
 ``in_progress`` fragments → ``succeeded``/``failed``, or (2) the call written as ordinary
@@ -71,7 +73,8 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         self.held: list[dict[str, Any]] = []
         self.held_text: list[str] = []
         self.committed = False  # the held text has passed a call opener
-        self.stop: str | None = None  # the stop reason of the Finish emitted
+        self.stop: str | None = None  # the stop reason of the Finish emitted (or pending)
+        self.pending: ir.Finish | None = None  # a tool record's Finish, said once calls end
         self.calls = 0
         self.failed = False  # an error frame came: Llama Stack ends a stream so
 
@@ -101,6 +104,9 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
                 expected='{"event": {"event_type": …, "delta": …}}',
             )
         kind = event.get("event_type")
+        if self.pending is not None and kind != "complete" and not _tool_record(event):
+            self._release(out)
+            self._settle(out)
         if kind == "start":
             self._start(data, out)
             return out
@@ -122,6 +128,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         if self.open:
             self._release(out)
             self._close_message(out)
+            self._settle(out)
             if not self.failed:
                 self.notes.warning("the stream ends without a complete event")
             self.open = False
@@ -169,6 +176,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
     def _complete(self, data: dict[str, Any], event: dict[str, Any], out: list[ir.Event]) -> None:
         self._release(out)
         self._close_message(out)
+        self._settle(out)
         self._stop(event, out)
         usage, metrics = self._usage(data.get("metrics"))
         if usage is not None:
@@ -190,6 +198,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
     def _error(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         """``{"error": {…}}``: what Llama Stack's server sends when generation fails."""
         self._release(out)
+        self._settle(out)
         self.failed = True
         out.append(r.read_error(data["error"]))
         rest = {k: v for k, v in data.items() if k != "error"}
@@ -264,7 +273,12 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
 
     def _stop(self, event: dict[str, Any], out: list[ir.Event], terminal: bool = False) -> Any:
         """Emit ``Finish`` for the first stop reason; return the one the encoder will write
-        on this record (terminal tool records repeat a stop reason already known)."""
+        on this record (terminal tool records repeat a stop reason already known).
+
+        A tool record's stop reason does not end the turn yet: Llama Stack's OpenAI-compat
+        layer puts ``end_of_message`` on each ``succeeded`` of parallel calls, and the next
+        call's records follow. Its ``Finish`` is pending until a record that is no tool
+        call's, the ``complete`` event or the end of input (:meth:`_settle`)."""
         stop = event.get("stop_reason")
         if self.stop is None and isinstance(stop, str) and stop:
             reason = r.STOP_TO_FINISH.get(stop)
@@ -276,9 +290,25 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
             if reason == "stop" and self.calls:
                 reason = "tool_calls"
             self.stop = r.stop_word(reason, stop)
-            out.append(ir.Finish(0, reason, stop))
+            finish = ir.Finish(0, reason, stop)
+            if terminal:
+                # The Llama encoder writes this record before it sees the Finish: "~stop"
+                # gives it the stop reason, "~deferred" keeps the Finish off later records.
+                finish.extra = {LS: {"~deferred": None}}
+                self.pending = finish
+            else:
+                out.append(finish)
             return self.stop
         return self.stop if terminal else None
+
+    def _settle(self, out: list[ir.Event]) -> None:
+        """Emit the pending ``Finish`` of a tool record: no more calls come in this turn."""
+        finish = self.pending
+        if finish is not None:
+            if finish.reason == "stop" and self.calls:  # a call came after the stop reason
+                finish.reason = "tool_calls"
+            out.append(finish)
+            self.pending = None
 
     def _usage(self, metrics: Any) -> tuple[ir.Usage | None, list[Any] | None]:
         """``metrics`` -> Usage, and the residue the complete record needs."""
@@ -299,3 +329,13 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         if self.message:
             self.message = False
             out.append(ir.ItemEnd(0, "message"))
+
+
+def _tool_record(event: dict[str, Any]) -> bool:
+    """Whether ``event`` is a ``progress`` tool-call record (the calls go on)."""
+    delta = event.get("delta")
+    return (
+        event.get("event_type") == "progress"
+        and isinstance(delta, dict)
+        and delta.get("type") == "tool_call"
+    )

@@ -194,7 +194,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
         if not self.own:
             self.lost_meta(event)
             return
-        ls = event.extra.get(LS, {})
+        ls = self._record_stop(event.extra.get(LS, {}))
         key = next((k for k in _RECORD_KEYS if k in ls), None)
         if key is not None:
             out.append(self._held_record(key, ls[key]))
@@ -254,7 +254,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
     def _finish(self, event: ir.Finish, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
             return
-        self._own(event.extra, "finish.")
+        ls = self._own(event.extra, "finish.")
         self._flush(out)
         self.stop = r.stop_word(event.reason, event.raw)
         self.reason = event.reason
@@ -265,9 +265,10 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
                 f"written as {self.stop}"
             )
         # The record this batch wrote ends the generation; in a batch that also ends the
-        # stream, the stop reason belongs to the complete event alone.
+        # stream, the stop reason belongs to the complete event alone, and a Finish the
+        # decoder deferred past a tool record was written on that record ("~stop").
         last = out[-1] if out else None
-        ends = any(type(e) is ir.StreamEnd for e in self.batch)
+        ends = "~deferred" in ls or any(type(e) is ir.StreamEnd for e in self.batch)
         if not ends and isinstance(last, dict) and isinstance(last.get("event"), dict):
             last["event"]["stop_reason"] = self._stop_word()
 
@@ -317,10 +318,17 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
     def _own(self, extra: dict[str, Any], prefix: str) -> dict[str, Any]:
         """This codec's residue from ``extra``; from another format, report ``extra``."""
         if self.own:
-            return extra.get(LS, {})
+            return self._record_stop(extra.get(LS, {}))
         if extra:
             report(extra, self.notes, prefix)
         return {}
+
+    def _record_stop(self, ls: dict[str, Any]) -> dict[str, Any]:
+        """Own residue: a tool record whose ``Finish`` the decoder said later ("~stop")
+        carries its stop reason all the same, as do the records after it."""
+        if "~stop" in ls:
+            self.stop = ls["~stop"]
+        return ls
 
     def _patch(self, out: list[Any], ls: dict[str, Any]) -> None:
         """Apply own residue to the record just written."""

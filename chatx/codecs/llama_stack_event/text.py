@@ -36,6 +36,7 @@ class TextEncoding:
     _lane_ok: Callable[[int], bool]
     _stop_word: Callable[[], str | None]
     _patch: Callable[[list[Any], dict[str, Any]], None]
+    _record_stop: Callable[[dict[str, Any]], dict[str, Any]]
 
     def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
@@ -52,6 +53,7 @@ class TextEncoding:
             self.raw.append(event.text)
             out.append(r.event("progress", r.tool_delta("in_progress", event.text)))
         elif "~failed" in ls:
+            self._record_stop(ls)
             out.append(
                 r.event("progress", r.tool_delta("failed", event.text), None, self._stop_word())
             )

@@ -32,6 +32,8 @@ class ToolCallDecoding:
     held: list[dict[str, Any]]
     held_text: list[str]
     committed: bool
+    stop: str | None
+    pending: ir.Finish | None
     _open_message: Callable[[list[ir.Event]], None]
     _close_message: Callable[[list[ir.Event]], None]
     _release: Callable[[list[ir.Event]], None]
@@ -122,9 +124,12 @@ class ToolCallDecoding:
             out.append(ir.ToolArgsDelta(0, number, arguments))
         end = ir.ItemEnd(0, "tool_call", call=number)
         out.append(end)
-        stop = self._stop(event, out, terminal=True)
+        ls = self._terminal_stop(event, out)
         payload = r.tool_call(cid, name, arguments, as_string)
-        ls = r.residue(data, r.event("progress", r.tool_delta("succeeded", payload), None, stop))
+        stop = self.stop
+        ls.update(
+            r.residue(data, r.event("progress", r.tool_delta("succeeded", payload), None, stop))
+        )
         if as_string:
             ls["args_string"] = None
         if ls:
@@ -161,9 +166,16 @@ class ToolCallDecoding:
             out.append(meta)
             meta_extra = meta.extra[LS]
             shown = value if mark is None else ""
-        stop = self._stop(event, out, terminal=True)
-        canonical = r.event("progress", r.tool_delta("failed", shown), None, stop)
+        meta_extra.update(self._terminal_stop(event, out))
+        canonical = r.event("progress", r.tool_delta("failed", shown), None, self.stop)
         meta_extra.update(r.residue(data, canonical))
+
+    def _terminal_stop(self, event: dict[str, Any], out: list[ir.Event]) -> dict[str, Any]:
+        """Read a tool record's stop reason; the residue that tells the Llama encoder the
+        stop reason it writes on this record when its ``Finish`` is pending (later)."""
+        pending = self.pending
+        self._stop(event, out, terminal=True)
+        return {"~stop": self.stop} if self.pending is not pending else {}
 
     # --- helpers ------------------------------------------------------------------------
 
