@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # The most modules the baseline may list; lower it as modules are fixed, never raise it.
-MOST = 5
+MOST = 3
 
 
 def _baseline() -> list[str]:

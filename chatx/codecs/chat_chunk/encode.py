@@ -57,8 +57,9 @@ class ChatChunkEncoder(RunEncoding):
     def feed(self, events: list[ir.Event]) -> list[Any]:  # noqa: C901 - one flat dispatch
         """Encode one batch; a batch that says nothing writes nothing.
 
-        One flat ``if`` chain on the event's type, most frequent first: the hot path
-        pays no method lookup per event."""
+        One flat ``if type(event) is ...`` chain, most frequent first: the hot path pays
+        no method lookup per event, and each branch narrows the event for the type
+        checker (a ``kind = type(event)`` alias would not; ``match`` costs 3x as much)."""
         if len(events) == 1:
             event = events[0]
             if (
@@ -69,7 +70,7 @@ class ChatChunkEncoder(RunEncoding):
             ):
                 # A batch of only more text (most of a Responses source): the chunk the
                 # general path below would build, built at once.
-                chunk = {
+                single: dict[str, Any] = {
                     "id": self.id,
                     "object": "chat.completion.chunk",
                     "created": self.created,
@@ -77,8 +78,8 @@ class ChatChunkEncoder(RunEncoding):
                     "choices": [{"index": event.lane, "delta": {"content": event.text}}],
                 }
                 if event.obfuscation is not None:
-                    chunk["obfuscation"] = event.obfuscation
-                return [chunk]
+                    single["obfuscation"] = event.obfuscation
+                return [single]
         out: list[Any] = []
         choices: dict[int, dict[str, Any]] = {}
         if self.scanned:
@@ -88,8 +89,7 @@ class ChatChunkEncoder(RunEncoding):
         error: ir.Error | None = None
         obfuscation: str | None = None
         for event in events:
-            kind = type(event)
-            if kind is ir.TextDelta:
+            if type(event) is ir.TextDelta:
                 _append(self._delta(choices, event.lane), "content", event.text)
                 if event.obfuscation is not None:
                     obfuscation = event.obfuscation
@@ -97,33 +97,33 @@ class ChatChunkEncoder(RunEncoding):
                     _extend(self._logprobs(choices, event.lane), "content", event.logprobs)
                 if event.extra:
                     self._extra(event.extra, "delta.")
-            elif kind is ir.Meta:
+            elif type(event) is ir.Meta:
                 if self.own:
                     extras.append(event)
                 else:
                     self.lost_meta(event)
-            elif kind is ir.ReasoningDelta:
+            elif type(event) is ir.ReasoningDelta:
                 field = self.options.reasoning_field or event.source_field or "reasoning_content"
                 _append(self._delta(choices, event.lane), field, event.text)
                 if event.extra:
                     self._extra(event.extra, "reasoning.")
                 if event.obfuscation is not None:
                     obfuscation = event.obfuscation
-            elif kind is ir.ToolArgsDelta:
+            elif type(event) is ir.ToolArgsDelta:
                 self._args(choices, event)
                 if event.obfuscation is not None:
                     obfuscation = event.obfuscation
-            elif kind is ir.ItemStart:
+            elif type(event) is ir.ItemStart:
                 if event.kind == "tool_call":
                     self._call_start(choices, event)
-            elif kind is ir.RefusalDelta:
+            elif type(event) is ir.RefusalDelta:
                 _append(self._delta(choices, event.lane), "refusal", event.text)
                 if event.logprobs:
                     _extend(self._logprobs(choices, event.lane), "refusal", event.logprobs)
-            elif kind is ir.LaneStart:
+            elif type(event) is ir.LaneStart:
                 self.roles.add(event.lane)
                 self._delta(choices, event.lane)["role"] = event.role
-            elif kind is ir.Finish:
+            elif type(event) is ir.Finish:
                 if event.reason == "error" and self.failed:
                     continue  # the error frame already ended the stream
                 if event.lane in self.finished:
@@ -136,18 +136,18 @@ class ChatChunkEncoder(RunEncoding):
                 self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
                 if event.extra:
                     self._extra(event.extra, "finish.")
-            elif kind is ir.Usage:
+            elif type(event) is ir.Usage:
                 chunk = chunk or {}
                 chunk["usage"] = self._usage(event)
-            elif kind is ir.StreamStart:
+            elif type(event) is ir.StreamStart:
                 out.extend(self._start(event))
-            elif kind is ir.Error:
+            elif type(event) is ir.Error:
                 error = event
-            elif kind is ir.Passthrough:
+            elif type(event) is ir.Passthrough:
                 self._passthrough(event, out)
-            elif kind is ir.ItemEnd and event.extra:
+            elif type(event) is ir.ItemEnd and event.extra:
                 self._extra(event.extra, "")
-            elif kind is ir.StreamEnd:
+            elif type(event) is ir.StreamEnd:
                 self._end(event)
         if chunk is not None and not choices and not self.failed and self.roles - self.finished:
             # The usage chunk comes after every choice finished (chat rule 5).

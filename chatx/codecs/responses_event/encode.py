@@ -65,35 +65,35 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             return out
         it = iter(events)
         for event in it:
-            kind = type(event)
-            if kind is ir.TextDelta:
+            # type() in each branch, not once in an alias: each branch narrows the event.
+            if type(event) is ir.TextDelta:
                 self._text(event, out)
-            elif kind is ir.Meta:
+            elif type(event) is ir.Meta:
                 if self.own:
                     self._meta(event, out)
                 elif type(event.extra) is not NullResidue:
                     self.lost_meta(event)
-            elif kind is ir.ReasoningDelta:
+            elif type(event) is ir.ReasoningDelta:
                 self._reasoning(event, out)
-            elif kind is ir.ToolArgsDelta:
+            elif type(event) is ir.ToolArgsDelta:
                 self._args(event, out)
-            elif kind is ir.ItemStart:
+            elif type(event) is ir.ItemStart:
                 self._item_start(event, out)
-            elif kind is ir.ItemEnd:
+            elif type(event) is ir.ItemEnd:
                 self._item_end(event, out, it)
-            elif kind is ir.RefusalDelta:
+            elif type(event) is ir.RefusalDelta:
                 self._refusal(event, out)
-            elif kind is ir.StreamStart:
+            elif type(event) is ir.StreamStart:
                 self._start(event, out)
-            elif kind is ir.Finish:
+            elif type(event) is ir.Finish:
                 self._finish(event, out)
-            elif kind is ir.Usage:
+            elif type(event) is ir.Usage:
                 self.usage = event
-            elif kind is ir.Error:
+            elif type(event) is ir.Error:
                 self._error(event, out)
-            elif kind is ir.Passthrough:
+            elif type(event) is ir.Passthrough:
                 self._passthrough(event, out)
-            elif kind is ir.StreamEnd:
+            elif type(event) is ir.StreamEnd:
                 self._end(event, out)
         return out
 
@@ -364,7 +364,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             return
         self.item = None
         self._close_part(item, out)
-        base = {"type": "response.output_item.done", "output_index": item.index}
+        base: dict[str, Any] = {"type": "response.output_item.done", "output_index": item.index}
         if item.kind == "message":
             done = shapes.message_item(item.id, "completed", [message_part(p) for p in item.parts])
         elif item.kind == "reasoning":
