@@ -280,19 +280,15 @@ def _whole_writes() -> Iterator[None]:
     place is left alone.
     """
     out = sys.stdout
-    try:
-        if out is not sys.__stdout__ or out is None:
-            raise ValueError
-        fd = out.fileno()
-        out.flush()
-    except (AttributeError, OSError, ValueError):
+    fd = streams.own_fd(out, sys.__stdout__)
+    if fd is None:
         yield
         return
     wrapper = io.TextIOWrapper(
         _WholeWrites(io.FileIO(fd, "w", closefd=False)),
         encoding=out.encoding,
         errors=out.errors,
-        line_buffering=out.line_buffering,
+        line_buffering=bool(out.line_buffering),
     )
     sys.stdout = wrapper
     try:

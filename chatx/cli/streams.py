@@ -82,17 +82,27 @@ class _Dropping(io.RawIOBase):
             return len(data)
 
 
+def own_fd(stream: Any, original: Any) -> int | None:
+    """The descriptor under ``stream``, flushed, when it is the process's own standard
+    stream (``original``); None for a stream a test or an embedding program put in its
+    place, or one with no descriptor: those are left alone."""
+    if stream is None or stream is not original:
+        return None
+    try:
+        fd = stream.fileno()
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        return None
+    return int(fd)
+
+
 @contextmanager
 def quiet_stderr() -> Iterator[None]:
     """Put a :class:`_Dropping` under the process's own ``sys.stderr`` while a command
     runs (a stream a test or an embedding program put in its place is left alone)."""
     err = sys.stderr
-    try:
-        if err is not sys.__stderr__ or err is None:
-            raise ValueError
-        fd = err.fileno()
-        err.flush()
-    except (AttributeError, OSError, ValueError):
+    fd = own_fd(err, sys.__stderr__)
+    if fd is None:
         yield
         return
     wrapper = io.TextIOWrapper(
