@@ -212,7 +212,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
         out.append(
             ir.StreamStart(
                 str(response.get("id") or ""),
-                _text_or_none(response.get("model")),
+                shapes.text_or_none(response.get("model")),
                 response.get("created_at"),
                 {"~response": response, "~type": kind, "~event": event_extra, **settings},
             )
@@ -314,14 +314,16 @@ class ResponsesDecoder(FastText, ItemDecoding):
         if lps is None:
             self._repaired("output_text.delta without logprobs: logprobs [] added")
         return [
-            ir.TextDelta(0, _str(data.get("delta")), lps if lps else None, extra, _padding(extra))
+            ir.TextDelta(
+                0, shapes.as_str(data.get("delta")), lps if lps else None, extra, _padding(extra)
+            )
         ]
 
     def _refusal(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "refusal")
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [ir.RefusalDelta(0, _str(data.get("delta")), None, extra)]
+        return [ir.RefusalDelta(0, shapes.as_str(data.get("delta")), None, extra)]
 
     def _summary(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "summary_text")
@@ -330,9 +332,9 @@ class ResponsesDecoder(FastText, ItemDecoding):
         return [
             ir.ReasoningDelta(
                 0,
-                _str(data.get("delta")),
+                shapes.as_str(data.get("delta")),
                 "summary",
-                _int(data.get("summary_index")),
+                shapes.as_int(data.get("summary_index")),
                 extra,
                 obfuscation=_padding(extra),
             )
@@ -345,9 +347,9 @@ class ResponsesDecoder(FastText, ItemDecoding):
         return [
             ir.ReasoningDelta(
                 0,
-                _str(data.get("delta")),
+                shapes.as_str(data.get("delta")),
                 "text",
-                _int(data.get("content_index")),
+                shapes.as_int(data.get("content_index")),
                 extra,
                 obfuscation=_padding(extra),
             )
@@ -357,7 +359,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
         state = self.items.get(data.get("output_index"))
         if state is None or state.kind != "tool_call":
             return [ir.Passthrough(NAME, data, data.get("type"))]
-        delta = _str(data.get("delta"))
+        delta = shapes.as_str(data.get("delta"))
         state.args.append(delta)
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
         return [ir.ToolArgsDelta(0, state.call or 0, delta, extra, _padding(extra))]
@@ -370,18 +372,6 @@ def _padding(extra: dict[str, Any]) -> str | None:
         del extra["obfuscation"]
         return value
     return None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
 
 
 _HANDLERS = {

@@ -264,3 +264,17 @@ def response_error(code: Any, message: str | None) -> dict[str, Any]:
         "code": code if code in RESPONSE_ERROR_CODES else "server_error",
         "message": message or "",
     }
+
+
+# What a field holds, when it holds the type the spec gives it (a source may send
+# anything): the value, or the empty value of that type.
+def text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def as_int(value: Any) -> int:
+    return value if isinstance(value, int) else 0

@@ -85,7 +85,7 @@ def _item(emit: Emit, index: int, item: dict[str, Any]) -> None:
     if kind == "message":
         _message(emit, index, iid, item.get("content"))
     elif kind == "function_call":
-        arguments = _str(item.get("arguments"))
+        arguments = shapes.as_str(item.get("arguments"))
         if arguments:
             emit({"type": "response.function_call_arguments.delta", **at, "delta": arguments})
         emit(shapes.arguments_done(iid, index, arguments, item.get("name")))
@@ -100,7 +100,7 @@ def _message(emit: Emit, index: int, iid: Any, content: Any) -> None:
         ptype = _TEXT_PARTS.get(kind) if type(kind) is str else None
         if ptype is None:
             continue
-        text = _str(part.get("text" if ptype == "output_text" else "refusal"))
+        text = shapes.as_str(part.get("text" if ptype == "output_text" else "refusal"))
         logprobs = part.get("logprobs") if ptype == "output_text" else None
         lps = logprobs if type(logprobs) is list else []
         emit(shapes.part_added(iid, index, number, ptype))
@@ -122,7 +122,7 @@ def _reasoning(emit: Emit, index: int, iid: Any, item: dict[str, Any]) -> None:
     for field, ptype, key, delta in families:
         parts = item.get(field)
         for number, part in enumerate(parts if type(parts) is list else ()):
-            text = _str(part.get("text")) if type(part) is dict else ""
+            text = shapes.as_str(part.get("text")) if type(part) is dict else ""
             emit(shapes.part_added(iid, index, number, ptype))
             if text:
                 emit(
@@ -136,7 +136,3 @@ def _reasoning(emit: Emit, index: int, iid: Any, item: dict[str, Any]) -> None:
                 )
             for done in shapes.part_done(iid, index, number, ptype, text, []):
                 emit(done)
-
-
-def _str(value: Any) -> str:
-    return value if type(value) is str else ""
