@@ -22,7 +22,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from chatx import batch, pipeline
+from chatx import outdir, pipeline
 from chatx.errors import ExitStatus
 from tests.conftest import CHAT, RESPONSES, ResponsesBuilder, chat_text, chunk, sse
 
@@ -274,13 +274,13 @@ def test_out_dir_replaces_a_hard_link_to_an_input_without_writing_through_it(tmp
 def test_out_dir_write_errors_name_the_output_not_its_temporary_file(tmp_path, monkeypatch):
     source = tmp_path / "a.sse"
     source.write_bytes(CHAT_BODY)
-    jobs, _ = batch.plan([str(source)], [CHAT], tmp_path / "out")
+    jobs, _ = outdir.plan([str(source)], [CHAT], tmp_path / "out")
 
     def full(self: Path, data: bytes) -> int:
         raise OSError(28, os.strerror(28), str(self))
 
     monkeypatch.setattr(Path, "write_bytes", full)
-    outcome = batch.convert_job(jobs[0], batch.Settings())
+    outcome = outdir.convert_job(jobs[0], outdir.Settings())
     assert outcome.status == "failed"
     assert outcome.error == f"{tmp_path}/out/a.chat-chunk.sse: {os.strerror(28)}"
     assert leftovers(tmp_path / "out") == []

@@ -1,7 +1,7 @@
 """``chatx convert``: transcode a stream from one format to another.
 
 One input to stdout or ``-o`` is converted as it arrives (a live pipe sees each event at
-once). With ``--out-dir`` (or ``--check``) many inputs go through :mod:`chatx.batch`:
+once). With ``--out-dir`` (or ``--check``) many inputs go through :mod:`chatx.outdir`:
 one output per input per format, a progress bar on a terminal, a summary line.
 """
 
@@ -130,21 +130,21 @@ def convert(
         bool, typer.Option("--quiet", "-q", help="Do not print notes (nor the --out-dir summary).")
     ] = False,
 ) -> int:
-    from chatx import batch
+    from chatx import outdir
 
     if reasoning not in ("summary", "text"):
         raise UsageError("--reasoning takes 'summary' or 'text'")
     if reasoning_field not in (None, "reasoning", "reasoning_content"):
         raise UsageError("--reasoning-field takes 'reasoning' or 'reasoning_content'")
     files = files or ["-"]
-    formats = batch.targets(to or ["responses-event"])
+    formats = outdir.targets(to or ["responses-event"])
     options = EncodeOptions(
         reasoning=reasoning,
         reasoning_field=reasoning_field,  # type: ignore[arg-type]
         request=_load_request(request),
         finish=finish,
     )
-    settings = batch.Settings(src, container, out_container, options, choice, strict)
+    settings = outdir.Settings(src, container, out_container, options, choice, strict)
     if out_dir is not None or check:
         passed: list[str] = []
         plan = _plan(files, formats, out_dir, output, out_container, passed)
@@ -195,19 +195,19 @@ def _plan(
 ) -> tuple[list[Any], list[str]]:
     """The jobs of a many-file run (``--out-dir``) or of ``-o FILE --check``; what a
     walk passed over (a FIFO…) in ``passed``."""
-    from chatx import batch
+    from chatx import outdir
 
     if "-" in files:
         raise UsageError("--out-dir and --check read files and directories, not stdin (-)")
     if out_dir is not None:
         if output != "-":
             raise UsageError("-o and --out-dir do not go together: -o names one output file")
-        return batch.plan(files, formats, out_dir, out_container, passed)
+        return outdir.plan(files, formats, out_dir, out_container, passed)
     if output == "-" or len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
         raise UsageError("--check compares with --out-dir DIR, or with -o FILE for one input")
     if not Path(files[0]).is_file():
         return [], [f"{files[0]}: {os.strerror(errno.ENOENT)}"]
-    return [batch.Job(Path(files[0]), files[0], formats[0], Path(output))], []
+    return [outdir.Job(Path(files[0]), files[0], formats[0], Path(output))], []
 
 
 def run_many(
@@ -220,17 +220,17 @@ def run_many(
     quiet: bool,
 ) -> int:
     """Convert (or check) every job; say what happened on stderr; list stale files."""
-    from chatx import batch
+    from chatx import outdir
 
     if workers < 1:
         raise UsageError("-j takes a number of processes, 1 or more")
-    tally = batch.Tally()
+    tally = outdir.Tally()
     for problem in problems:
         _say("error", problem)
         tally.problem()
     several = len({job.target for job in jobs}) > 1
     stale = []
-    outcomes = batch.run(jobs, settings, check=check, workers=workers)
+    outcomes = outdir.run(jobs, settings, check=check, workers=workers)
     with _progress(len(jobs)) as progress:
         for outcome in outcomes:
             tally.add(outcome)

@@ -90,7 +90,7 @@ def validate(
             if file == "-":
                 reading_stdin(fmt)
             if os.path.isdir(file):  # one with no captures in it
-                from chatx.batch import NO_CAPTURES
+                from chatx.outdir import NO_CAPTURES
 
                 raise InputError(NO_CAPTURES, file=name)
             result = check_file(
@@ -114,10 +114,10 @@ def _inputs(files: list[str]) -> Iterator[str]:
         if file == "-" or not os.path.isdir(file):
             yield file
             continue
-        from chatx import batch
+        from chatx import outdir
 
         passed: list[str] = []
-        found = batch.walk(Path(file), passed)
+        found = outdir.walk(Path(file), passed)
         for message in passed:  # a FIFO would wait for a writer forever
             sys.stderr.write(f"chatx: warning: {escape_text(message)}\n")
         yield from [str(path) for path in found] or [file]

@@ -1,4 +1,4 @@
-"""Many-file conversion: ``chatx.batch`` and ``chatx convert … --out-dir DIR [--check] [-j N]``.
+"""Many-file conversion: ``chatx.outdir`` and ``chatx convert … --out-dir DIR [--check] [-j N]``.
 
 The library is tested in-process (planning, safe paths, writing only what changed, check
 mode, parallel = serial); the command line as a process, stdout and stderr apart.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from chatx import batch, pipeline
+from chatx import outdir, pipeline
 from chatx.errors import ExitStatus, UsageError
 from tests.conftest import (
     CHAT,
@@ -75,18 +75,18 @@ def captures(tmp_path: Path) -> Path:
 
 
 def test_targets_repeated_comma_separated_all_and_aliases_once():
-    assert batch.targets(["responses-event,chat-chunk", "chat-chunk"]) == [RESPONSES, CHAT]
-    assert batch.targets(["all"]) == [CHAT, RESPONSES, LLAMA]
-    assert batch.targets([" chat-chunk , "]) == [CHAT]
+    assert outdir.targets(["responses-event,chat-chunk", "chat-chunk"]) == [RESPONSES, CHAT]
+    assert outdir.targets(["all"]) == [CHAT, RESPONSES, LLAMA]
+    assert outdir.targets([" chat-chunk , "]) == [CHAT]
     with pytest.raises(UsageError, match="unknown format"):
-        batch.targets(["chat-chunk,nope"])
+        outdir.targets(["chat-chunk,nope"])
     with pytest.raises(UsageError):
-        batch.targets([","])
+        outdir.targets([","])
 
 
 def test_output_name_is_stem_format_container():
-    assert batch.output_name("capture", RESPONSES, "sse") == "capture.responses-event.sse"
-    jobs, problems = batch.plan(["a/x.jsonl"], [CHAT, RESPONSES], Path("out"), "jsonl")
+    assert outdir.output_name("capture", RESPONSES, "sse") == "capture.responses-event.sse"
+    jobs, problems = outdir.plan(["a/x.jsonl"], [CHAT, RESPONSES], Path("out"), "jsonl")
     assert problems == ["a/x.jsonl: No such file or directory"] and jobs == []
 
 
@@ -94,7 +94,7 @@ def test_files_go_flat_and_directories_keep_relative_paths(tmp_path, captures):
     single = tmp_path / "single.sse"
     single.write_bytes(CHAT_BODY)
     out = tmp_path / "out"
-    jobs, problems = batch.plan([str(single), str(captures)], [RESPONSES, CHAT], out)
+    jobs, problems = outdir.plan([str(single), str(captures)], [RESPONSES, CHAT], out)
     assert problems == []
     assert [str(j.output.relative_to(out)) for j in jobs] == [
         "single.responses-event.sse",
@@ -113,27 +113,27 @@ def test_files_go_flat_and_directories_keep_relative_paths(tmp_path, captures):
 def test_out_container_names_the_extension(tmp_path):
     source = tmp_path / "a.sse"
     source.write_bytes(CHAT_BODY)
-    jobs, _ = batch.plan([str(source)], [RESPONSES, LLAMA], tmp_path / "out", "jsonl")
+    jobs, _ = outdir.plan([str(source)], [RESPONSES, LLAMA], tmp_path / "out", "jsonl")
     assert [j.output.name for j in jobs] == ["a.responses-event.jsonl", "a.llama-stack-event.jsonl"]
 
 
 def test_a_walk_leaves_out_earlier_outputs_in_the_output_dir(captures):
     out = captures / "converted"
-    first, _ = batch.plan([str(captures)], [RESPONSES], out)
-    list(batch.run(first, batch.Settings()))
+    first, _ = outdir.plan([str(captures)], [RESPONSES], out)
+    list(outdir.run(first, outdir.Settings()))
     (captures / "beside.chat-chunk.sse").write_bytes(CHAT_BODY)  # named like an output
-    again, _ = batch.plan([str(captures)], [RESPONSES], out)
+    again, _ = outdir.plan([str(captures)], [RESPONSES], out)
     assert [j.source for j in again] == sorted(
         [j.source for j in first] + [captures / "beside.chat-chunk.sse"]
     )
     # Outputs written beside the inputs are left out too, inputs named like them are not.
-    beside, _ = batch.plan([str(captures)], [CHAT], captures)
+    beside, _ = outdir.plan([str(captures)], [CHAT], captures)
     assert captures / "beside.chat-chunk.sse" not in [j.source for j in beside]
 
 
 def test_an_empty_directory_is_a_problem_not_a_pass(tmp_path):
     (tmp_path / "empty").mkdir()
-    jobs, problems = batch.plan([str(tmp_path / "empty")], [CHAT], tmp_path / "out")
+    jobs, problems = outdir.plan([str(tmp_path / "empty")], [CHAT], tmp_path / "out")
     assert jobs == [] and "no captures" in problems[0]
 
 
@@ -142,12 +142,12 @@ def test_two_inputs_with_one_output_name_are_refused(tmp_path):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "x.sse").write_bytes(CHAT_BODY)
     with pytest.raises(UsageError, match="would both write"):
-        batch.plan([str(tmp_path / "a/x.sse"), str(tmp_path / "b/x.sse")], [CHAT], tmp_path)
+        outdir.plan([str(tmp_path / "a/x.sse"), str(tmp_path / "b/x.sse")], [CHAT], tmp_path)
     (tmp_path / "a" / "x.jsonl").write_bytes(CHAT_BODY)
     with pytest.raises(UsageError, match="would both write"):
-        batch.plan([str(tmp_path / "a")], [CHAT], tmp_path / "out")
+        outdir.plan([str(tmp_path / "a")], [CHAT], tmp_path / "out")
     # The same file named twice is converted once.
-    jobs, _ = batch.plan([str(tmp_path / "b/x.sse")] * 2, [CHAT], tmp_path / "out")
+    jobs, _ = outdir.plan([str(tmp_path / "b/x.sse")] * 2, [CHAT], tmp_path / "out")
     assert len(jobs) == 1
 
 
@@ -156,7 +156,7 @@ def test_an_output_that_would_overwrite_an_input_is_refused(tmp_path):
     (tmp_path / "a.chat-chunk.sse").write_bytes(CHAT_BODY)
     names = [str(tmp_path / "a.sse"), str(tmp_path / "a.chat-chunk.sse")]
     with pytest.raises(UsageError, match="overwrite the input"):
-        batch.plan(names, [CHAT], tmp_path)
+        outdir.plan(names, [CHAT], tmp_path)
 
 
 # -- paths never leave DIR ---------------------------------------------------------------
@@ -172,11 +172,11 @@ def test_odd_input_names_stay_inside_the_output_dir(tmp_path, name):
     source = work / name
     source.resolve().write_bytes(CHAT_BODY)
     out = tmp_path / "deep" / "out"
-    jobs, _ = batch.plan([str(source)], [CHAT], out)
+    jobs, _ = outdir.plan([str(source)], [CHAT], out)
     for job in jobs:
         assert job.output.parent == out
         assert ".." not in job.output.relative_to(out).parts
-        assert batch.convert_job(job, batch.Settings()).status == "written"
+        assert outdir.convert_job(job, outdir.Settings()).status == "written"
     assert {p.parent for p in tmp_path.rglob("*.chat-chunk.sse")} <= {out}
 
 
@@ -185,7 +185,7 @@ def test_relative_and_absolute_inputs_above_the_cwd_stay_inside(tmp_path, monkey
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
-    jobs, _ = batch.plan(["../up.sse", str(tmp_path / "up.sse")], [CHAT], Path("out"))
+    jobs, _ = outdir.plan(["../up.sse", str(tmp_path / "up.sse")], [CHAT], Path("out"))
     assert [str(j.output) for j in jobs] == ["out/up.chat-chunk.sse"]  # once: same file
 
 
@@ -195,8 +195,8 @@ def test_a_symlink_under_dir_pointing_outside_is_not_written_through(tmp_path, c
     out = tmp_path / "out"
     out.mkdir()
     (out / "openai").symlink_to(outside, target_is_directory=True)
-    jobs, _ = batch.plan([str(captures)], [CHAT], out)
-    outcomes = list(batch.run(jobs, batch.Settings()))
+    jobs, _ = outdir.plan([str(captures)], [CHAT], out)
+    outcomes = list(outdir.run(jobs, outdir.Settings()))
     escaped = [o for o in outcomes if o.job.output.parent.name == "openai"]
     assert escaped and all(o.status == "failed" for o in escaped)
     assert "outside" in escaped[0].error
@@ -209,7 +209,7 @@ def test_a_symlinked_directory_is_not_walked(tmp_path, captures):
     elsewhere.mkdir()
     (elsewhere / "far.sse").write_bytes(CHAT_BODY)
     (captures / "link").symlink_to(elsewhere, target_is_directory=True)
-    jobs, _ = batch.plan([str(captures)], [CHAT], tmp_path / "out")
+    jobs, _ = outdir.plan([str(captures)], [CHAT], tmp_path / "out")
     assert all("far" not in j.name for j in jobs)
 
 
@@ -218,8 +218,8 @@ def test_a_symlinked_directory_is_not_walked(tmp_path, captures):
 
 def test_outputs_are_what_convert_writes_and_are_rewritten_only_when_changed(tmp_path, captures):
     out = tmp_path / "out"
-    jobs, _ = batch.plan([str(captures)], [RESPONSES, CHAT], out)
-    first = list(batch.run(jobs, batch.Settings()))
+    jobs, _ = outdir.plan([str(captures)], [RESPONSES, CHAT], out)
+    first = list(outdir.run(jobs, outdir.Settings()))
     assert [o.status for o in first] == ["written"] * len(jobs)
     for job in jobs:
         expected = pipeline.convert(job.source.read_bytes(), dst=job.target)
@@ -228,7 +228,7 @@ def test_outputs_are_what_convert_writes_and_are_rewritten_only_when_changed(tmp
     stale.write_bytes(b"old\n")
     for path in (stale, kept):
         os.utime(path, ns=(1_000_000_000, 1_000_000_000))
-    second = {o.job.output: o.status for o in batch.run(jobs, batch.Settings())}
+    second = {o.job.output: o.status for o in outdir.run(jobs, outdir.Settings())}
     assert second[stale] == "written" and stale.stat().st_mtime_ns != 1_000_000_000
     assert second[kept] == "unchanged" and kept.stat().st_mtime_ns == 1_000_000_000
     assert list(out.rglob(".*.tmp")) == []
@@ -236,16 +236,16 @@ def test_outputs_are_what_convert_writes_and_are_rewritten_only_when_changed(tmp
 
 def test_check_writes_nothing_and_names_stale_and_missing(tmp_path, captures):
     out = tmp_path / "out"
-    jobs, _ = batch.plan([str(captures)], [RESPONSES], out)
-    assert {o.status for o in batch.run(jobs, batch.Settings(), check=True)} == {"missing"}
+    jobs, _ = outdir.plan([str(captures)], [RESPONSES], out)
+    assert {o.status for o in outdir.run(jobs, outdir.Settings(), check=True)} == {"missing"}
     assert not out.exists()
-    list(batch.run(jobs, batch.Settings()))
+    list(outdir.run(jobs, outdir.Settings()))
     jobs[0].output.write_bytes(b"stale")
     jobs[1].output.unlink()
-    outcomes = list(batch.run(jobs, batch.Settings(), check=True))
+    outcomes = list(outdir.run(jobs, outdir.Settings(), check=True))
     assert [o.status for o in outcomes] == ["stale", "missing", "unchanged"]
     assert jobs[0].output.read_bytes() == b"stale" and not jobs[1].output.exists()
-    tally = batch.Tally()
+    tally = outdir.Tally()
     for outcome in outcomes:
         tally.add(outcome)
     assert tally.exit_status == ExitStatus.FAILED
@@ -257,8 +257,8 @@ def test_a_failing_input_is_reported_with_file_and_line_and_the_rest_goes_on(tmp
     bad.write_bytes(b'data: {"id": "x"}\n\ndata: {"not": "chat"}\n\n')
     good = tmp_path / "good.sse"
     good.write_bytes(CHAT_BODY)
-    jobs, _ = batch.plan([str(bad), str(good)], [RESPONSES], tmp_path / "out")
-    first, second = batch.run(jobs, batch.Settings())
+    jobs, _ = outdir.plan([str(bad), str(good)], [RESPONSES], tmp_path / "out")
+    first, second = outdir.run(jobs, outdir.Settings())
     assert first.status == "failed" and re.match(rf"{re.escape(str(bad))}:\d+: ", first.error)
     assert first.exit_status == ExitStatus.ERROR and not first.job.output.exists()
     assert second.status == "written"
@@ -267,8 +267,8 @@ def test_a_failing_input_is_reported_with_file_and_line_and_the_rest_goes_on(tmp
 def test_skipped_records_are_written_but_the_run_ends_in_2(tmp_path):
     cut = tmp_path / "cut.sse"
     cut.write_bytes(HALF_WRITTEN)
-    (job,), _ = batch.plan([str(cut)], [RESPONSES], tmp_path / "out")
-    outcome = batch.convert_job(job, batch.Settings())
+    (job,), _ = outdir.plan([str(cut)], [RESPONSES], tmp_path / "out")
+    outcome = outdir.convert_job(job, outdir.Settings())
     assert outcome.status == "written" and outcome.exit_status == ExitStatus.ERROR
     assert any(n.kind == "skipped" and n.line for n in outcome.notes)
 
@@ -276,14 +276,14 @@ def test_skipped_records_are_written_but_the_run_ends_in_2(tmp_path):
 def test_several_choices_fail_one_choice_targets_unless_choice_is_given(tmp_path):
     n2 = tmp_path / "n2.sse"
     n2.write_bytes(TWO_CHOICES)
-    jobs, _ = batch.plan([str(n2)], [CHAT, RESPONSES], tmp_path / "out")
-    to_chat, to_responses = batch.run(jobs, batch.Settings())
+    jobs, _ = outdir.plan([str(n2)], [CHAT, RESPONSES], tmp_path / "out")
+    to_chat, to_responses = outdir.run(jobs, outdir.Settings())
     assert to_chat.status == "written"
     assert to_responses.status == "failed"
     assert re.match(
         rf"{re.escape(str(n2))}:\d+: the stream has several choices", to_responses.error
     )
-    _, picked = batch.run(jobs, batch.Settings(choice=1))
+    _, picked = outdir.run(jobs, outdir.Settings(choice=1))
     assert picked.status == "written"
     assert picked.job.output.read_bytes() == pipeline.convert(TWO_CHOICES, dst=RESPONSES, choice=1)
 
@@ -297,8 +297,8 @@ def test_strict_loss_fails_the_file_with_exit_1(tmp_path):
         .end()
         .bytes()
     )
-    (job,), _ = batch.plan([str(source)], [CHAT], tmp_path / "out")
-    outcome = batch.convert_job(job, batch.Settings(strict=True))
+    (job,), _ = outdir.plan([str(source)], [CHAT], tmp_path / "out")
+    outcome = outdir.convert_job(job, outdir.Settings(strict=True))
     assert outcome.status == "failed" and outcome.exit_status == ExitStatus.FAILED
 
 
@@ -308,10 +308,10 @@ def test_parallel_run_says_and_writes_what_a_serial_run_does(tmp_path, captures)
     runs = {}
     for workers in (1, 3):
         out = tmp_path / f"out{workers}"
-        jobs, _ = batch.plan([str(captures)], batch.targets(["all"]), out)
+        jobs, _ = outdir.plan([str(captures)], outdir.targets(["all"]), out)
         outcomes = [
             (o.status, o.error, [str(n) for n in o.notes], o.exit_status)
-            for o in batch.run(jobs, batch.Settings(), workers=workers)
+            for o in outdir.run(jobs, outdir.Settings(), workers=workers)
         ]
         runs[workers] = (outcomes, tree(out))
     assert runs[1] == runs[3]
@@ -319,13 +319,13 @@ def test_parallel_run_says_and_writes_what_a_serial_run_does(tmp_path, captures)
 
 
 def test_tally_exit_status_is_the_worst():
-    tally = batch.Tally()
+    tally = outdir.Tally()
     assert tally.exit_status == ExitStatus.OK
-    job = batch.Job(Path("a"), "a", CHAT, Path("b"))
-    tally.add(batch.Outcome(job, "stale"))
+    job = outdir.Job(Path("a"), "a", CHAT, Path("b"))
+    tally.add(outdir.Outcome(job, "stale"))
     assert tally.exit_status == ExitStatus.FAILED
-    tally.add(batch.Outcome(job, "failed", error="x", exit_status=ExitStatus.ERROR))
-    tally.add(batch.Outcome(job, "written"))
+    tally.add(outdir.Outcome(job, "failed", error="x", exit_status=ExitStatus.ERROR))
+    tally.add(outdir.Outcome(job, "written"))
     assert tally.exit_status == ExitStatus.ERROR
     assert tally.summary(check=False) == "2 converted, 0 unchanged, 1 written, 1 failed"
 
