@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from chatx import ir
 from chatx.assemble import Assembler, assemble, joined, load, streams_of
 from chatx.pieces import Pieces
-from tests.conftest import sse
+from tests.streams import sse
 
 
 def _feed(*batches: list[ir.Event]) -> Assembler:

@@ -1,6 +1,6 @@
 """Every real capture in ``../shared/captures`` through chatx, both ways.
 
-* A → B → A says the same as A (the semantic summary of ``conftest.summarize``: per lane
+* A → B → A says the same as A (the semantic summary of ``tests.meaning.summarize``: per lane
   text, reasoning, refusal, tool calls, finish; usage; error messages). Several-choice chat
   captures go through ``choice=i`` once per choice. Responses built-in items (web search,
   MCP…) have no chat form, so only what chat can hold is compared.
@@ -18,18 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import (
-    CHAT,
-    OTHER,
-    RESPONSES,
-    capture_choices,
-    capture_params,
-    captures,
-    convert,
-    records,
-    skip_without_captures,
-    summarize,
-)
+from tests.captures import capture_choices, capture_params, captures, skip_without_captures
+from tests.meaning import summarize
+from tests.streams import CHAT, OTHER, RESPONSES, convert, records
 
 
 def fmt_of(path: Path) -> str:

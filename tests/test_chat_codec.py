@@ -1,6 +1,6 @@
 """The chat-chunk codec on small hand-made streams: what it reads, what it writes.
 
-Each test builds its input inline (``conftest.chunk`` and friends), converts it with
+Each test builds its input inline (``tests.builders.chat_chunk.chunk`` and friends), converts it with
 chatx and checks the output payloads against DESIGN §4.
 """
 
@@ -15,23 +15,10 @@ from hypothesis import strategies as st
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import UsageError
-from tests.conftest import (
-    CHAT,
-    CHAT_ID,
-    CREATED,
-    MODEL,
-    RESPONSES,
-    ResponsesBuilder,
-    chat_text,
-    chunk,
-    convert,
-    events,
-    payloads,
-    responses_usage,
-    sse,
-    summarize,
-    usage_chunk,
-)
+from tests.builders.chat_chunk import CHAT_ID, CREATED, MODEL, chat_text, chunk, usage_chunk
+from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.meaning import summarize
+from tests.streams import CHAT, RESPONSES, convert, events, payloads, sse
 
 
 def to_responses(chunks, **kw):

@@ -14,15 +14,9 @@ from pathlib import Path
 import pytest
 
 from chatx import pipeline
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    ResponsesBuilder,
-    chat_text,
-    chunk,
-    payloads,
-    sse,
-)
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder
+from tests.streams import CHAT, RESPONSES, payloads, sse
 
 CHAT_BODY = sse(chat_text("Hello", " there"))
 TIMEOUT = 60

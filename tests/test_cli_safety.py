@@ -24,7 +24,9 @@ import pytest
 
 from chatx import outdir, pipeline
 from chatx.errors import ExitStatus
-from tests.conftest import CHAT, RESPONSES, ResponsesBuilder, chat_text, chunk, sse
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder
+from tests.streams import CHAT, RESPONSES, sse
 
 TIMEOUT = 60
 CHAT_BODY = sse(chat_text("Hello", " there"))

@@ -18,7 +18,8 @@ from chatx.cli import app, main
 from chatx.collect import collect, to_chat, to_llama_stack, to_response
 from chatx.errors import UsageError
 from chatx.notes import Notes
-from tests.conftest import CAPTURES, capture_params, captures, sse
+from tests.captures import CAPTURES, capture_params, captures
+from tests.streams import sse
 
 openai = pytest.importorskip(
     "openai", reason="the openai SDK is the oracle (pip install -e '.[dev]')"

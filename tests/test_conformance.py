@@ -33,7 +33,9 @@ import pytest
 from chatx import codecs
 from chatx.diffing import diff
 from chatx.errors import ChatxError
-from tests.conftest import CAPTURES, CHAT, RESPONSES, captures, convert, lanes_of
+from tests.captures import CAPTURES, captures
+from tests.meaning import lanes_of
+from tests.streams import CHAT, RESPONSES, convert
 
 LLAMA = "llama-stack-event"
 FORMATS = (CHAT, RESPONSES, LLAMA)

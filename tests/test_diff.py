@@ -17,7 +17,8 @@ from chatx import codecs, pipeline
 from chatx.cli import app, main
 from chatx.diffing import ABSENT, FieldFilter, compare, diff
 from chatx.notes import Notes
-from tests.conftest import CAPTURES, capture_params, sse
+from tests.captures import CAPTURES, capture_params
+from tests.streams import sse
 
 PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "diff"
 CHAT, RESPONSES, LLAMA = "chat-chunk", "responses-event", "llama-stack-event"

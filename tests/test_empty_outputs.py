@@ -11,8 +11,10 @@ from chatx import pipeline
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
-from tests.conftest import CHAT, RESPONSES, ResponsesBuilder, chat_text, chunk, sse
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder
 from tests.inprocess import run
+from tests.streams import CHAT, RESPONSES, sse
 
 LLAMA = "llama-stack-event"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -9,8 +9,10 @@ import pytest
 
 from chatx.pipeline import read_records
 from chatx.validation import validate_records
-from tests.conftest import CHAT, RESPONSES, ResponsesBuilder, chat_text, convert, sse
+from tests.builders.chat_chunk import chat_text
+from tests.builders.responses_event import ResponsesBuilder
 from tests.inprocess import run
+from tests.streams import CHAT, RESPONSES, convert, sse
 
 LLAMA = "llama-stack-event"
 # Words providers send that no format but chat has: vLLM's abort, Gemini's recitation.

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import pytest
 
-from tests.conftest import CAPTURES
+from tests.captures import CAPTURES
 from tests.quirk_probes import PROBES, load, probe, stream
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from chatx.containers.jsonarray import JSONArrayReader
 from chatx.record import Record
 from tests.array_oracle import WholeArrayReader
-from tests.conftest import CHAT, chat_text, convert
+from tests.builders.chat_chunk import chat_text
 from tests.inprocess import run
+from tests.streams import CHAT, convert
 
 
 def read(reader_class: type, data: bytes, size: int) -> list[Record]:

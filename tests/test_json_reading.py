@@ -23,19 +23,11 @@ from chatx.containers.payload import lenient_dumps, parse
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, read_records
 from chatx.record import Record
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    ResponsesBuilder,
-    chat_text,
-    chunk,
-    convert,
-    jsonl,
-    payloads,
-    sse,
-    summarize,
-)
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder
 from tests.inprocess import run
+from tests.meaning import summarize
+from tests.streams import CHAT, RESPONSES, convert, jsonl, payloads, sse
 
 LLAMA = "llama-stack-event"
 BIG = 123456789012345678901234567890

@@ -12,8 +12,9 @@ import pytest
 import chatx
 from chatx import EncodeOptions, Notes, Transcoder, pipeline
 from chatx.errors import InputError, UsageError
-from tests.conftest import CHAT, RESPONSES, chat_text, sse
+from tests.builders.chat_chunk import chat_text
 from tests.inprocess import run
+from tests.streams import CHAT, RESPONSES, sse
 
 BODY = sse(chat_text("Hello", " there"))
 EXPECTED = pipeline.convert(BODY, dst=RESPONSES)

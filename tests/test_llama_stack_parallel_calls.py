@@ -13,7 +13,8 @@ import pytest
 from chatx import ir
 from chatx.pipeline import read_records
 from chatx.validation import validate_records
-from tests.conftest import CHAT, RESPONSES, convert, parse_arguments
+from tests.meaning import parse_arguments
+from tests.streams import CHAT, RESPONSES, convert
 from tests.test_llama_stack_support import OWN, decode, encode, fixture, flat, read_jsonl, records
 
 LLAMA = "llama-stack-event"

@@ -22,8 +22,9 @@ from chatx.errors import NotRepresentable
 from chatx.notes import Notes
 from chatx.record import Record
 from chatx.validation import validate_records
-from tests.conftest import CAPTURES, captures, convert, payloads
+from tests.captures import CAPTURES, captures
 from tests.inprocess import run
+from tests.streams import convert, payloads
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CHAT, RESPONSES, LLAMA = "chat-chunk", "responses-event", "llama-stack-event"

@@ -21,23 +21,11 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    SPEC,
-    ResponsesBuilder,
-    capture_choices,
-    capture_params,
-    chat_text,
-    chunk,
-    convert,
-    parse_arguments,
-    records,
-    responses_usage,
-    sse,
-    summarize,
-    usage_chunk,
-)
+from tests.builders.chat_chunk import chat_text, chunk, usage_chunk
+from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.captures import SPEC, capture_choices, capture_params
+from tests.meaning import parse_arguments, summarize
+from tests.streams import CHAT, RESPONSES, convert, records, sse
 
 openai = pytest.importorskip("openai", reason="the openai SDK is the oracle")
 

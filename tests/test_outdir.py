@@ -17,14 +17,9 @@ import pytest
 
 from chatx import outdir, pipeline
 from chatx.errors import ExitStatus, UsageError
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    ResponsesBuilder,
-    chat_text,
-    chunk,
-    sse,
-)
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder
+from tests.streams import CHAT, RESPONSES, sse
 
 LLAMA = "llama-stack-event"
 CHAT_BODY = sse(chat_text("Hello", " there"))

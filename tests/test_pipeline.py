@@ -11,17 +11,10 @@ from chatx import ir, pipeline
 from chatx.errors import ChatxError, InputError, NotRepresentable
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    ResponsesBuilder,
-    chat_text,
-    chunk,
-    convert,
-    payloads,
-    sse,
-    summarize,
-)
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder
+from tests.meaning import summarize
+from tests.streams import CHAT, RESPONSES, convert, payloads, sse
 
 
 def _events(data: bytes) -> list[bytes]:

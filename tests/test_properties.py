@@ -22,17 +22,10 @@ from hypothesis import strategies as st
 
 from chatx.errors import ChatxError
 from chatx.pipeline import Transcoder
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    ResponsesBuilder,
-    chunk,
-    convert,
-    payloads,
-    responses_usage,
-    sse,
-    summarize,
-)
+from tests.builders.chat_chunk import chunk
+from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.meaning import summarize
+from tests.streams import CHAT, RESPONSES, convert, payloads, sse
 
 EXAMPLES = int(os.environ.get("CHATX_PROPERTY_EXAMPLES", "60"))
 SETTINGS = settings(

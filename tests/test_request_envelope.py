@@ -12,8 +12,10 @@ import pytest
 from chatx.codecs.base import EncodeOptions
 from chatx.pipeline import read_records
 from chatx.validation import validate_records
-from tests.conftest import CHAT, RESPONSES, SPEC, chat_text, convert, sse
+from tests.builders.chat_chunk import chat_text
+from tests.captures import SPEC
 from tests.inprocess import run
+from tests.streams import CHAT, RESPONSES, convert, sse
 
 CHAT_REQUEST = {
     "model": "gpt-test",

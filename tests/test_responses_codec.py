@@ -6,21 +6,10 @@ import pytest
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from tests.conftest import (
-    CHAT,
-    RESPONSES,
-    ResponsesBuilder,
-    chat_streams,
-    chat_text,
-    chunk,
-    convert,
-    events,
-    payloads,
-    responses_streams,
-    responses_usage,
-    sse,
-    summarize,
-)
+from tests.builders.chat_chunk import chat_streams, chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder, responses_streams, responses_usage
+from tests.meaning import summarize
+from tests.streams import CHAT, RESPONSES, convert, events, payloads, sse
 
 TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 

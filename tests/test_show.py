@@ -13,7 +13,8 @@ from chatx import codecs
 from chatx.assemble import load
 from chatx.cli import app, main
 from chatx.show import record_kinds, render, safe
-from tests.conftest import CAPTURES, captures, sse
+from tests.captures import CAPTURES, captures
+from tests.streams import sse
 
 BASE = {
     "id": "chatcmpl-evil",

@@ -18,8 +18,9 @@ import pytest
 
 from chatx import pipeline
 from chatx.errors import ExitStatus
-from tests.conftest import chat_text, sse
+from tests.builders.chat_chunk import chat_text
 from tests.inprocess import run
+from tests.streams import sse
 
 TIMEOUT = 60
 CHAT_BODY = sse(chat_text(*(f"word{i} " for i in range(20))))

@@ -25,7 +25,9 @@ from chatx.pipeline import Transcoder
 from chatx.reading import load
 from chatx.record import Record
 from chatx.validation import validate_records
-from tests.conftest import CHAT, RESPONSES, ResponsesBuilder, chunk, sse
+from tests.builders.chat_chunk import chunk
+from tests.builders.responses_event import ResponsesBuilder
+from tests.streams import CHAT, RESPONSES, sse
 from tests.test_properties import SETTINGS, chat_stream, responses_stream
 
 LLAMA = "llama-stack-event"

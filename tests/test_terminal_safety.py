@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ResponsesBuilder, chunk, sse
+from tests.builders.chat_chunk import chunk
+from tests.builders.responses_event import ResponsesBuilder
 from tests.inprocess import Result, run
+from tests.streams import sse
 
 MARKUP = "[bold red]MARKUP[/] [link=http://evil.example]L[/link]"
 EVIL = (

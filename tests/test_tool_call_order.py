@@ -14,7 +14,8 @@ from chatx.codecs.base import EncodeOptions
 from chatx.codecs.call_order import whole_json
 from chatx.pipeline import read_records
 from chatx.validation import validate_records
-from tests.conftest import CHAT, RESPONSES, chunk, convert, sse, usage_chunk
+from tests.builders.chat_chunk import chunk, usage_chunk
+from tests.streams import CHAT, RESPONSES, convert, sse
 
 pytest.importorskip("openai", reason="the openai SDK's accumulators are the oracle")
 

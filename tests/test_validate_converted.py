@@ -27,7 +27,8 @@ from chatx.errors import UsageError
 from chatx.notes import Notes
 from chatx.pipeline import convert, read_records
 from chatx.validation import validate_records
-from tests import conftest
+from tests import captures as capture_files
+from tests.meaning import lanes_of
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures"
 FORMATS = codecs.names()
@@ -69,16 +70,17 @@ def project_sources() -> list[Path]:
 
 
 def capture_params() -> list:
-    if not conftest.CAPTURES.is_dir():
+    if not capture_files.CAPTURES.is_dir():
         return [
             pytest.param(
-                None, marks=pytest.mark.skip(reason=f"no captures: {conftest.CAPTURES} is absent")
+                None,
+                marks=pytest.mark.skip(reason=f"no captures: {capture_files.CAPTURES} is absent"),
             )
         ]
     return [
         pytest.param(path, id=f"{path.parent.name}/{path.name}")
         for fmt in FORMATS
-        for path in conftest.captures(fmt)
+        for path in capture_files.captures(fmt)
     ]
 
 
@@ -100,7 +102,7 @@ def check(path: Path, dst: str) -> None:
         runs = [(None, *_convert(data, dst, None, False))]
     except UsageError:
         # Several choices into a one-choice format: each choice, as --choice writes it.
-        lanes = sorted(conftest.lanes_of(data))
+        lanes = sorted(lanes_of(data))
         assert len(lanes) > 1 and codecs.get(dst).single_lane
         runs = [(lane, *_convert(data, dst, lane, False)) for lane in lanes]
     source_warnings = {f.rule for f in validate_records(data, file=path.name) if f.severity == "W"}

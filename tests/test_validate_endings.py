@@ -14,7 +14,8 @@ from pathlib import Path
 
 from chatx.codecs.base import EncodeOptions
 from chatx.validation import validate_records
-from tests.conftest import chat_text, chunk, convert, jsonl, payloads, records, sse
+from tests.builders.chat_chunk import chat_text, chunk
+from tests.streams import convert, jsonl, payloads, records, sse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CHAT, RESPONSES, LLAMA = "chat-chunk", "responses-event", "llama-stack-event"

@@ -12,17 +12,9 @@ from __future__ import annotations
 import json
 
 from chatx.validation import validate_records
-from tests.conftest import (
-    CHAT_ID,
-    ResponsesBuilder,
-    chat_text,
-    chunk,
-    convert,
-    jsonl,
-    payloads,
-    responses_usage,
-    sse,
-)
+from tests.builders.chat_chunk import CHAT_ID, chat_text, chunk
+from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.streams import convert, jsonl, payloads, sse
 
 R, CHAT = "responses-event", "chat-chunk"
 

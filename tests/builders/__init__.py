@@ -1,0 +1,1 @@
+"""Hand-made streams of each format, written the way its servers write them."""
