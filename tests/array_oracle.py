@@ -99,25 +99,7 @@ def _salvage(buf: bytes) -> list[Record]:
     """
     if b"\r" in buf:
         buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    spans: list[tuple[int, int]] = []
-    depth, start = 0, -1
-    for match in _TOKENS.finditer(buf):
-        byte = buf[match.start()]
-        if byte == 0x5B or byte == 0x7B:  # [ {
-            depth += 1
-            if depth == 1:
-                start = match.end()
-        elif byte == 0x5D or byte == 0x7D:  # ] }
-            depth -= 1
-            if depth == 0:
-                spans.append((start, match.start()))
-                start = -1
-                break
-        elif byte == 0x2C and depth == 1:  # , between elements
-            spans.append((start, match.start()))
-            start = match.end()
-    if start >= 0:
-        spans.append((start, len(buf)))  # the unfinished last element
+    spans = _element_spans(buf)
     pieces = [(_SPACE.match(buf, a).end(), b) for a, b in spans]
     pieces = [(a, b) for a, b in pieces if buf[a:b].strip()]
     lines = _line_numbers(buf, [a for a, _ in pieces])
@@ -150,3 +132,27 @@ def _line_numbers(buf: bytes, offsets: list[int]) -> list[int]:
         lines.append(line)
         prev = offset
     return lines
+
+
+def _element_spans(buf: bytes) -> list[tuple[int, int]]:
+    """The byte spans of the top-level array's elements, the unfinished last one too."""
+    spans: list[tuple[int, int]] = []
+    depth, start = 0, -1
+    for match in _TOKENS.finditer(buf):
+        byte = buf[match.start()]
+        if byte == 0x5B or byte == 0x7B:  # [ {
+            depth += 1
+            if depth == 1:
+                start = match.end()
+        elif byte == 0x5D or byte == 0x7D:  # ] }
+            depth -= 1
+            if depth == 0:
+                spans.append((start, match.start()))
+                start = -1
+                break
+        elif byte == 0x2C and depth == 1:  # , between elements
+            spans.append((start, match.start()))
+            start = match.end()
+    if start >= 0:
+        spans.append((start, len(buf)))
+    return spans

@@ -4,7 +4,7 @@ finish, usage, errors), per stream and per lane, to compare streams across forma
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,40 +65,68 @@ class Stream:
         return self.lanes[number]
 
 
+def _text(stream: Stream, event: Any) -> None:
+    stream.lane(event.lane).text += event.text
+
+
+def _refusal(stream: Stream, event: Any) -> None:
+    stream.lane(event.lane).refusal += event.text
+
+
+def _reasoning(stream: Stream, event: Any) -> None:
+    stream.lane(event.lane).reasoning += event.text
+
+
+def _item(stream: Stream, event: Any) -> None:
+    if event.kind == "tool_call":
+        stream.lane(event.lane).calls[event.call] = Call(event.name, event.call_id)
+
+
+def _arguments(stream: Stream, event: Any) -> None:
+    calls = stream.lane(event.lane).calls
+    calls.setdefault(event.call, Call(None, None)).arguments += event.fragment
+
+
+def _finish(stream: Stream, event: Any) -> None:
+    stream.lane(event.lane).finish = event.reason
+
+
+def _usage(stream: Stream, event: Any) -> None:
+    inp, out = event.input or 0, event.output or 0
+    total = event.total if event.total is not None else inp + out
+    stream.usage = (inp, out, total)
+
+
+def _error(stream: Stream, event: Any) -> None:
+    stream.errors.append(event.message or "")
+
+
+# What each IR event adds to the meaning; other events add nothing to compare.
+_READS: dict[type, Callable[[Stream, Any], None]] = {
+    ir.TextDelta: _text,
+    ir.RefusalDelta: _refusal,
+    ir.ReasoningDelta: _reasoning,
+    ir.ItemStart: _item,
+    ir.ToolArgsDelta: _arguments,
+    ir.Finish: _finish,
+    ir.Usage: _usage,
+    ir.Error: _error,
+}
+
+
 def meaning(batches_: Iterable[list[ir.Event]]) -> list[Stream]:
     """What a stream says, per stream (concatenated captures hold several) and per lane."""
     streams: list[Stream] = []
-
-    def current() -> Stream:
-        if not streams:
-            streams.append(Stream())
-        return streams[-1]
-
     for batch in batches_:
         for event in batch:
-            kind = type(event)
-            if kind is ir.StreamStart:
+            if type(event) is ir.StreamStart:
                 streams.append(Stream())
-            elif kind is ir.TextDelta:
-                current().lane(event.lane).text += event.text
-            elif kind is ir.RefusalDelta:
-                current().lane(event.lane).refusal += event.text
-            elif kind is ir.ReasoningDelta:
-                current().lane(event.lane).reasoning += event.text
-            elif kind is ir.ItemStart and event.kind == "tool_call":
-                calls = current().lane(event.lane).calls
-                calls[event.call] = Call(event.name, event.call_id)
-            elif kind is ir.ToolArgsDelta:
-                calls = current().lane(event.lane).calls
-                calls.setdefault(event.call, Call(None, None)).arguments += event.fragment
-            elif kind is ir.Finish:
-                current().lane(event.lane).finish = event.reason
-            elif kind is ir.Usage:
-                inp, out = event.input or 0, event.output or 0
-                total = event.total if event.total is not None else inp + out
-                current().usage = (inp, out, total)
-            elif kind is ir.Error:
-                current().errors.append(event.message or "")
+                continue
+            read = _READS.get(type(event))
+            if read is not None:
+                if not streams:
+                    streams.append(Stream())
+                read(streams[-1], event)
     return streams
 
 

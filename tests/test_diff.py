@@ -221,28 +221,31 @@ def test_wire_resyncs_after_a_missing_event() -> None:
     assert (only.index_a, only.index_b, only.b) == (4, None, ABSENT)
 
 
+_LOOK, _AGREE = 8, 3
+
+
+def _agrees(va: list[int], vb: list[int], i: int, j: int) -> bool:
+    if i >= len(va) or j >= len(vb):
+        return False
+    span = min(_AGREE, len(va) - i, len(vb) - j)
+    return all(va[i + n] == vb[j + n] for n in range(span))
+
+
+def _resync(va: list[int], vb: list[int], i: int, j: int) -> tuple[int, int]:
+    if i >= len(va):
+        return 0, len(vb) - j
+    if j >= len(vb):
+        return len(va) - i, 0
+    for k in range(1, _LOOK + 1):
+        if _agrees(va, vb, i + k, j):
+            return k, 0
+        if _agrees(va, vb, i, j + k):
+            return 0, k
+    return 0, 0
+
+
 def _reference_rows(va: list[int], vb: list[int], first_only: bool) -> tuple[list, list]:
     """The alignment as first written, over whole lists: (rows, rows that differ)."""
-    look, agree = 8, 3
-
-    def agrees(i: int, j: int) -> bool:
-        if i >= len(va) or j >= len(vb):
-            return False
-        span = min(agree, len(va) - i, len(vb) - j)
-        return all(va[i + n] == vb[j + n] for n in range(span))
-
-    def resync(i: int, j: int) -> tuple[int, int]:
-        if i >= len(va):
-            return 0, len(vb) - j
-        if j >= len(vb):
-            return len(va) - i, 0
-        for k in range(1, look + 1):
-            if agrees(i + k, j):
-                return k, 0
-            if agrees(i, j + k):
-                return 0, k
-        return 0, 0
-
     rows: list[tuple[int | None, int | None]] = []
     differing: list[int] = []
     i = j = 0
@@ -253,7 +256,7 @@ def _reference_rows(va: list[int], vb: list[int], first_only: bool) -> tuple[lis
             i, j = i + 1, j + 1
             continue
         keep = stop is None
-        skip_a, skip_b = resync(i, j)
+        skip_a, skip_b = _resync(va, vb, i, j)
         steps = [(k, None) for k in range(i, i + skip_a)] + [
             (None, k) for k in range(j, j + skip_b)
         ]

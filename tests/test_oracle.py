@@ -125,6 +125,23 @@ _TYPES = {
 def schema_errors(schema: dict[str, Any], value: Any, path: str = "$") -> list[str]:
     """What is wrong with ``value`` under ``schema`` (empty when it is valid)."""
     schema = _resolve(schema)
+    errors = _combinator_errors(schema, value, path)
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not any(_TYPES[k](value) for k in kinds):
+            return errors + [f"{path}: {value!r:.60} is not {kind}"]
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r:.60} not in {schema['enum']}")
+    if isinstance(value, dict):
+        errors += _object_errors(schema, value, path)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for number, item in enumerate(value):
+            errors += schema_errors(schema["items"], item, f"{path}[{number}]")
+    return errors
+
+
+def _combinator_errors(schema: dict[str, Any], value: Any, path: str) -> list[str]:
     errors: list[str] = []
     for sub in schema.get("allOf", ()):
         errors += schema_errors(sub, value, path)
@@ -134,26 +151,21 @@ def schema_errors(schema: dict[str, Any], value: Any, path: str = "$") -> list[s
             if all(branches):
                 best = min(branches, key=len)
                 errors.append(f"{path}: matches no {key} branch, e.g. {best[:2]}")
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = kind if isinstance(kind, list) else [kind]
-        if not any(_TYPES[k](value) for k in kinds):
-            return errors + [f"{path}: {value!r:.60} is not {kind}"]
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r:.60} not in {schema['enum']}")
-    if isinstance(value, dict):
-        for name in schema.get("required", ()):
-            if name not in value:
-                errors.append(f"{path}: required field {name!r} missing")
-        properties = schema.get("properties", {})
-        for name, item in value.items():
-            if name in properties:
-                errors += schema_errors(properties[name], item, f"{path}.{name}")
-            elif isinstance(schema.get("additionalProperties"), dict):
-                errors += schema_errors(schema["additionalProperties"], item, f"{path}.{name}")
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for number, item in enumerate(value):
-            errors += schema_errors(schema["items"], item, f"{path}[{number}]")
+    return errors
+
+
+def _object_errors(schema: dict[str, Any], value: dict[str, Any], path: str) -> list[str]:
+    errors = [
+        f"{path}: required field {name!r} missing"
+        for name in schema.get("required", ())
+        if name not in value
+    ]
+    properties = schema.get("properties", {})
+    for name, item in value.items():
+        if name in properties:
+            errors += schema_errors(properties[name], item, f"{path}.{name}")
+        elif isinstance(schema.get("additionalProperties"), dict):
+            errors += schema_errors(schema["additionalProperties"], item, f"{path}.{name}")
     return errors
 
 
