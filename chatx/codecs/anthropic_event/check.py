@@ -26,7 +26,7 @@ from chatx.validation.base import Checker, is_int
 FORMAT = "anthropic-event"
 
 EVENTS = frozenset(
-    {
+    (
         "message_start",
         "content_block_start",
         "content_block_delta",
@@ -35,7 +35,7 @@ EVENTS = frozenset(
         "message_stop",
         "ping",
         "error",
-    }
+    )
 )
 # Blocks whose input streams as input_json_delta (the SDK's TRACKS_TOOL_INPUT).
 TOOL_INPUT = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
@@ -48,7 +48,7 @@ DELTAS_OF: dict[str, frozenset[str]] = {
 }
 # Blocks that arrive whole in content_block_start and take no delta.
 WHOLE_BLOCKS = frozenset(
-    {
+    (
         "redacted_thinking",
         "web_search_tool_result",
         "web_fetch_tool_result",
@@ -61,7 +61,7 @@ WHOLE_BLOCKS = frozenset(
         "mcp_tool_listing",
         "container_upload",
         "fallback",
-    }
+    )
 )
 DELTAS = frozenset().union(*DELTAS_OF.values())
 # The field each delta type carries, its type and the word for it.
