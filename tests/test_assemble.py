@@ -8,13 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatx import ir
-from chatx.assemble import Assembler, assemble, joined, load, streams_of
+from chatx.assemble import Assembler, assemble, joined, load, other_items, streams_of
 from chatx.pieces import Pieces
 from tests.streams import sse
 
 
 def _feed(*batches: list[ir.Event]) -> Assembler:
-    stream = Assembler()
+    stream = Assembler(other_items)
     for batch in batches:
         stream.feed(batch)
     return stream
@@ -121,6 +121,10 @@ def test_passthrough_items_keep_their_place_and_final_form() -> None:
     assert [i.kind for i in lane.items] == ["other", "message"]
     assert lane.others()[0].data["status"] == "completed"
     assert stream.passthrough["response.web_search_call.searching"] == 1
+    # The Assembler knows no format: without the formats' word, the items are not kept.
+    bare = Assembler()
+    bare.feed([ir.Passthrough("responses-event", added, "response.output_item.added")])
+    assert bare.lanes == {} and bare.passthrough["response.output_item.added"] == 1
 
 
 def test_a_second_stream_start_begins_a_new_assembler() -> None:

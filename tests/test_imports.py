@@ -116,9 +116,10 @@ def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
     graph = import_graph()
     # chatx.cli.validate imports chatx.cli inside its command function
     assert "chatx.cli" in graph["chatx.cli.validate"]
-    # the registry and its catalogues, the Responses checker and its tracker
-    assert "chatx.validation.rules_chat" in graph["chatx.validation.rules"]
-    assert "chatx.validation.responses_items" in graph["chatx.validation.responses"]
+    # a codec's catalogue, imported when the registry asks for it; the Responses checker
+    # and its tracker
+    assert "chatx.codecs.chat_chunk.rules" in graph["chatx.codecs.chat_chunk"]
+    assert "chatx.codecs.responses_event.check_items" in graph["chatx.codecs.responses_event.check"]
     assert len(graph) > 80
 
 

@@ -121,8 +121,8 @@ def test_findings_carry_file_line_and_index() -> None:
 def test_every_sdk_event_type_is_known() -> None:
     """A type the openai SDK defines is never reported as an extension (RSP029)."""
     pytest.importorskip("openai")
-    from chatx.validation.responses import KNOWN_TYPES
-    from chatx.validation.schema import responses_classes
+    from chatx.codecs.responses_event.check import KNOWN_TYPES
+    from chatx.codecs.responses_event.schema import responses_classes
 
     assert set(responses_classes()) <= KNOWN_TYPES
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.codecs.chat_chunk import CODEC as CHAT_CHUNK
@@ -17,7 +18,22 @@ CODECS: tuple[Codec, ...] = (
     LLAMA_STACK_EVENT,
 )
 
-__all__ = ["CODECS", "PROBE_RECORDS", "Codec", "EncodeOptions", "detect", "get", "names", "sniff"]
+__all__ = [
+    "CODECS",
+    "PROBE_RECORDS",
+    "Codec",
+    "EncodeOptions",
+    "detect",
+    "get",
+    "listed",
+    "names",
+    "sniff",
+    "whole_object",
+]
+
+# `chatx rules` has listed the Responses rules first since validate checked Responses
+# alone; the other formats follow in registry order.
+_LISTED_FIRST = (RESPONSES_EVENT,)
 
 # Records the format is told from when none of them names it for certain. The decision
 # depends on these records only, never on how many of them one read returned.
@@ -27,6 +43,21 @@ PROBE_RECORDS = 4
 def names() -> list[str]:
     """The formats chatx reads and writes."""
     return [codec.name for codec in CODECS]
+
+
+def listed() -> tuple[Codec, ...]:
+    """The codecs in the order ``chatx rules`` and ``validate`` list them."""
+    return (*_LISTED_FIRST, *(codec for codec in CODECS if codec not in _LISTED_FIRST))
+
+
+def whole_object(data: Any) -> tuple[str, str] | None:
+    """What a payload is when it is a format's non-streaming object (``"a chat.completion
+    object"``), and the name of that format; None for anything else."""
+    for codec in CODECS:
+        what = codec.whole(data) if codec.whole is not None else None
+        if what is not None:
+            return what, codec.name
+    return None
 
 
 def get(name: str) -> Codec:

@@ -13,11 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from chatx.ir import Event
 from chatx.notes import Notes
 from chatx.record import Record
+
+if TYPE_CHECKING:  # the commands' types: none of them is imported by `convert`
+    from chatx.assembler import Assembler, OtherItem
+    from chatx.usage import UsageNames
+    from chatx.validation.base import Checker
+    from chatx.validation.rule import Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +65,36 @@ class Encoder(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Describe:
+    """What ``chatx show`` says of one record of a format.
+
+    ``kinds`` and ``preview`` take a record's JSON object and return ``None`` when it is
+    not of the format's shape. ``show`` asks the formats in descending ``rank`` (ties in
+    registry order) and the first answer counts: a format whose shape test overlaps
+    another's (any string ``type``) ranks below the narrower one. ``item`` words an
+    output item the IR has no words for (a Responses web search), as the format gave it.
+    """
+
+    kinds: Callable[[dict[str, Any]], list[str] | None]
+    preview: Callable[[dict[str, Any]], str | None]
+    rank: int = 0
+    item: Callable[[dict[str, Any]], str] | None = None
+
+
+def no_rules() -> tuple[Rule, ...]:
+    """The rule catalogue of a format that has none."""
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
 class Codec:
-    """One format: its name, how to recognise it, and how to read and write it."""
+    """One format: its name, how to recognise it, how to read and write it, and what the
+    other commands need of it. A format is registered here and nowhere else.
+
+    The fields after ``whole`` serve ``validate``, ``collect``, ``show`` and ``diff``.
+    Those that load code are functions that import their module when called, so that
+    ``convert`` never loads a checker, a rule catalogue or a final-object builder.
+    """
 
     name: str
     description: str
@@ -78,3 +112,29 @@ class Codec:
     # Names the format's non-streaming object (``"a chat.completion object"``) when a
     # record's value is one, else None: the decoder reads it as the stream it stands for.
     whole: Callable[[Any], str | None] | None = None
+    # validate: a fresh streaming checker for one input, given the file name (for its
+    # findings) and the container the records came in; None: the format is not checked.
+    # It reads records, never the decoder: it is the decoder's and encoder's test oracle.
+    checker: Callable[[str, str | None], Checker] | None = None
+    # validate and rules: the format's rule catalogue (ids with a prefix of its own).
+    rules: Callable[[], tuple[Rule, ...]] = no_rules
+    # validate --schema: for one payload, the SDK type to check it with and the value to
+    # check (``(TypeAdapter, value)``), or None when the SDK has no type for it. It
+    # imports the SDK when called; ``schema_rule`` is the rule its findings go under.
+    schema: Callable[[Any], tuple[Any, Any] | None] | None = None
+    schema_rule: str | None = None
+    # collect: the format's final object built from one assembled stream, given the
+    # source format, the --choice (or None) and the notes; ``collect_as`` is the name
+    # `collect --as` took for it before it took format names.
+    final: Callable[[Assembler, str | None, int | None, Notes], dict[str, Any]] | None = None
+    collect_as: str = ""
+    # show: what one record of the format is.
+    describe: Describe | None = None
+    # collect and show: the output item a passthrough payload of this format adds
+    # (``done`` False) or finishes (``done`` True), for items the IR has no words for.
+    other_item: Callable[[Any], OtherItem | None] | None = None
+    # The format's usage names, when its usage reads with chatx.usage.decode_usage.
+    usage: UsageNames | None = None
+    # diff: fields whose values differ between two runs of one request (ids, times,
+    # sequence numbers), dropped unless --no-normalize.
+    volatile: frozenset[str] = frozenset()

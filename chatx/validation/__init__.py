@@ -6,9 +6,10 @@ Library entry point::
     findings = validate_records(open("capture.sse", "rb").read())  # format detected
 
 Each format has a streaming checker (``feed(record)`` / ``finish()``) that keeps only the
-state later rules need; the rules themselves, with their ids and documentation, are in
-:mod:`chatx.validation.rules`. The format is the codec name callers pass, or the one
-``chatx.codecs.sniff`` finds in the first records.
+state later rules need, in its codec package (``Codec.checker``); the rules themselves,
+with their ids and documentation, are collected in :mod:`chatx.validation.rules`. The
+format is the codec name callers pass, or the one ``chatx.codecs.sniff`` finds in the
+first records.
 """
 
 from __future__ import annotations
@@ -22,13 +23,9 @@ from chatx.errors import UsageError
 from chatx.reading import frame_bytes
 from chatx.record import Record
 from chatx.validation.base import Checker, Finding
-from chatx.validation.chat import ChatChecker
-from chatx.validation.llama_stack import LlamaStackChecker
-from chatx.validation.responses import ResponsesChecker
 from chatx.validation.rules import RULES, Rule, get_rule, rules_for
 
 __all__ = [
-    "CHECKERS",
     "Checker",
     "Finding",
     "RULES",
@@ -39,24 +36,17 @@ __all__ = [
     "validate_records",
 ]
 
-CHECKERS: dict[str, Callable[..., Checker]] = {
-    "responses-event": ResponsesChecker,
-    "chat-chunk": ChatChecker,
-    "llama-stack-event": LlamaStackChecker,
-}
-
 
 def make_checker(
     fmt: str, *, file: str = "<input>", container: str | None = None, schema: bool = False
 ) -> Checker:
     """A fresh checker for ``fmt``; with ``schema`` it also validates the SDK types."""
-    try:
-        factory = CHECKERS[fmt]
-    except KeyError:
-        raise UsageError(
-            f"cannot validate format {fmt!r} (expected one of {', '.join(CHECKERS)})"
-        ) from None
+    factory = next((c.checker for c in codecs.CODECS if c.name == fmt), None)
+    if factory is None:
+        known = [codec.name for codec in codecs.listed() if codec.checker is not None]
+        raise UsageError(f"cannot validate format {fmt!r} (expected one of {', '.join(known)})")
     checker = factory(file, container)
+    checker.whole_object = codecs.whole_object
     if schema:
         # The openai SDK is the optional `schema` extra: when it is not installed, say so
         # instead of failing on the first record. Looked up, not imported in a try, so an

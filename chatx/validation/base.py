@@ -1,13 +1,32 @@
-"""What a check produces, and the plumbing every format's checker shares."""
+"""What a check produces, and the plumbing every format's checker shares.
+
+The checkers live in their codec packages (``chatx/codecs/<format>/check.py``) and derive
+from :class:`Checker`; this module knows no format and imports no codec, so that a
+checker can import it while the registry imports the codec packages.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from chatx import codecs
 from chatx.record import Record
-from chatx.validation.rules import RULES
+from chatx.validation.rule import Rule
+from chatx.validation.stream_rules import STREAM_RULES
+
+# What a payload is when it is a format's non-streaming object, and that format's name
+# (None for anything else): chatx.codecs.whole_object, which make_checker hands on.
+WholeObject = Callable[[Any], tuple[str, str] | None]
+
+
+def catalogue(*rules: Rule) -> dict[str, Rule]:
+    """The rules a checker reports, by id: those of any stream, then ``rules``."""
+    return {rule.id: rule for rule in (*STREAM_RULES, *rules)}
+
+
+def _not_whole(data: Any) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +55,14 @@ class Checker:
     """Base of the streaming checkers: ``feed(record)`` per record, ``finish()`` once.
 
     Checkers keep only what later rules need (open items, joined text per open part),
-    never the whole stream, and append :class:`Finding` objects to ``findings``.
+    never the whole stream, and append :class:`Finding` objects to ``findings``. A
+    subclass names its ``format`` and the ``rules`` it reports (:func:`catalogue`).
+    ``whole_object`` tells a non-streaming object (STR003): the registry's, which
+    :func:`chatx.validation.make_checker` gives each checker it makes.
     """
 
     format = ""
+    rules: Mapping[str, Rule] = catalogue()
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         self.file = file
@@ -48,6 +71,7 @@ class Checker:
         self.index = -1  # index of the record being checked
         self.line = 0  # its line
         self.whole = False  # every record so far is a non-streaming object (STR003)
+        self.whole_object: WholeObject = _not_whole
 
     def feed(self, record: Record) -> None:
         """Check one record; findings are appended, nothing is returned."""
@@ -83,23 +107,22 @@ class Checker:
 
     def _whole(self, record: Record) -> bool:
         """Report a non-streaming object (STR003); True when the record is one."""
-        for codec in codecs.CODECS:
-            what = codec.whole(record.data) if codec.whole is not None else None
-            if what is not None:
-                self.whole = True
-                self.report(
-                    "STR003",
-                    f"{what}, not a stream: `chatx convert --to {codec.name}` writes "
-                    "the stream it stands for",
-                )
-                return True
-        return False
+        found = self.whole_object(record.data)
+        if found is None:
+            return False
+        what, name = found
+        self.whole = True
+        self.report(
+            "STR003",
+            f"{what}, not a stream: `chatx convert --to {name}` writes the stream it stands for",
+        )
+        return True
 
     def report(
         self, rule_id: str, message: str, *, line: int | None = None, index: int | None = None
     ) -> None:
         """Record a violation of ``rule_id``, at the current record unless told otherwise."""
-        rule = RULES[rule_id]
+        rule = self.rules[rule_id]
         if self.whole and rule.format != "any":
             return  # a non-streaming input has no stream for the end-of-stream rules to end
         self.findings.append(

@@ -1,63 +1,20 @@
-"""``validate --schema``: check each event's fields against the openai SDK's types.
+"""``validate --schema``: check each event's fields against the SDK types of its format.
 
-This is the only module of chatx.validation that imports the openai SDK, and it is itself
-imported only when ``--schema`` is asked for (``import openai`` costs about a second).
-
-Responses events are looked up by their ``type`` in a dict built once from the SDK's event
-classes, and each class gets its own cached ``TypeAdapter``: validating against the SDK's
-published ``ResponseStreamEvent`` union instead is about 17 times slower, because pydantic
-tries the union's members rather than jumping to the one the ``type`` names.
+Each format says which SDK type checks a payload (``Codec.schema``, which imports the SDK
+when called) and under which rule (``Codec.schema_rule``); this module runs them and
+keeps the errors that say something about the stream. It is imported only when
+``--schema`` is asked for (``import openai`` costs about a second).
 """
 
 from __future__ import annotations
 
-import typing
-from functools import cache
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
+from chatx import codecs
 from chatx.record import Record
 from chatx.validation.base import Checker
-from chatx.validation.chat import is_azure_preamble
-
-RULE_FOR_FORMAT = {"responses-event": "RSP100", "chat-chunk": "CHK100"}
-
-
-@cache
-def responses_classes() -> dict[str, type]:
-    """``type`` value → SDK event class, read from the SDK's own union."""
-    from openai.types.responses import ResponseStreamEvent
-
-    union = typing.get_args(ResponseStreamEvent)[0]  # Annotated[Union[...], discriminator]
-    classes: dict[str, type] = {}
-    for cls in typing.get_args(union):
-        (literal,) = typing.get_args(cls.model_fields["type"].annotation)
-        classes[literal] = cls
-    return classes
-
-
-@cache
-def _adapter(cls: type) -> TypeAdapter[Any]:
-    return TypeAdapter(cls)
-
-
-@cache
-def _chunk_adapter() -> TypeAdapter[Any]:
-    from openai.types.chat import ChatCompletionChunk
-
-    return TypeAdapter(ChatCompletionChunk)
-
-
-def adapter_for(fmt: str, data: Any) -> TypeAdapter[Any] | None:
-    """The adapter that validates ``data``, or ``None`` when there is no SDK type for it."""
-    if fmt == "chat-chunk":
-        return _chunk_adapter()
-    if fmt == "responses-event" and isinstance(data, dict):
-        kind = data.get("type")
-        cls = responses_classes().get(kind) if isinstance(kind, str) else None
-        return _adapter(cls) if cls is not None else None
-    return None
 
 
 class SchemaChecker(Checker):
@@ -73,34 +30,20 @@ class SchemaChecker(Checker):
         self.inner = inner
         self.format = inner.format
         self.findings = inner.findings
-        self.rule = RULE_FOR_FORMAT.get(inner.format)
+        codec = codecs.get(inner.format)
+        self.rule = codec.schema_rule
+        self.schema = codec.schema
         self.seen: set[tuple[Any, ...]] = set()
 
     def feed(self, record: Record) -> None:
         self.inner.feed(record)
-        rule = self.rule
-        if rule is None or record.done or record.error is not None:
+        rule, schema = self.rule, self.schema
+        if rule is None or schema is None or record.done or record.error is not None:
             return
-        data = record.data
-        # Azure's prompt-filter preamble belongs to no completion (see CHK001), and an
-        # error frame is not a chunk at all (CHK017).
-        if (
-            self.format == "chat-chunk"
-            and isinstance(data, dict)
-            and (is_azure_preamble(data) or (data.get("error") and "choices" not in data))
-        ):
+        found = schema(record.data)
+        if found is None:
             return
-        adapter = adapter_for(self.format, data)
-        if adapter is None:
-            return
-        if self.format == "responses-event" and isinstance(data.get("error"), dict):
-            # The nested error shape (what OpenAI sends) is as valid as the flat one the
-            # SDK type describes (DESIGN.md §5): validate it flattened.
-            data = {
-                **data["error"],
-                "type": "error",
-                "sequence_number": data.get("sequence_number"),
-            }
+        adapter, data = found
         try:
             adapter.validate_python(data)
         except ValidationError as exc:

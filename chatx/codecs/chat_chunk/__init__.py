@@ -6,11 +6,17 @@ Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from chatx.codecs.base import Codec
 from chatx.codecs.chat_chunk import whole
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
 from chatx.record import Record
+
+if TYPE_CHECKING:
+    from chatx.validation.base import Checker
+    from chatx.validation.rule import Rule
 
 
 def probe(records: list[Record]) -> int:
@@ -34,6 +40,27 @@ def probe(records: list[Record]) -> int:
     return score
 
 
+# What the other commands need: each imports its module when called (`convert` never does).
+
+
+def checker(file: str, container: str | None) -> Checker:
+    from chatx.codecs.chat_chunk.check import ChatChecker
+
+    return ChatChecker(file, container)
+
+
+def rules() -> tuple[Rule, ...]:
+    from chatx.codecs.chat_chunk.rules import CHAT_RULES
+
+    return CHAT_RULES
+
+
+def schema(data: Any) -> tuple[Any, Any] | None:
+    from chatx.codecs.chat_chunk.schema import schema
+
+    return schema(data)
+
+
 CODEC = Codec(
     name="chat-chunk",
     description="OpenAI Chat Completions chat.completion.chunk stream (data: … data: [DONE])",
@@ -46,4 +73,8 @@ CODEC = Codec(
     aliases=("chat", "chat-completions"),
     reads_raw=True,
     whole=whole.describe,
+    checker=checker,
+    rules=rules,
+    schema=schema,
+    schema_rule="CHK100",
 )

@@ -16,6 +16,8 @@ and ``{"error": {…}}`` when generation fails. See ``docs/llama-stack.md`` for 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from chatx.codecs.base import Codec
 from chatx.record import Record
 
@@ -23,6 +25,10 @@ from . import whole
 from .decode import LlamaStackDecoder
 from .encode import LlamaStackEncoder
 from .records import NAME
+
+if TYPE_CHECKING:
+    from chatx.validation.base import Checker
+    from chatx.validation.rule import Rule
 
 
 def probe(records: list[Record]) -> int:
@@ -39,6 +45,21 @@ def probe(records: list[Record]) -> int:
     return 0
 
 
+# What the other commands need: each imports its module when called (`convert` never does).
+
+
+def checker(file: str, container: str | None) -> Checker:
+    from .check import LlamaStackChecker
+
+    return LlamaStackChecker(file, container)
+
+
+def rules() -> tuple[Rule, ...]:
+    from .rules import LLAMA_STACK_RULES
+
+    return LLAMA_STACK_RULES
+
+
 CODEC = Codec(
     name=NAME,
     description="Llama Stack legacy inference stream (start / progress / complete events)",
@@ -51,6 +72,8 @@ CODEC = Codec(
     single_lane=True,
     reads_raw=True,
     whole=whole.describe,
+    checker=checker,
+    rules=rules,
 )
 
 __all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

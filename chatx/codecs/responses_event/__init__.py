@@ -5,11 +5,18 @@ SSE blocks ``event: response.output_text.delta`` / ``data: {"type": …, "sequen
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from chatx.codecs.base import Codec
 from chatx.codecs.responses_event import whole
 from chatx.codecs.responses_event.decode import ResponsesDecoder
 from chatx.codecs.responses_event.encode import ResponsesEncoder
 from chatx.record import Record
+
+if TYPE_CHECKING:
+    from chatx.assembler import OtherItem
+    from chatx.validation.base import Checker
+    from chatx.validation.rule import Rule
 
 
 def probe(records: list[Record]) -> int:
@@ -30,6 +37,33 @@ def probe(records: list[Record]) -> int:
     return score
 
 
+# What the other commands need: each imports its module when called (`convert` never does).
+
+
+def checker(file: str, container: str | None) -> Checker:
+    from chatx.codecs.responses_event.check import ResponsesChecker
+
+    return ResponsesChecker(file, container)
+
+
+def rules() -> tuple[Rule, ...]:
+    from chatx.codecs.responses_event.rules import RESPONSES_RULES
+
+    return RESPONSES_RULES
+
+
+def schema(data: Any) -> tuple[Any, Any] | None:
+    from chatx.codecs.responses_event.schema import schema
+
+    return schema(data)
+
+
+def other_item(data: Any) -> OtherItem | None:
+    from chatx.codecs.responses_event import final
+
+    return final.other_item(data)
+
+
 CODEC = Codec(
     name="responses-event",
     description="OpenAI Responses API stream events (event: response.* / data: {type, sequence_number})",
@@ -42,4 +76,9 @@ CODEC = Codec(
     aliases=("responses",),
     reads_raw=True,
     whole=whole.describe,
+    checker=checker,
+    rules=rules,
+    schema=schema,
+    schema_rule="RSP100",
+    other_item=other_item,
 )

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.pieces import Pieces
-from chatx.validation.base import Checker, is_int
-from chatx.validation.responses_shapes import (
+from chatx.codecs.responses_event.check_shapes import (
     FAMILIES,
     PART_CONTAINER,
     PART_TEXT_FIELD,
@@ -25,6 +23,8 @@ from chatx.validation.responses_shapes import (
     short,
     slim,
 )
+from chatx.pieces import Pieces
+from chatx.validation.base import Checker, is_int
 
 
 class ItemTracker:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx.codecs.llama_stack_event.rules import LLAMA_STACK_RULES
 from chatx.record import Record
-from chatx.validation.base import Checker, is_int
+from chatx.validation.base import Checker, catalogue, is_int
 
 EVENT_TYPES = ("start", "progress", "complete")
 DELTA_TYPES = ("text", "tool_call", "image")
@@ -33,6 +34,7 @@ class LlamaStackChecker(Checker):
     """Checks a ``llama-stack-event`` stream one record at a time."""
 
     format = "llama-stack-event"
+    rules = catalogue(*LLAMA_STACK_RULES)
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         super().__init__(file, container)

@@ -17,9 +17,10 @@ from typing import Any
 
 import orjson
 
+from chatx.codecs.chat_chunk.rules import CHAT_RULES
 from chatx.pieces import Pieces
 from chatx.record import Record
-from chatx.validation.base import Checker, is_int
+from chatx.validation.base import Checker, catalogue, is_int
 
 # Delta fields that carry content; anything else (role, channel, nulls, "") does not.
 CONTENT_FIELDS = (
@@ -55,6 +56,7 @@ class ChatChecker(Checker):
     """Checks a ``chat-chunk`` stream one record at a time."""
 
     format = "chat-chunk"
+    rules = catalogue(*CHAT_RULES)
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         super().__init__(file, container)

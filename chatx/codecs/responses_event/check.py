@@ -1,7 +1,7 @@
 """Streaming checker for OpenAI Responses API events (rules ``RSP…``).
 
 Lifecycle and sequence numbers are checked here; items, parts and the agreement of
-``.done`` events with their deltas in :mod:`chatx.validation.responses_items`.
+``.done`` events with their deltas in :mod:`chatx.codecs.responses_event.check_items`.
 
 A file may hold several streams one after the other (vercel/ai fixtures concatenate the
 turns of a conversation): a ``response.created`` after a terminal event starts a new
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx.codecs.responses_event.check_items import ItemTracker
+from chatx.codecs.responses_event.check_shapes import FAMILIES
+from chatx.codecs.responses_event.rules import RESPONSES_RULES
 from chatx.record import Record
-from chatx.validation.base import Checker, is_int
-from chatx.validation.responses_items import ItemTracker
-from chatx.validation.responses_shapes import FAMILIES
+from chatx.validation.base import Checker, catalogue, is_int
 
 TERMINAL = {
     "response.completed": "completed",
@@ -74,6 +75,7 @@ class ResponsesChecker(Checker):
     """Checks a ``responses-event`` stream one record at a time."""
 
     format = "responses-event"
+    rules = catalogue(*RESPONSES_RULES)
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         super().__init__(file, container)
