@@ -196,12 +196,19 @@ class ToolArgsDelta:
 @dataclass(slots=True)
 class ItemEnd:
     """The open item of ``kind`` in ``lane`` is complete. ``extra`` holds the source's
-    fields of the finished item that the encoder cannot derive (e.g. ``encrypted_content``)."""
+    fields of the finished item that the encoder cannot derive (e.g. ``encrypted_content``).
+
+    A reasoning item may close with an opaque token a client hands back on the next turn:
+    ``signature`` vouches for the reasoning text shown (Anthropic's ``signature_delta``),
+    ``encrypted`` is the reasoning itself, withheld (Anthropic's ``redacted_thinking``
+    data). Responses holds either as a reasoning item's ``encrypted_content``."""
 
     lane: int
     kind: ItemKind
     call: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    signature: str | None = None
+    encrypted: str | None = None
 
 
 @dataclass(slots=True)
@@ -215,6 +222,9 @@ class Usage:
     cached: int | None = None
     reasoning: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Input tokens written to the prompt cache (Anthropic's cache_creation_input_tokens),
+    # counted in ``input`` as ``cached`` is.
+    cache_write: int | None = None
 
 
 @dataclass(slots=True)
@@ -249,6 +259,10 @@ class Passthrough:
     data: Any
     event: str | None = None
     line: int = 0
+    # A record of an output item the IR has no words for (an Anthropic server tool
+    # block): the item's type on the record that opens it, "" on its later records, so
+    # a target without a place for it reports the item once. None: a record on its own.
+    item: str | None = None
 
 
 @dataclass(slots=True)
