@@ -19,9 +19,10 @@ from typing import Any
 
 import orjson
 
+from chatx.codecs.anthropic_event.rules import ANTHROPIC_RULES
 from chatx.pieces import Pieces
 from chatx.record import Record
-from chatx.validation.base import Checker, is_int
+from chatx.validation.base import Checker, catalogue, is_int
 
 FORMAT = "anthropic-event"
 
@@ -105,6 +106,7 @@ class AnthropicChecker(Checker):
     """Checks an ``anthropic-event`` stream one record at a time."""
 
     format = FORMAT
+    rules = catalogue(*ANTHROPIC_RULES)
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         super().__init__(file, container)
@@ -124,6 +126,8 @@ class AnthropicChecker(Checker):
             self.report("ANT005", f"unknown event type {etype!r}")
             return
         if etype == "ping":
+            if self.message.open:
+                self.last_line, self.last_index = self.line, self.index
             return
         if etype == "message_start":
             self._message_start(data)
@@ -181,7 +185,9 @@ class AnthropicChecker(Checker):
         said = error.get("message") if isinstance(error, dict) else None
         if not isinstance(said, str) or not isinstance(error.get("type"), str):  # type: ignore[union-attr]
             self.report("ANT004", 'error event without an "error" object with type and message')
-        self.report("ANT014", f"error event: {said if isinstance(said, str) else error!r}")
+        self.report(
+            "ANT014", f"error event: {said}" if isinstance(said, str) else f"error event: {error!r}"
+        )
         if message.end_line is not None:
             self.report(
                 "ANT002", f"error event after the {message.end_what} at line {message.end_line}"
