@@ -17,7 +17,7 @@ $(BIN)/python:
 install: $(BIN)/python ## Install chatx into .venv
 	$(BIN)/pip install --quiet -e .
 
-dev: $(BIN)/python ## Install chatx and the dev tools (openai SDK, pytest, hypothesis, ruff, mypy)
+dev: $(BIN)/python ## Install chatx and the dev tools (openai and anthropic SDKs, pytest, hypothesis, ruff, mypy)
 	$(BIN)/pip install --quiet -e '.[dev]'
 
 demo: install ## Convert a bundled chat-chunk capture to responses-event and print it
