@@ -27,9 +27,9 @@ import os
 import signal
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from chatx import codecs, containers
 from chatx.codecs.base import EncodeOptions
@@ -75,6 +75,13 @@ class Settings:
     options: EncodeOptions = field(default_factory=EncodeOptions)
     choice: int | None = None
     strict: bool = False
+
+    def recorded(self, request: dict[str, Any] | None) -> Settings:
+        """These settings with the request recorded beside a stream (a HAR, a cassette):
+        it fills the Responses envelope as ``--request`` does, unless that was given."""
+        if request is None or self.options.request is not None:
+            return self
+        return replace(self, options=replace(self.options, request=request))
 
     def transcoder(self, target: str, name: str, notes: Notes) -> Transcoder:
         """A Transcoder to ``target`` with these settings."""

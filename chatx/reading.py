@@ -9,13 +9,12 @@ carries, not its number of events.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from chatx import codecs, containers
+from chatx import codecs, containers, inputs
 from chatx.containers.lines import MAX_LINE
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
@@ -45,15 +44,18 @@ def read_records(
 
 
 def open_records(
-    file: str, container: str | None = None, ignored: list[tuple[int, str]] | None = None
+    file: str | inputs.Stream,
+    container: str | None = None,
+    ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
-    """Open ``file`` (``-``: stdin) and frame it into records as they are read.
+    """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
+    :class:`chatx.inputs.Stream` read already) and frame it into records as they are read.
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
     ignored (an SSE line that is no field), by the time the records after it come out.
     """
-    kind, _, records = _open(file, container, ignored)
+    _, kind, _, records = _open(file, container, ignored)
     return kind, records
 
 
@@ -70,16 +72,39 @@ def frame_bytes(
 
 
 def _open(
-    file: str, container: str | None, ignored: list[tuple[int, str]] | None
+    file: str | inputs.Stream,
+    container: str | None,
+    ignored: list[tuple[int, str]] | None,
+    notes: Notes | None = None,
+) -> tuple[str, str, Any, Iterator[Record]]:
+    """(name, container, reader, records) of ``file``: a path, ``-``, ``FILE#N``, or a
+    stream a file of exchanges holds; ``notes`` gets the exchanges skipped on the way."""
+    if isinstance(file, inputs.Stream):
+        if file.error is not None:
+            raise file.error
+        return (file.address, *_from_bytes(file.data, container, ignored, file.address))
+    picked = inputs.pick(file)
+    name = picked.name
+    if picked.stream is not None:
+        if notes is not None:
+            for message in picked.skipped:
+                notes.add("skipped", message)
+        return (name, *_from_bytes(picked.stream.data, container, ignored, name))
+    return (name, *_source(picked.source, name, container, ignored))
+
+
+def records_of(
+    source: inputs.Source, container: str | None = None, ignored: list[tuple[int, str]] | None = None
+) -> tuple[str, Iterator[Record]]:
+    """A bare stream opened by :func:`chatx.inputs.open_source`, framed as it is read."""
+    kind, _, records = _source(source, source.name, container, ignored)
+    return kind, records
+
+
+def _source(
+    source: inputs.Source, name: str, container: str | None, ignored: list[tuple[int, str]] | None
 ) -> tuple[str, Any, Iterator[Record]]:
-    name = "<stdin>" if file == "-" else file
-    if file == "-":
-        stream: Any = sys.stdin.buffer
-    else:
-        try:
-            stream = open(file, "rb")  # noqa: SIM115 - closed when the records run out
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
+    stream = source.stream
     read = getattr(stream, "read1", stream.read)
     head = b""
     try:
@@ -90,13 +115,11 @@ def _open(
             head += chunk
         kind = container or containers.detect(head[: containers.sniffed(head)])
     except InputError as exc:
-        if file != "-":
-            stream.close()
+        source.close()
         raise exc.located(name) from None
     chunks = chain((head,), iter(lambda: read(_BLOCK), b""))
-    close = stream.close if file != "-" else None
     reader = containers.get(kind).reader()
-    return kind, reader, _frame(chunks, reader, name, ignored, close)
+    return kind, reader, _frame(chunks, reader, name, ignored, source.close)
 
 
 def _from_bytes(
@@ -211,11 +234,14 @@ def load(data: bytes, name: str, fmt: str | None = None, *, keep: bool = False) 
 
 
 def open_side(file: str, fmt: str | None = None, *, keep: bool = False) -> Side:
-    """A file, or stdin for ``-``, framed as it is read (see :func:`load`)."""
+    """A file, stdin for ``-``, or ``FILE#N``, framed as it is read (see :func:`load`);
+    decompressed, and the only stream of a file of exchanges when no ``#N`` names one."""
     ignored: list[tuple[int, str]] = []
-    container, reader, records = _open(file, None, ignored)
-    name = "<stdin>" if file == "-" else file
-    return _side(name, container, reader, records, ignored, fmt, keep)
+    notes = Notes()
+    name, container, reader, records = _open(file, None, ignored, notes)
+    side = _side(name, container, reader, records, ignored, fmt, keep)
+    side.notes.items[:0] = notes.items
+    return side
 
 
 def _side(

@@ -17,7 +17,7 @@ import orjson
 import typer
 
 from chatx.cli.formats import SourceFormat, complete_format, formats_option
-from chatx.cli.output import OutputError, open_input, open_output, refuse_input_as_output
+from chatx.cli.output import OutputError, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
 from chatx.drive import NoteReporter, pump
 from chatx.errors import ExitStatus, InputError, UsageError
@@ -161,17 +161,25 @@ def convert(
 
 
 def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> int:
-    """One stream, stdin or a file, to stdout or ``-o``: written as it is converted."""
-    name = "<stdin>" if file == "-" else file
-    notes = Notes()
-    transcoder = settings.transcoder(to, name, notes)
-    reporter = NoteReporter(notes, name, quiet)
-    refuse_input_as_output(file, output)
+    """One stream, stdin or a file, to stdout or ``-o``: written as it is converted.
+    Compressed input is read decompressed; a file of recorded exchanges gives the stream
+    ``FILE#N`` names (or its only one), with the request recorded beside it."""
+    from chatx import inputs
+
+    address = inputs.parse(file)
+    refuse_input_as_output(address.file, output)
     if file == "-":
         from chatx.cli import reading_stdin
 
         reading_stdin(settings.src)
-    with open_input(file) as inp, open_output(output) as out:
+    picked = inputs.pick(address)
+    name = picked.name
+    notes = Notes()
+    for message in picked.skipped:  # exchanges whose bodies could not be decoded
+        notes.add("skipped", message)
+    transcoder = settings.recorded(picked.request).transcoder(to, name, notes)
+    reporter = NoteReporter(notes, name, quiet)
+    with picked.reading() as inp, open_output(output) as out:
         try:
             pump(inp, out, transcoder, reporter)
         except InputError as exc:
@@ -182,7 +190,7 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
             reporter.flush(final=True)
             raise OutputError(f"{output}: not written, since records were skipped")
     reporter.flush(final=True)
-    return ExitStatus.ERROR if transcoder.skipped else ExitStatus.OK
+    return ExitStatus.ERROR if transcoder.skipped or picked.skipped else ExitStatus.OK
 
 
 def _plan(

@@ -1,0 +1,139 @@
+"""What the readers of recorded exchanges share: the :class:`Entry` each yields, and
+the decoding of bodies as recorders store them (base64, a ``Content-Encoding`` still
+applied, headers in each recorder's shape)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatx.containers import compressed
+from chatx.errors import InputError
+
+
+class BodyError(Exception):
+    """A recorded body that cannot be decoded (bad base64, bad gzip): the entry is
+    skipped with a note, the others are read."""
+
+
+@dataclass(slots=True)
+class Entry:
+    """One recorded exchange: what ``chatx ls`` lists, and the body to read as a stream."""
+
+    index: int
+    line: int | None = None  # where the exchange starts in the file, when known
+    method: str | None = None
+    url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    request: dict[str, Any] | None = None  # the request body, when it is a JSON object
+    # () -> the response body's bytes; raises BodyError. Called when the body is needed.
+    load: Callable[[], bytes] = field(default=lambda: b"", repr=False)
+
+    def body(self) -> bytes:
+        return self.load()
+
+
+def header(headers: Any, name: str) -> str | None:
+    """A header's value from the shapes recorders store: a mapping of names to strings
+    or lists of strings (VCR), or a list of ``{name, value}`` (HAR); any case."""
+    name = name.lower()
+    if isinstance(headers, dict):
+        for key, value in headers.items():
+            if isinstance(key, str) and key.lower() == name:
+                if isinstance(value, list):
+                    value = ", ".join(str(v) for v in value)
+                return None if value is None else str(value)
+    elif isinstance(headers, list):
+        for item in headers:
+            if isinstance(item, dict) and str(item.get("name", "")).lower() == name:
+                value = item.get("value")
+                return None if value is None else str(value)
+    return None
+
+
+def b64(text: str | bytes) -> bytes:
+    """Base64 text decoded (line breaks allowed, nothing else); BodyError otherwise."""
+    if isinstance(text, str):
+        try:
+            text = text.encode("ascii")
+        except UnicodeEncodeError:
+            raise BodyError("bad base64: a character that is not base64") from None
+    try:
+        return base64.b64decode(re.sub(rb"\s+", b"", text), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise BodyError(f"bad base64: {exc}") from None
+
+
+def decoded(data: bytes, encoding: str | None) -> bytes:
+    """A body with its ``Content-Encoding`` undone, when the bytes still carry it:
+    recorders differ in whether they keep the body as sent or as read (a HAR's text is
+    decoded already, a cassette may keep the gzip bytes). Compressed bytes are known by
+    their magic whatever the header says."""
+    kind = compressed.detect(data)
+    if kind is not None:
+        try:
+            return compressed.decompress(data, kind)
+        except InputError as exc:
+            raise BodyError(exc.message) from None
+    words = [w.strip().lower() for w in (encoding or "").split(",") if w.strip()]
+    if "deflate" in words and data:
+        try:
+            return zlib.decompress(data)
+        except zlib.error:
+            try:
+                return zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, no header
+            except zlib.error:
+                return data  # already decoded
+    if "br" in words and data and not _looks_like_text(data):
+        raise BodyError("a brotli-compressed body (Content-Encoding: br) cannot be read")
+    return data
+
+
+def _looks_like_text(data: bytes) -> bool:
+    try:
+        data[:256].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= 252  # a character cut at the end of the window
+    return True
+
+
+def text_bytes(value: Any) -> bytes:
+    """A body value as bytes: text as UTF-8, bytes as they are."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return b""
+
+
+def json_object(value: Any) -> dict[str, Any] | None:
+    """A request body as a JSON object, when it is one (text, bytes or parsed)."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, bytes | bytearray | str) and value:
+        import orjson
+
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def status_code(value: Any) -> int | None:
+    if isinstance(value, dict):
+        value = value.get("code")
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None

@@ -1,0 +1,57 @@
+"""Llama Stack's inference recorder: one JSON object per recorded upstream call,
+``{test_id, request: {method, url, body, endpoint, model…}, response: {body,
+is_streaming}}``.
+
+A streamed response is a list of the SDK objects the client received, each
+``{"__type__": "…ChatCompletionChunk", "__data__": {…}}`` (the SDK's ``model_dump()``:
+every optional field present, null or not). Their ``__data__`` are written back as JSON
+lines, one payload per line as the recorder kept them (there is no ``[DONE]`` to
+restore); a non-streamed object as its JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+from chatx.containers.bodies import Entry, json_object
+from chatx.errors import InputError
+
+
+def entries(data: bytes) -> Iterator[Entry]:
+    """The one call a recording holds."""
+    try:
+        document = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    request = document.get("request") if isinstance(document, dict) else None
+    response = document.get("response") if isinstance(document, dict) else None
+    if not isinstance(request, dict) or not isinstance(response, dict):
+        raise InputError("not a Llama Stack recording: no request and response", line=1)
+    method, url = request.get("method"), request.get("url")
+    body = response.get("body")
+    yield Entry(
+        0,
+        1,
+        method=method if isinstance(method, str) else None,
+        url=url if isinstance(url, str) else None,
+        request=json_object(request.get("body")),
+        load=lambda: _bytes(body, response.get("is_streaming") is True),
+    )
+
+
+def _bytes(body: Any, streaming: bool) -> bytes:
+    if streaming and isinstance(body, list):
+        return b"".join(orjson.dumps(_data(item)) + b"\n" for item in body)
+    if body is None:
+        return b""
+    return orjson.dumps(_data(body))
+
+
+def _data(item: Any) -> Any:
+    """An SDK object's fields, as the recorder stored them beside their type's name."""
+    if isinstance(item, dict) and "__data__" in item:
+        return item["__data__"]
+    return item
