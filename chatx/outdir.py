@@ -32,6 +32,7 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any, Literal
 
 from chatx import codecs, containers
+from chatx import inputs as addressed
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import ChatxError, ExitStatus, InputError, UsageError
 from chatx.notes import Note, Notes
@@ -55,7 +56,8 @@ class Job:
     """One conversion: read ``source``, write ``output`` in ``target`` format.
 
     ``name`` is how messages call the input (the path as given or found); ``root`` is the
-    output directory ``output`` must stay inside (``None`` for an explicit ``-o FILE``).
+    output directory ``output`` must stay inside (``None`` for an explicit ``-o FILE``);
+    ``stream`` is N of ``FILE#N`` when ``source`` holds recorded exchanges (a HAR…).
     """
 
     source: Path
@@ -63,6 +65,7 @@ class Job:
     target: str
     output: Path
     root: Path | None = None
+    stream: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,7 @@ class _Source:
     path: Path
     name: str
     subdir: PurePath  # where its outputs go under DIR
+    index: int | None = None  # FILE#N as given
 
 
 def plan(
@@ -159,12 +163,20 @@ def plan(
     sources, problems = _sources(inputs, out_dir, passed)
     jobs = []
     for source in sources:
-        for target in formats:
-            name = output_name(source.path.stem, target, out_container_of(target, out_container))
-            relative = source.subdir / name
-            if relative.is_absolute() or ".." in relative.parts:  # defence in depth
-                raise UsageError(f"{source.name}: its output would leave {out_dir}")
-            jobs.append(Job(source.path, source.name, target, out_dir / relative, out_dir))
+        try:  # a file of recorded exchanges: one output per stream, <stem>.<N>.<format>…
+            streams = addressed.planned(source.path, source.index)
+        except InputError as exc:
+            problems.append(str(exc.located(source.name)))
+            continue
+        for index in streams:
+            stem = addressed.stem(source.path) + ("" if index is None else f".{index}")
+            given = source.name if index is None else f"{source.name}#{index}"
+            for target in formats:
+                name = output_name(stem, target, out_container_of(target, out_container))
+                relative = source.subdir / name
+                if relative.is_absolute() or ".." in relative.parts:  # defence in depth
+                    raise UsageError(f"{given}: its output would leave {out_dir}")
+                jobs.append(Job(source.path, given, target, out_dir / relative, out_dir, index))
     return _refuse_clashes(jobs), problems
 
 
@@ -182,6 +194,8 @@ def _sources(
             sources += found
         elif path.exists():
             sources.append(_Source(path, given, PurePath()))
+        elif (address := addressed.parse(given)).index is not None:
+            sources.append(_Source(Path(address.file), address.file, PurePath(), address.index))
         else:
             problems.append(f"{given}: {os.strerror(2)}")
     return sources, problems
@@ -305,9 +319,9 @@ def convert_job(job: Job, settings: Settings, check: bool = False) -> Outcome:
         message = f"{job.name}: its output {job.output} would be written outside {job.root}"
         return _failed(job, Notes(), message, ExitStatus.ERROR)
     notes = Notes()
-    transcoder = settings.transcoder(job.target, job.name, notes)
     try:
-        data = job.source.read_bytes()
+        data, request = addressed.job_input(job.source, job.stream)
+        transcoder = settings.recorded(request).transcoder(job.target, job.name, notes)
         out = transcoder.feed(data) + transcoder.finish()
         status = _compare(job, out) if check else _write(job, out)
     except ChatxError as exc:

@@ -44,7 +44,7 @@ def read_records(
 
 
 def open_records(
-    file: str | inputs.Stream,
+    file: str | inputs.Source | inputs.Stream,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
@@ -72,7 +72,7 @@ def frame_bytes(
 
 
 def _open(
-    file: str | inputs.Stream,
+    file: str | inputs.Source | inputs.Stream,
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
@@ -83,6 +83,8 @@ def _open(
         if file.error is not None:
             raise file.error
         return (file.address, *_from_bytes(file.data, container, ignored, file.address))
+    if isinstance(file, inputs.Source):
+        return (file.name, *_source(file, file.name, container, ignored))
     picked = inputs.pick(file)
     name = picked.name
     if picked.stream is not None:
@@ -94,7 +96,9 @@ def _open(
 
 
 def records_of(
-    source: inputs.Source, container: str | None = None, ignored: list[tuple[int, str]] | None = None
+    source: inputs.Source,
+    container: str | None = None,
+    ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
     """A bare stream opened by :func:`chatx.inputs.open_source`, framed as it is read."""
     kind, _, records = _source(source, source.name, container, ignored)

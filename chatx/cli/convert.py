@@ -213,9 +213,14 @@ def _plan(
         return outdir.plan(files, formats, out_dir, out_container, passed)
     if output == "-" or len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
         raise UsageError("--check compares with --out-dir DIR, or with -o FILE for one input")
-    if not Path(files[0]).is_file():
+    from chatx import inputs
+
+    address = inputs.parse(files[0])
+    if not Path(address.file).is_file():
         return [], [f"{files[0]}: {os.strerror(errno.ENOENT)}"]
-    return [outdir.Job(Path(files[0]), files[0], formats[0], Path(output))], []
+    with inputs.pick(address) as picked:  # FILE#N, or the only stream a file holds
+        index = picked.stream.index if picked.stream is not None else None
+    return [outdir.Job(Path(address.file), picked.name, formats[0], Path(output), None, index)], []
 
 
 def run_many(

@@ -83,27 +83,30 @@ def validate(
         raise UsageError("--output takes 'text' or 'json'")
     if container is not None:
         containers.get(container)  # a UsageError names the known ones
-    status = ExitStatus.OK
-    for file in _inputs(files or ["-"]):
-        name = "<stdin>" if file == "-" else file
-        try:
-            if file == "-":
-                reading_stdin(fmt)
-            if os.path.isdir(file):  # one with no captures in it
-                from chatx.outdir import NO_CAPTURES
+    from chatx.inputs import each
 
-                raise InputError(NO_CAPTURES, file=name)
-            result = check_file(
-                file, name, fmt=fmt, container=container, schema=schema, printer=Printer(output)
-            )
-        except InputError as exc:
-            error(str(exc.located(name)))
-            status = max(status, ExitStatus.ERROR)
-            continue
-        if output == "text":
-            sys.stdout.write(result.summary() + "\n")
-        if result.errors or (strict and result.warnings):
-            status = max(status, ExitStatus.FAILED)
+    status = ExitStatus.OK
+    for spec in _inputs(files or ["-"]):
+        if spec == "-":
+            reading_stdin(fmt)
+        # A file of recorded exchanges (HAR, cassette…) gives each stream it holds, FILE#N.
+        for file, name in each(spec):
+            try:
+                if isinstance(file, str) and os.path.isdir(file):  # one with no captures
+                    from chatx.outdir import NO_CAPTURES
+
+                    raise InputError(NO_CAPTURES, file=name)
+                result = check_file(
+                    file, name, fmt=fmt, container=container, schema=schema, printer=Printer(output)
+                )
+            except InputError as exc:
+                error(str(exc.located(name)))
+                status = max(status, ExitStatus.ERROR)
+                continue
+            if output == "text":
+                sys.stdout.write(result.summary() + "\n")
+            if result.errors or (strict and result.warnings):
+                status = max(status, ExitStatus.FAILED)
     return int(status)
 
 
@@ -179,9 +182,10 @@ def _json_line(finding: dict[str, Any]) -> bytes:
 
 
 def check_file(
-    file: str, name: str, *, fmt: str | None, container: str | None, schema: bool, printer: Printer
+    file: Any, name: str, *, fmt: str | None, container: str | None, schema: bool, printer: Printer
 ) -> FileResult:
-    """Check one file (``-`` is stdin), printing findings as they come."""
+    """Check one file (``-`` is stdin; or an input :func:`chatx.inputs.each` opened),
+    printing findings as they come."""
     from chatx.pipeline import open_records
     from chatx.validation import validate_records
 
