@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from chatx.codecs.template import DeltaRun
 from chatx.ir import Event
 from chatx.notes import Notes
 from chatx.record import Record
@@ -60,8 +61,33 @@ class Encoder(Protocol):
     def feed(self, events: list[Event]) -> list[Any]:
         """Encode the events of one source record; return payloads to write."""
 
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        """Encode the records of a run, what ``feed`` makes of their batches."""
+
     def finish(self) -> list[Any]:
         """End of input: return the closing payloads (drain)."""
+
+
+class BaseEncoder:
+    """What every encoder derives from: :meth:`feed_run` replays a run's batches through
+    ``feed``, so an encoder without a loop of its own for runs needs nothing more."""
+
+    notes: Notes
+
+    def feed(self, events: list[Event]) -> list[Any]:  # pragma: no cover - each encoder's
+        raise NotImplementedError
+
+    def finish(self) -> list[Any]:  # pragma: no cover - each encoder's
+        raise NotImplementedError
+
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        """The payloads of each record of ``run`` in turn, notes said at its own line."""
+        out: list[Any] = []
+        notes, feed = self.notes, self.feed
+        for line, batch in zip(run.lines, run.batches(), strict=True):
+            notes.line = line
+            out += feed(batch)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +149,9 @@ class Codec:
     # imports the SDK when called; ``schema_rule`` is the rule its findings go under.
     schema: Callable[[Any], tuple[Any, Any] | None] | None = None
     schema_rule: str | None = None
+    # The package that hook imports and the chatx extra that installs it, for the usage
+    # error --schema gives when it is missing; None: the openai SDK, extra `schema`.
+    schema_sdk: tuple[str, str] | None = None
     # collect: the format's final object built from one assembled stream, given the
     # source format, the --choice (or None) and the notes; ``collect_as`` is the name
     # `collect --as` took for it before it took format names.

@@ -41,22 +41,24 @@ def make_checker(
     fmt: str, *, file: str = "<input>", container: str | None = None, schema: bool = False
 ) -> Checker:
     """A fresh checker for ``fmt``; with ``schema`` it also validates the SDK types."""
-    factory = next((c.checker for c in codecs.CODECS if c.name == fmt), None)
-    if factory is None:
+    codec = next((c for c in codecs.CODECS if c.name == fmt), None)
+    factory = codec.checker if codec is not None else None
+    if codec is None or factory is None:
         known = [codec.name for codec in codecs.listed() if codec.checker is not None]
         raise UsageError(f"cannot validate format {fmt!r} (expected one of {', '.join(known)})")
     checker = factory(file, container)
     checker.whole_object = codecs.whole_object
     if schema:
-        # The openai SDK is the optional `schema` extra: when it is not installed, say so
-        # instead of failing on the first record. Looked up, not imported in a try, so an
-        # SDK that is installed but broken still fails loudly.
-        if importlib.util.find_spec("openai") is None:
+        # The format's SDK is an optional extra: when it is not installed, say so instead
+        # of failing on the first record. Looked up, not imported in a try, so an SDK
+        # that is installed but broken still fails loudly.
+        package, extra = codec.schema_sdk or ("openai", "schema")
+        if importlib.util.find_spec(package) is None:
             raise UsageError(
-                "--schema needs the openai SDK, which is not installed "
-                "(pip install 'chatx[schema]')"
+                f"--schema needs the {package} SDK, which is not installed "
+                f"(pip install 'chatx[{extra}]')"
             )
-        # Imported only here: the schema module pulls in the openai SDK (about 1 s).
+        # Imported only here: the schema module pulls in pydantic, the hooks the SDK.
         from chatx.validation.schema import with_schema
 
         checker = with_schema(checker)
