@@ -121,9 +121,11 @@ def _print(rows: list[Stream], output: str) -> None:
 def _cells(row: Stream) -> list[str]:
     """address, format, records, method and URL, status, model, and what a row that is
     not a stream is."""
-    what = {"stream": "", "object": f"not streamed: {row.note}"}.get(
-        row.kind, f"not a stream: {row.kind}" + (f" ({row.note})" if row.note else "")
-    )
+    what = {
+        "stream": "",
+        "object": f"not streamed: {row.note}",
+        "unreadable": f"body not decoded: {row.note}",
+    }.get(row.kind, f"not a stream: {row.kind}" + (f" ({row.note})" if row.note else ""))
     request = " ".join(part for part in (_method(row), _url(row)) if part) or "-"
     status = str(row.entry.status) if row.entry is not None and row.entry.status else "-"
     records = f"{row.records} record{'' if row.records == 1 else 's'}" if row.readable else "-"

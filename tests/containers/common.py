@@ -1,0 +1,50 @@
+"""What the container tests share: the fixtures, the samples of ``../shared``, and the
+bare stream a file of exchanges stands for, as an independent reader finds it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.inprocess import Result, run
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "containers"
+STREAMS = ROOT / "fixtures"
+SAMPLES = ROOT.parent / "shared" / "samples" / "containers"
+
+skip_without_samples = pytest.mark.skipif(
+    not SAMPLES.is_dir(), reason=f"no container samples: {SAMPLES} is absent"
+)
+
+
+def fixture(name: str) -> str:
+    return str(FIXTURES / name)
+
+
+def chatx(*args: str, stdin: bytes = b"") -> Result:
+    return run(list(args), stdin)
+
+
+def write(folder: Path, name: str, data: bytes | dict[str, Any]) -> str:
+    path = folder / name
+    path.write_bytes(json.dumps(data).encode() if isinstance(data, dict) else data)
+    return str(path)
+
+
+def same_meaning(address: str, bare: str, request: str | None = None) -> None:
+    """``address`` and the bare stream ``bare`` collect to the same object and convert to
+    the same bytes in every direction (the recorded request given as ``--request``)."""
+    one, other = chatx("collect", "-q", address), chatx("collect", "-q", bare)
+    assert (one.code, other.code) == (0, 0), (one.err, other.err)
+    assert one.stdout == other.stdout
+    for target in ("chat-chunk", "responses-event", "llama-stack-event"):
+        extra = ["--choice", "0"] if target != "chat-chunk" else []
+        given = ["--request", request] if request else []
+        one = chatx("convert", address, "--to", target, "-q", *extra)
+        other = chatx("convert", bare, "--to", target, "-q", *extra, *given)
+        assert one.code == other.code, (target, one.err, other.err)
+        assert one.stdout == other.stdout, target
