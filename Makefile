@@ -17,8 +17,8 @@ $(BIN)/python:
 install: $(BIN)/python ## Install chatx into .venv
 	$(BIN)/pip install --quiet -e .
 
-dev: $(BIN)/python ## Install chatx and the dev tools (openai and anthropic SDKs, pytest, hypothesis, ruff, mypy)
-	$(BIN)/pip install --quiet -e '.[dev]'
+dev: $(BIN)/python ## Install chatx, the serve extra and the dev tools (openai and anthropic SDKs, pytest, hypothesis, ruff, mypy)
+	$(BIN)/pip install --quiet -e '.[dev,serve]'
 
 demo: install ## Convert a bundled chat-chunk capture to responses-event and print it
 	$(BIN)/chatx convert $(DEMO) --to responses-event

@@ -37,7 +37,18 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-_COMMANDS = ("convert", "formats", "validate", "rules", "diff", "show", "collect")
+_COMMANDS = (
+    "convert",
+    "formats",
+    "validate",
+    "rules",
+    "diff",
+    "show",
+    "collect",
+    "capture",
+    "proxy",
+    "serve",
+)
 _COMPLETE = "_CHATX_COMPLETE"  # set by the completion scripts when the shell asks
 _BUG = "a bug in chatx: run again with --traceback and report it"
 

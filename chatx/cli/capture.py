@@ -1,0 +1,154 @@
+"""``chatx capture``: post a request to a provider with streaming on and keep the
+stream as it came (chatx.live.capture)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from chatx.cli.formats import complete_format, format_option
+from chatx.errors import UsageError
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "capture",
+        help="Post a request with streaming on; write the response body as it arrives into "
+        "-o OUT and the request beside it as OUT.request.json (no keys).",
+    )(capture)
+
+
+def capture(
+    base_url: Annotated[
+        str,
+        typer.Option(
+            "--base-url",
+            help="The API's base URL, ending in /v1 as OPENAI_BASE_URL does "
+            "(https://api.openai.com/v1, http://localhost:8321/v1 for Llama Stack).",
+            metavar="URL",
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            help="The capture file. Written as it arrives into OUT.part, renamed to OUT when "
+            "the response ends; an interrupted capture stays OUT.part.",
+            metavar="OUT",
+        ),
+    ],
+    api: Annotated[
+        str,
+        typer.Option(
+            "--api",
+            help="chat (/chat/completions), responses (/responses) or llama-stack "
+            "(/inference/chat-completion); a format name works too.",
+        ),
+    ] = "chat",
+    request_file: Annotated[
+        str | None,
+        typer.Option(
+            "--request", help="The request body, a JSON file (- for stdin).", metavar="FILE"
+        ),
+    ] = None,
+    data: Annotated[
+        str | None,
+        typer.Option("-d", "--data", help="The request body as JSON text.", metavar="JSON"),
+    ] = None,
+    api_key_env: Annotated[
+        str,
+        typer.Option(
+            "--api-key-env", help="The environment variable holding the API key.", metavar="NAME"
+        ),
+    ] = "OPENAI_API_KEY",
+    tee: Annotated[
+        str | None,
+        typer.Option(
+            "--tee",
+            help="Also write the stream to stdout, converted live to FORMAT.",
+            callback=format_option,
+            autocompletion=complete_format,
+            metavar="FORMAT",
+        ),
+    ] = None,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", help="Seconds to connect.", metavar="S")
+    ] = 10.0,
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            "--read-timeout",
+            help="Seconds to wait for the next bytes of the answer (0: no limit).",
+            metavar="S",
+        ),
+    ] = 600.0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Say only errors.")] = False,
+) -> int:
+    from chatx.live import capture as capturing
+    from chatx.live import server
+    from chatx.live.endpoints import by_name
+
+    server.require("capture", "httpx2")
+    endpoint = by_name(api)
+    if not base_url.startswith(("http://", "https://")):
+        raise UsageError(f"--base-url: an http:// or https:// URL (not {base_url!r})")
+    if connect_timeout <= 0 or read_timeout < 0:
+        raise UsageError("--connect-timeout is more than 0 seconds, --read-timeout 0 or more")
+    body = _body(request_file, data)
+    _check_output(output)
+    return capturing.capture(
+        capturing.Request(
+            base_url=base_url,
+            endpoint=endpoint,
+            body=body,
+            out=output,
+            key_env=api_key_env,
+            tee=tee,
+            connect_timeout=connect_timeout,
+            read_timeout=read_timeout or None,
+            quiet=quiet,
+        )
+    )
+
+
+def _body(request_file: str | None, data: str | None) -> dict:
+    import orjson
+
+    if (request_file is None) == (data is None):
+        raise UsageError("give the request body: --request FILE or -d JSON (one of them)")
+    if request_file is not None:
+        where = f"--request {request_file}"
+        try:
+            text = (
+                sys.stdin.buffer.read() if request_file == "-" else Path(request_file).read_bytes()
+            )
+        except OSError as exc:
+            raise UsageError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    else:
+        where, text = "-d", (data or "").encode()
+    try:
+        body = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"{where}: invalid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise UsageError(f"{where}: the request body is a JSON object")
+    return body
+
+
+def _check_output(output: Path) -> None:
+    """Refused before the request is sent: a capture is not paid for twice."""
+    import os
+
+    if str(output) == "-":
+        raise UsageError("-o: capture writes a file (--tee FORMAT writes stdout as well)")
+    if output.is_dir():
+        raise UsageError(f"-o {output}: a directory")
+    parent = output.parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: no directory {parent}")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"-o {output}: cannot write into {parent}")

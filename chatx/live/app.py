@@ -1,0 +1,203 @@
+"""``chatx serve``'s ASGI app: OpenAI-compatible endpoints that replay captures.
+
+``POST`` to each API of :mod:`chatx.live.endpoints` gets a capture (chosen by
+:mod:`chatx.live.choose`) as that API's stream, or its final object for ``"stream":
+false``; ``GET /v1/models`` lists the captures' models. Anything else, and any request
+that cannot be read, gets an OpenAI-shaped error body with its status.
+
+Faults for testing clients: ``delay`` seconds between events, ``cut_after`` events
+then the connection is dropped (a stream of that many events or fewer is sent whole),
+``status``: every request to an API is answered with that error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from chatx.errors import ChatxError
+from chatx.live import asgi, replay
+from chatx.live.captures import Capture
+from chatx.live.choose import HEADER, Chooser
+from chatx.live.endpoints import Endpoint, by_path, endpoints
+from chatx.live.errors import ApiError, fault
+
+MODELS = "/v1/models"
+
+
+class ServeApp:
+    def __init__(
+        self,
+        captures: list[Capture],
+        *,
+        delay: float = 0.0,
+        cut_after: int | None = None,
+        status: int | None = None,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.captures = captures
+        self.chooser = Chooser(captures)
+        self.finals = replay.Finals()
+        self.delay = delay
+        self.cut_after = cut_after
+        self.status = status
+        self.log = log or (lambda line: None)
+        self.requests = 0
+        self.max_body = asgi.MAX_BODY
+        self.debug = False  # --traceback: a bug's traceback, from uvicorn
+
+    async def __call__(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
+        if scope["type"] == "lifespan":
+            await asgi.lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        self.requests += 1
+        tracked = asgi.Tracked(send)
+        try:
+            await self._http(scope, receive, tracked)
+        except ApiError as exc:
+            self.log(f"{scope['method']} {scope['path']}: {exc.status} {exc.message}")
+            await asgi.respond_error(tracked, exc)
+        except asgi.Disconnected:
+            pass
+        except Exception as exc:  # a bug: one line on stderr, a 500 body for the client
+            if not self.debug:
+                self.log(f"{scope['method']} {scope['path']}: internal error: {exc!r}")
+                if not tracked.started:
+                    await asgi.respond_error(tracked, ApiError(500, f"chatx serve: {exc!r}"))
+                return
+            raise
+
+    async def _http(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
+        method = scope["method"]
+        path = scope["path"].rstrip("/") or "/"
+        if path == MODELS:
+            _allow(method, ("GET", "HEAD"), scope["path"])
+            await asgi.respond(send, 200, self.models())
+            return
+        endpoint = by_path(path)
+        if endpoint is None:
+            raise ApiError(
+                404,
+                f"Unknown request URL: {method} {scope['path']}. chatx serve answers "
+                f"{', '.join(e.path for e in endpoints())} and GET {MODELS}.",
+                code="unknown_url",
+            )
+        _allow(method, ("POST",), scope["path"])
+        body = await asgi.read_body(receive, self.max_body)
+        if self.status is not None:
+            raise fault(self.status)
+        request = parse_request(body, endpoint)
+        capture = self.chooser.choose(_header(scope, HEADER), request, endpoint)
+        named = [(HEADER.encode(), quote(capture.name, safe="/._-").encode())]
+        if request.get("stream") is not True:
+            self.log(f"POST {path}: {capture.name} ({_how(capture, endpoint)}), final object")
+            await asgi.respond(send, 200, self.finals.get(capture, endpoint), headers=named)
+            return
+        await self._stream(send, receive, capture, endpoint, request, named)
+
+    async def _stream(
+        self,
+        send: asgi.Send,
+        receive: asgi.Receive,
+        capture: Capture,
+        endpoint: Endpoint,
+        request: dict[str, Any],
+        named: list[tuple[bytes, bytes]],
+    ) -> None:
+        event, rest = replay.first_and_rest(replay.stream(capture, endpoint, request))
+        head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache"), *named]
+        await asgi.start_stream(send, 200, head)
+        watch = asgi.Watch(receive)
+        sent = 0
+        how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint)})"
+        try:
+            while event is not None:
+                if self.cut_after is not None and sent >= self.cut_after:
+                    self.log(f"{how}: connection cut after {sent} events (--cut-after)")
+                    return  # uvicorn closes a response left unfinished: the client sees a drop
+                if sent and self.delay:
+                    await asyncio.sleep(self.delay)
+                if watch.gone:
+                    self.log(f"{how}: the client left after {sent} events")
+                    return
+                await asgi.send_piece(send, event)
+                sent += 1
+                try:
+                    event = next(rest, None)
+                except ChatxError as exc:
+                    self.log(f"{how}: connection cut after {sent} events: {exc}")
+                    return
+            await asgi.end_stream(send)
+            self.log(f"{how}: {sent} events")
+        finally:
+            watch.close()
+
+    def models(self) -> bytes:
+        seen: dict[str, None] = {}
+        for capture in self.captures:
+            if capture.model:
+                seen.setdefault(capture.model)
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": "chatx"} for m in seen]
+        return orjson.dumps({"object": "list", "data": data})
+
+
+def parse_request(body: bytes, endpoint: Endpoint) -> dict[str, Any]:
+    """The request body as a JSON object, or the 400 an OpenAI server answers."""
+    if not body.strip():
+        raise ApiError(400, "the request has no body: a JSON object is expected")
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, f"We could not parse the JSON body of your request: {exc}") from None
+    if not isinstance(request, dict):
+        raise ApiError(400, f"the request body is a JSON {_kind(request)}, not an object")
+    stream = request.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise ApiError(
+            400,
+            f"Invalid type for 'stream': expected a boolean, got {_kind(stream)}",
+            param="stream",
+        )
+    model = request.get(endpoint.model_key)
+    if model is not None and not isinstance(model, str):
+        raise ApiError(
+            400,
+            f"Invalid type for '{endpoint.model_key}': expected a string, got {_kind(model)}",
+            param=endpoint.model_key,
+        )
+    return request
+
+
+def _allow(method: str, allowed: tuple[str, ...], path: str) -> None:
+    if method not in allowed:
+        raise ApiError(405, f"Invalid method for URL ({method} {path}): use {' or '.join(allowed)}")
+
+
+def _header(scope: asgi.Scope, name: str) -> str | None:
+    wanted = name.encode()
+    for key, value in scope["headers"]:
+        if key.lower() == wanted:
+            return str(value.decode("utf-8", "replace"))
+    return None
+
+
+def _how(capture: Capture, endpoint: Endpoint) -> str:
+    if replay.is_verbatim(capture, endpoint):
+        return "as recorded"
+    return f"{capture.format} -> {endpoint.format}"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )

@@ -1,0 +1,130 @@
+"""The little of ASGI the two apps use: a request body, a whole response, a stream.
+
+No framework: one route table per app is all there is, and every byte a response sends
+is chosen here (no date or server header: two runs answer alike).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from chatx.live.errors import ApiError
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_BODY = 32 << 20  # a request body larger than this is refused (413)
+JSON = b"application/json"
+EVENT_STREAM = b"text/event-stream; charset=utf-8"
+
+
+class Disconnected(Exception):
+    """The client went away before its request was read."""
+
+
+async def read_body(receive: Receive, limit: int = MAX_BODY) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"the request body is larger than {limit >> 20} MiB")
+        parts.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: bytes = JSON,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    """A whole response, its length said."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", content_type),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def respond_error(send: Send, error: ApiError) -> None:
+    await respond(send, error.status, error.body())
+
+
+async def start_stream(send: Send, status: int, headers: Iterable[tuple[bytes, bytes]]) -> None:
+    """The head of a response whose body follows in pieces (chunked: no length)."""
+    await send({"type": "http.response.start", "status": status, "headers": list(headers)})
+
+
+async def send_piece(send: Send, piece: bytes) -> None:
+    await send({"type": "http.response.body", "body": piece, "more_body": True})
+
+
+async def end_stream(send: Send) -> None:
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class Tracked:
+    """``send``, remembering whether the response has started (an error body can only
+    go before it)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self.send(message)
+
+
+class Watch:
+    """Tells when the client hangs up, once its request has been read: a stream to a
+    client that is gone stops instead of running on (uvicorn drops what is sent then)."""
+
+    def __init__(self, receive: Receive) -> None:
+        self.task = asyncio.ensure_future(self._wait(receive))
+
+    @staticmethod
+    async def _wait(receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    @property
+    def gone(self) -> bool:
+        return self.task.done()
+
+    def close(self) -> None:
+        self.task.cancel()
+
+
+async def lifespan(receive: Receive, send: Send, startup: Any = None, shutdown: Any = None) -> None:
+    """The lifespan protocol: ``startup`` and ``shutdown`` are awaited when given."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            if startup is not None:
+                await startup()
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            if shutdown is not None:
+                await shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,204 @@
+"""``chatx capture``: post a request with streaming on, and keep the answer as it came.
+
+The body is written as it arrives, each read flushed, into ``OUT.part``; renamed to
+``OUT`` once the response has ended as HTTP ends one, with the request beside it as
+``OUT.request.json`` (no header, no key). An HTTP error status leaves no file at all;
+Ctrl-C, SIGTERM, a read timeout or a dropped connection keep what arrived as ``OUT.part``
+(its request as ``OUT.part.request.json``) and leave ``OUT`` as it was: a file named as a
+capture is always a whole one. ``--tee FORMAT`` writes the stream to stdout as well,
+converted live by a :class:`~chatx.Transcoder`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chatx.drive import NoteReporter
+from chatx.errors import ChatxError, ExitStatus
+from chatx.live.endpoints import Endpoint
+from chatx.live.recording import Recording, request_path
+from chatx.notes import Notes
+from chatx.textsafe import escape_text
+
+_ERROR_BODY_SHOWN = 64 << 10  # an error body longer than this is cut on stderr
+
+
+@dataclass(slots=True)
+class Request:
+    base_url: str
+    endpoint: Endpoint
+    body: dict[str, Any]
+    out: Path
+    key_env: str = "OPENAI_API_KEY"
+    tee: str | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float | None = 600.0
+    quiet: bool = False
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + self.endpoint.under_base
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"chatx: {escape_text(line)}\n")
+    sys.stderr.flush()
+
+
+def headers(request: Request) -> dict[str, str]:
+    sent = {
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "accept-encoding": "identity",  # what is written is what the server sent
+        **dict(request.endpoint.headers),
+    }
+    key = os.environ.get(request.key_env)
+    if key:
+        header = request.endpoint.key_header
+        sent[header] = f"Bearer {key}" if header == "authorization" else key
+    elif not request.quiet:
+        _say(f"warning: ${request.key_env} is not set: the request carries no API key")
+    return sent
+
+
+def capture(request: Request) -> int:
+    import httpx2
+
+    body = {**request.body, "stream": True}
+    url = request.url
+    timeout = httpx2.Timeout(
+        connect=request.connect_timeout,
+        read=request.read_timeout,
+        write=request.connect_timeout,
+        pool=request.connect_timeout,
+    )
+    with httpx2.Client(timeout=timeout, follow_redirects=False) as client:
+        try:
+            with client.stream(
+                "POST", url, content=orjson.dumps(body), headers=headers(request)
+            ) as response:
+                if not 200 <= response.status_code < 300:
+                    return _http_error(url, response)
+                return _receive(request, body, response)
+        except httpx2.HTTPError as exc:  # before any byte of the body: nothing written
+            _say(f"error: POST {url}: {_describe(exc)}")
+            return ExitStatus.ERROR
+
+
+def _http_error(url: str, response: Any) -> int:
+    body = response.read()
+    text = body[:_ERROR_BODY_SHOWN].decode("utf-8", "replace")
+    more = f" … ({len(body)} bytes)" if len(body) > _ERROR_BODY_SHOWN else ""
+    _say(f"error: POST {url}: HTTP {response.status_code} {response.reason_phrase}")
+    if text:  # indented under the line that says what it is
+        lines = (text.rstrip("\n") + more).splitlines()
+        sys.stderr.write("".join(f"  {escape_text(line)}\n" for line in lines))
+    _say("error: nothing written")
+    return ExitStatus.ERROR
+
+
+def _receive(request: Request, body: dict[str, Any], response: Any) -> int:
+    import httpx2
+
+    recording = Recording(request.out, body)
+    tee = Tee(request.tee, str(request.out), request.quiet) if request.tee else None
+    try:
+        for chunk in response.iter_bytes():
+            recording.write(chunk)
+            if tee is not None:
+                tee.feed(chunk)
+    except KeyboardInterrupt:  # Ctrl-C, and SIGTERM (raised as its subclass)
+        kept = recording.close(whole=False)
+        _say(f"capture incomplete (interrupted): {_kept(recording, kept, request.out)}")
+        raise
+    except httpx2.HTTPError as exc:
+        kept = recording.close(whole=False)
+        _say(f"error: POST {request.url}: {_describe(exc)}")
+        _say(f"capture incomplete: {_kept(recording, kept, request.out)}")
+        return ExitStatus.ERROR
+    kept = recording.close(whole=True)
+    status = tee.finish() if tee is not None else ExitStatus.OK
+    if not request.quiet:
+        kind = response.headers.get("content-type", "no content type")
+        _say(
+            f"capture: {recording.size} bytes (HTTP {response.status_code}, {kind}) "
+            f"into {kept}; the request in {request_path(kept)}"
+        )
+        if not recording.size:
+            _say("warning: the response body was empty")
+    return status
+
+
+def _kept(recording: Recording, kept: Path, out: Path) -> str:
+    return (
+        f"{recording.size} bytes kept in {kept} (request in {request_path(kept)}); "
+        f"{out} left as it was"
+    )
+
+
+def _describe(exc: Exception) -> str:
+    import httpx2
+
+    if isinstance(exc, httpx2.ConnectTimeout):
+        return f"cannot connect: timed out ({exc})"
+    if isinstance(exc, httpx2.ReadTimeout):
+        return "read timed out: no bytes within --read-timeout"
+    if isinstance(exc, httpx2.ConnectError):
+        return f"cannot connect: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Tee:
+    """``--tee FORMAT``: the stream converted live to stdout. A stream it cannot convert
+    stops the tee (said, exit 2 at the end), never the capture; nor does a reader of
+    stdout that went away (``| head``)."""
+
+    def __init__(self, fmt: str, name: str, quiet: bool) -> None:
+        from chatx.pipeline import Transcoder
+
+        self.notes = Notes()
+        self.transcoder: Any = Transcoder(fmt, name=name, notes=self.notes)
+        self.reporter = NoteReporter(self.notes, name, quiet)
+        self.failed = False
+        self.live = True
+
+    def feed(self, chunk: bytes) -> None:
+        if self.live:
+            self._write(lambda: self.transcoder.feed(chunk))
+
+    def finish(self) -> int:
+        if self.live:
+            self._write(self.transcoder.finish)
+        if not self.failed:
+            self.reporter.flush(final=True)
+        return ExitStatus.ERROR if self.failed else ExitStatus.OK
+
+    def _write(self, produce: Any) -> None:
+        try:
+            out = produce()
+            self.reporter.flush()
+            if out:
+                sys.stdout.buffer.write(out)
+                sys.stdout.flush()
+        except ChatxError as exc:
+            self.live, self.failed = False, True
+            _say(f"error: --tee: {exc}; the capture goes on")
+        except BrokenPipeError:
+            self.live = False
+            _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away: what is left for it goes nowhere, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

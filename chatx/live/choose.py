@@ -1,0 +1,90 @@
+"""Which capture answers a request, first rule that applies:
+
+1. the header ``X-Chatx-Capture: NAME`` (the capture's path under the PATH given, with
+   or without its suffix, or its file name when no other capture has it);
+2. else the first capture whose recorded request equals the request body — compared as
+   JSON values, leaving out ``stream`` and ``stream_options`` (``capture`` forces
+   streaming on) and the fields a recording leaves out as secrets;
+3. else a capture whose model equals the request's model: the next of those in order,
+   each request (from the first again after the last);
+4. else the next capture in order, each request.
+
+The answer depends on the captures, the request and the requests before it, never on
+the clock: the same requests in the same order get the same captures.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import PurePosixPath
+from typing import Any
+
+from chatx.live.captures import Capture
+from chatx.live.endpoints import Endpoint
+from chatx.live.errors import ApiError
+from chatx.live.recording import scrub
+
+HEADER = "x-chatx-capture"
+_STREAMING = ("stream", "stream_options")
+
+
+def comparable(request: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in scrub(request).items() if k not in _STREAMING}
+
+
+class Chooser:
+    def __init__(self, captures: list[Capture]) -> None:
+        self.captures = captures
+        self.requests = [
+            (comparable(c.request) if c.request is not None else None) for c in captures
+        ]
+        self.lock = threading.Lock()
+        self.turn = 0
+        self.turns: dict[str, int] = {}
+
+    def choose(self, header: str | None, body: dict[str, Any], endpoint: Endpoint) -> Capture:
+        if header is not None:
+            return self.named(header)
+        wanted = comparable(body)
+        for capture, request in zip(self.captures, self.requests, strict=True):
+            if request is not None and request == wanted:
+                return capture
+        model = body.get(endpoint.model_key, body.get("model"))
+        with self.lock:
+            if isinstance(model, str):
+                same = [c for c in self.captures if c.model == model]
+                if same:
+                    turn = self.turns.get(model, 0)
+                    self.turns[model] = turn + 1
+                    return same[turn % len(same)]
+            turn, self.turn = self.turn, self.turn + 1
+        return self.captures[turn % len(self.captures)]
+
+    def named(self, name: str) -> Capture:
+        for matches in (
+            [c for c in self.captures if name == c.name],
+            [c for c in self.captures if name == c.stem],
+            [c for c in self.captures if name == PurePosixPath(c.name).name],
+            [c for c in self.captures if name == PurePosixPath(c.stem).name],
+        ):
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                names = ", ".join(c.name for c in matches[:5])
+                raise ApiError(
+                    400,
+                    f"{HEADER}: {name!r} names {len(matches)} captures ({names}): give its path",
+                    param=HEADER,
+                    code="ambiguous_capture",
+                )
+        raise ApiError(
+            404,
+            f"{HEADER}: no capture named {name!r} (serving {self._some()})",
+            param=HEADER,
+            code="capture_not_found",
+        )
+
+    def _some(self) -> str:
+        names = [c.name for c in self.captures[:5]]
+        more = len(self.captures) - len(names)
+        return ", ".join(names) + (f" and {more} more" if more else "")

@@ -1,0 +1,219 @@
+"""``chatx proxy``'s ASGI app: forward every request, stream every response back, and
+record what the upstream sent.
+
+A request goes to the upstream as it came: method, path and query, headers (the API key
+in ``Authorization`` included) and body; only the hop-by-hop headers are the proxy's own,
+and ``Accept-Encoding`` asks for no compression, so that the bytes the client reads and
+the bytes recorded are the upstream's. Each piece of the response is sent on as it
+arrives. A successful answer to a ``POST`` (a stream, or a non-streaming JSON object) is
+recorded as a capture named by time and endpoint (:class:`chatx.live.recording.Namer`),
+with its request body beside it, secrets left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from chatx.live import asgi
+from chatx.live.errors import ApiError
+from chatx.live.recording import Namer, Recording
+from chatx.textsafe import escape_text
+
+# Headers about one connection, never forwarded (RFC 9110 7.6.1), and the ones the
+# client library sets again for the upstream.
+_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"trailers",
+        b"transfer-encoding",
+        b"upgrade",
+    }
+)
+_SET_AGAIN = frozenset({b"host", b"content-length", b"accept-encoding"})
+
+# Content types recorded, and the suffix each capture gets.
+_SUFFIXES = {
+    "text/event-stream": ".sse",
+    "application/x-ndjson": ".jsonl",
+    "application/ndjson": ".jsonl",
+    "application/jsonl": ".jsonl",
+    "application/json": ".json",
+}
+_STREAMED = (".sse", ".jsonl", ".sse.part", ".jsonl.part")
+
+
+class ProxyApp:
+    def __init__(
+        self,
+        upstream: str,
+        record: Path,
+        *,
+        validate: bool = False,
+        connect_timeout: float = 10.0,
+        read_timeout: float | None = 600.0,
+        log: Callable[[str], None] | None = None,
+        findings: Callable[[str], None] | None = None,
+    ) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.namer = Namer(record)
+        self.validate = validate
+        self.timeouts = (connect_timeout, read_timeout)
+        self.log = log or (lambda line: None)
+        self.findings = findings or self.log
+        self.client: Any = None
+        self.debug = False
+
+    # -- lifespan: one upstream client, its connections reused ---------------------------
+
+    async def __call__(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
+        if scope["type"] == "lifespan":
+            await asgi.lifespan(receive, send, self._open, self._close)
+            return
+        if scope["type"] != "http":
+            return
+        tracked = asgi.Tracked(send)
+        try:
+            await self._forward(scope, receive, tracked)
+        except ApiError as exc:
+            self.log(f"{scope['method']} {scope['path']}: {exc.status} {exc.message}")
+            await asgi.respond_error(tracked, exc)
+        except asgi.Disconnected:
+            pass
+        except Exception as exc:  # a bug: one line on stderr, a 500 body for the client
+            if self.debug:
+                raise
+            self.log(f"{scope['method']} {scope['path']}: internal error: {exc!r}")
+            if not tracked.started:
+                await asgi.respond_error(tracked, ApiError(500, f"chatx proxy: {exc!r}"))
+
+    async def _open(self) -> None:
+        import httpx2
+
+        connect, read = self.timeouts
+        timeout = httpx2.Timeout(connect=connect, read=read, write=connect, pool=None)
+        self.client = httpx2.AsyncClient(timeout=timeout, follow_redirects=False)
+
+    async def _close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+            self.client = None
+
+    # -- one request ---------------------------------------------------------------------
+
+    def target(self, scope: asgi.Scope) -> str:
+        """The upstream URL: its base, then the path and query as the client sent them
+        (a base that ends in /v1 takes a /v1/... path once, not twice)."""
+        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        base = self.upstream
+        if base.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
+            base = base[: -len("/v1")]
+        query = scope.get("query_string", b"").decode("latin-1")
+        return f"{base}{path}" + (f"?{query}" if query else "")
+
+    async def _forward(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
+        import httpx2
+
+        if self.client is None:  # served without lifespan (a test calling the app)
+            await self._open()
+        method = scope["method"]
+        body = await asgi.read_body(receive)
+        headers = [
+            (key, value)
+            for key, value in scope["headers"]
+            if key.lower() not in _HOP and key.lower() not in _SET_AGAIN
+        ]
+        headers.append((b"accept-encoding", b"identity"))
+        url = self.target(scope)
+        request = self.client.build_request(method, url, headers=headers, content=body)
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx2.HTTPError as exc:
+            raise ApiError(
+                502, f"chatx proxy: upstream {url}: {type(exc).__name__}: {exc}"
+            ) from None
+        try:
+            await self._relay(scope, receive, send, response, body)
+        finally:
+            await response.aclose()
+
+    async def _relay(
+        self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send, response: Any, body: bytes
+    ) -> None:
+        import httpx2
+
+        method, path = scope["method"], scope["path"]
+        line = f"{method} {path} -> {response.status_code}"
+        # A server that compressed all the same: the client gets the bytes decoded.
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
+        dropped = _HOP | ({b"content-encoding", b"content-length"} if encoded else frozenset())
+        head = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
+        recording = self._recording(method, path, response, body)
+        await asgi.start_stream(send, response.status_code, head)
+        watch = asgi.Watch(receive)
+        whole = False
+        why = ""
+        try:
+            chunks = response.aiter_bytes() if encoded else response.aiter_raw()
+            async for chunk in chunks:
+                if recording is not None:
+                    recording.write(chunk)
+                await asgi.send_piece(send, chunk)
+                if watch.gone:
+                    why = "the client left"
+                    break
+            else:
+                whole = True
+        except httpx2.HTTPError as exc:
+            why = f"the upstream stopped: {type(exc).__name__}: {exc}"
+        finally:
+            watch.close()
+            kept = recording.close(whole) if recording is not None else None
+        if whole:
+            await asgi.end_stream(send)
+        if recording is not None and kept is not None:
+            line += f", recorded {kept} ({recording.size} bytes{'' if whole else ', incomplete'})"
+        # An unfinished response is left so: uvicorn drops the connection.
+        self.log(line if whole else f"{line}: {why}; the connection is cut")
+        if self.validate and kept is not None and kept.name.endswith(_STREAMED):
+            self._validate(kept)
+
+    def _recording(self, method: str, path: str, response: Any, body: bytes) -> Recording | None:
+        if method != "POST" or not 200 <= response.status_code < 300:
+            return None
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        suffix = _SUFFIXES.get(kind)
+        if suffix is None:
+            self.log(f"{method} {path}: {kind or 'no content type'}: not recorded")
+            return None
+        try:
+            request: Any = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            request = None  # not JSON: no request to write beside the capture
+        return self.namer.open(path, suffix, request)
+
+    def _validate(self, path: Path) -> None:
+        import chatx
+        from chatx.errors import ChatxError
+
+        try:
+            found = chatx.validate(path.read_bytes(), file=str(path))
+        except ChatxError as exc:
+            self.findings(f"chatx: proxy: {escape_text(str(exc))}")
+            return
+        for f in found:  # as chatx validate prints them, after the chatx prefix
+            self.findings(
+                f"chatx: proxy: {escape_text(f.file)}:{f.line}: {f.rule} {f.severity} "
+                f"{escape_text(f.message)}"
+            )
+        if not found:
+            self.findings(f"chatx: proxy: {escape_text(str(path))}: no findings")

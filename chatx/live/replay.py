@@ -1,0 +1,148 @@
+"""A capture as an API sends it: the events of a stream, or the final object.
+
+Through its own API, a capture recorded as SSE is sent as its recorded bytes, unchanged,
+cut into events at its blank lines. Any other (another format, JSON lines, a JSON array,
+a non-streaming object) goes through the live :class:`~chatx.Transcoder` into the API's
+format, fed a line at a time, each event sent as the transcoder gives it. ``"stream":
+false`` gets the final object as ``chatx collect`` builds it, or a recorded non-streaming
+object as its bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from chatx import codecs
+from chatx.codecs.base import EncodeOptions
+from chatx.errors import ChatxError
+from chatx.live.captures import Capture
+from chatx.live.endpoints import Endpoint
+from chatx.live.errors import ApiError
+from chatx.notes import Notes
+from chatx.pipeline import Transcoder
+
+# Two line ends in a row end an SSE event (LF, CRLF or CR, as the WHATWG rules read them).
+_BLANK = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+
+
+class Events:
+    """Cuts SSE bytes fed in any pieces into whole events; joined, the events are the
+    bytes fed, to the byte."""
+
+    def __init__(self) -> None:
+        self.buffer = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self.buffer += data
+        out: list[bytes] = []
+        start = 0
+        for match in _BLANK.finditer(self.buffer):
+            end = match.end()
+            # A CR last in the buffer may be the first half of a CRLF still to come.
+            if end == len(self.buffer) and self.buffer.endswith(b"\r"):
+                break
+            out.append(self.buffer[start:end])
+            start = end
+        self.buffer = self.buffer[start:]
+        return out
+
+    def finish(self) -> list[bytes]:
+        out = []
+        if self.buffer:
+            last = _BLANK.search(self.buffer)
+            while last is not None:
+                out.append(self.buffer[: last.end()])
+                self.buffer = self.buffer[last.end() :]
+                last = _BLANK.search(self.buffer)
+            if self.buffer:
+                out.append(self.buffer)
+        self.buffer = b""
+        return out
+
+
+def is_verbatim(capture: Capture, endpoint: Endpoint) -> bool:
+    """Sent as recorded: the API's own format, framed as the API sends it (SSE)."""
+    return capture.format == endpoint.format and capture.container == "sse" and not capture.whole
+
+
+def stream(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Iterator[bytes]:
+    """The events the endpoint sends for ``capture``, one SSE event each."""
+    splitter = Events()
+    if is_verbatim(capture, endpoint):
+        yield from splitter.feed(capture.data)
+        yield from splitter.finish()
+        return
+    transcoder = Transcoder(
+        endpoint.format,
+        src=capture.format,
+        container=capture.container,
+        out_container="sse",
+        # Another format's stream into Responses: the envelope (instructions, tools,
+        # settings) comes from the request, as a provider fills it.
+        options=EncodeOptions(request=request) if capture.format != endpoint.format else None,
+        choice=_choice(capture, endpoint),
+        name=capture.path,
+        notes=Notes(),
+    )
+    for line in capture.data.splitlines(keepends=True):
+        out = transcoder.feed(line)
+        if out:
+            yield from splitter.feed(out)
+    yield from splitter.feed(transcoder.finish())
+    yield from splitter.finish()
+
+
+def first_and_rest(events: Iterator[bytes]) -> tuple[bytes | None, Iterator[bytes]]:
+    """The first event, worked out before the response starts: a capture that cannot
+    be sent in this format is an error body (500), not a stream that stops at once."""
+    try:
+        return next(events, None), events
+    except ChatxError as exc:
+        raise ApiError(500, f"chatx serve: {exc}", code="capture_not_servable") from None
+
+
+def _choice(capture: Capture, endpoint: Endpoint) -> int | None:
+    """A one-choice format gets the first choice of a stream that has several."""
+    lanes = capture.lanes
+    return lanes[0] if len(lanes) > 1 and codecs.get(endpoint.format).single_lane else None
+
+
+class Finals:
+    """``"stream": false``: the final object per capture and format, built once."""
+
+    def __init__(self) -> None:
+        self.built: dict[tuple[int, str], bytes] = {}
+
+    def get(self, capture: Capture, endpoint: Endpoint) -> bytes:
+        if capture.whole and capture.format == endpoint.format:
+            return capture.data
+        key = (id(capture), endpoint.format)
+        body = self.built.get(key)
+        if body is None:
+            body = self.built[key] = final_object(capture, endpoint)
+        return body
+
+
+def final_object(capture: Capture, endpoint: Endpoint) -> bytes:
+    """What ``chatx collect --as FORMAT`` prints for the capture (its first stream)."""
+    from chatx.collect import DEFAULT_TARGET, collect
+    from chatx.containers.payload import lenient_dumps
+
+    target = DEFAULT_TARGET.get(endpoint.format)
+    if target is None:
+        raise ApiError(
+            400, f"chatx serve sends {endpoint.api} as a stream only: ask with stream: true"
+        )
+    try:
+        built = collect(
+            capture.streams[0],
+            target,
+            source=capture.format,
+            choice=_choice(capture, endpoint),
+            notes=Notes(),
+        )
+    except ChatxError as exc:
+        raise ApiError(500, f"chatx serve: {capture.path}: {exc}") from None
+    return lenient_dumps(built)
