@@ -20,7 +20,7 @@ content, so they travel in ``extra`` and are never reported.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ItemKind = Literal["message", "reasoning", "tool_call"]
@@ -98,61 +98,6 @@ class TextDelta:
     logprobs: list[Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     obfuscation: str | None = None  # see OBFUSCATION
-
-
-@dataclass(slots=True)
-class DeltaRun:
-    """Consecutive source records that each say one delta like ``proto`` (a
-    :class:`TextDelta`, :class:`ReasoningDelta` or :class:`ToolArgsDelta` without
-    residue or logprobs) but for its text and obfuscation, between the same shared
-    residue events: record ``k`` is ``[before, proto with texts[k] and
-    obfuscations[k], after]`` (``None`` ones left out).
-
-    Not a thing a stream says, but how a long run of records a decoder knew by their
-    bytes reaches the encoder at once: one event instead of three per record. A run
-    stands alone in its batch, and :meth:`batches` gives the records' own batches to an
-    encoder that has no ``feed_run``.
-    """
-
-    proto: TextDelta | ReasoningDelta | ToolArgsDelta
-    texts: list[str]  # the text, or the arguments fragment, of each record
-    obfuscations: list[str | None]
-    lines: list[int]  # each record's input line, for notes
-    before: Meta | None = None  # shared residue events: never mutated
-    after: Meta | None = None
-
-    @property
-    def lane(self) -> int:
-        return self.proto.lane
-
-    @staticmethod
-    def prototype(event: TextDelta | ReasoningDelta | ToolArgsDelta) -> Any:
-        """A copy of ``event`` for a decoder to keep as a run's ``proto``: the event
-        itself goes on, and the pipeline renumbers the lane of a chosen choice in place."""
-        return replace(event, extra={})
-
-    def batch(self, k: int) -> list[Event]:
-        """The batch the run's ``k``-th record decodes to on its own."""
-        proto, text, obfuscation = self.proto, self.texts[k], self.obfuscations[k]
-        delta: Event
-        if type(proto) is ToolArgsDelta:
-            delta = ToolArgsDelta(proto.lane, proto.call, text, {}, obfuscation)
-        elif type(proto) is ReasoningDelta:
-            delta = ReasoningDelta(
-                proto.lane, text, proto.kind, proto.part, {}, proto.source_field, obfuscation
-            )
-        else:
-            delta = TextDelta(proto.lane, text, None, {}, obfuscation)
-        out: list[Event] = [delta]
-        if self.before is not None:
-            out.insert(0, self.before)
-        if self.after is not None:
-            out.append(self.after)
-        return out
-
-    def batches(self) -> list[list[Event]]:
-        """The batch of each record of the run."""
-        return [self.batch(k) for k in range(len(self.texts))]
 
 
 @dataclass(slots=True)
@@ -279,7 +224,6 @@ Event = (
     | LaneStart
     | ItemStart
     | TextDelta
-    | DeltaRun
     | RefusalDelta
     | ReasoningDelta
     | ToolArgsDelta

@@ -14,6 +14,7 @@ from typing import Any
 
 from chatx import codecs, containers, ir
 from chatx.codecs.base import Codec, EncodeOptions
+from chatx.codecs.template import DeltaRun
 from chatx.containers.lines import MAX_LINE
 from chatx.decoding import decode
 from chatx.drive import Drive
@@ -242,7 +243,8 @@ class Transcoder:
     def _process(self, records: list[Record]) -> list[bytes]:
         # Records the decoder knows by their bytes reach the encoder as one DeltaRun;
         # --choice renumbers lanes event by event, so it takes them one at a time.
-        runs = getattr(self.decoder, "run", None) if self.choice is None else None
+        known = getattr(self.decoder, "known", None)
+        runs = known.run if known is not None and self.choice is None else None
         payloads = self.drive.run(records, self._feed, [], runs, self._feed_run)
         return self.writer.frames(payloads) if payloads else []
 
@@ -257,8 +259,8 @@ class Transcoder:
             else:
                 out.extend(self.encoder.feed(self._select(events)))
 
-    def _feed_run(self, run: ir.DeltaRun, out: list[Any]) -> None:
-        out.extend(self._run(run))
+    def _feed_run(self, run: DeltaRun, out: list[Any]) -> None:
+        out.extend(self.encoder.feed_run(run))
         self.notes.line = run.lines[-1]  # what comes next follows the run's last
 
     def _batches(self, batches: ir.Batches) -> list[Any]:
@@ -266,16 +268,6 @@ class Transcoder:
         out: list[Any] = []
         for batch in batches:
             out.extend(self.encoder.feed(self._select(batch)))
-        return out
-
-    def _run(self, run: ir.DeltaRun) -> list[Any]:
-        feed_run = getattr(self.encoder, "feed_run", None)
-        if feed_run is not None:
-            return feed_run(run)
-        out: list[Any] = []
-        for line, batch in zip(run.lines, run.batches(), strict=True):
-            self.notes.line = line
-            out.extend(self.encoder.feed(batch))
         return out
 
     def _encode(self, events: list[ir.Event]) -> list[bytes]:

@@ -80,15 +80,15 @@ def test_every_named_path_and_module_exists(page: Path) -> None:
 def test_the_check_finds_what_is_gone() -> None:
     text = (
         "`chatx/codecs/base.py` and chatx/no_such.py; `chatx/codecs/` and `chatx/gone/`; "
-        "`chatx.codecs.base.Codec`, `chatx.codecs.base.Codec.probe`, `chatx.ir.DeltaRun.batches`, "
-        "`chatx.codecs.nothing`, `chatx.ir.NoEvent`, `chatx.ir.DeltaRun.nothing`"
+        "`chatx.codecs.base.Codec`, `chatx.codecs.base.Codec.probe`, `chatx.codecs.template.DeltaRun.batches`, "
+        "`chatx.codecs.nothing`, `chatx.ir.NoEvent`, `chatx.codecs.template.DeltaRun.nothing`"
     )
     assert missing_names(text) == [
         "chatx/no_such.py",
         "chatx/gone/",
         "chatx.codecs.nothing",
         "chatx.ir.NoEvent",
-        "chatx.ir.DeltaRun.nothing",
+        "chatx.codecs.template.DeltaRun.nothing",
     ]
 
 

@@ -280,7 +280,7 @@ def test_template_holes_refuse_what_the_parse_path_mends():
     decoder.feed(Record(chunk({"role": "assistant", "content": ""}), line=1))
     for n, text in enumerate(["x", "y", "z"]):
         decoder.feed(Record(raw=orjson.dumps(chunk({"content": text})), line=3 + 2 * n))
-    assert decoder.template is not None
+    assert decoder.fast.template is not None
     raw = json.dumps(chunk({"content": "q\ud83d"}), separators=(",", ":")).encode()
     events: Any = decoder.feed(Record(raw=raw, line=9))
     assert [e.text for e in events if type(e) is ir.TextDelta] == ["q"]

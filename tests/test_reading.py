@@ -9,8 +9,8 @@ import pytest
 
 from chatx import containers
 from chatx.assemble import streams_of
+from chatx.codecs.around import parsed_around
 from chatx.codecs.responses_event import fast
-from chatx.codecs.template import parsed_around
 from chatx.collect import collect
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.reading import load

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from chatx import ir
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
-from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.codecs.chat_chunk.fast import chunk_template
 from chatx.codecs.llama_stack_event.decode import LlamaStackDecoder
 from chatx.codecs.responses_event.decode import ResponsesDecoder
 from chatx.codecs.template import NUMBER, ByteTemplate, hole
@@ -61,7 +61,7 @@ def primed() -> tuple[ChatChunkDecoder, Notes]:
     decoder.feed(Record(role_chunk(), line=1))
     decoder.feed(Record(raw=orjson.dumps(text_chunk("Hi")), line=3))
     decoder.feed(Record(raw=orjson.dumps(text_chunk(" there")), line=5))
-    assert decoder.template is not None
+    assert decoder.fast.template is not None
     return decoder, notes
 
 
@@ -115,7 +115,7 @@ def test_the_template_is_what_reads_them(text):
             ir.Meta(0, {"logprobs": None, "finish_reason": None}),
         ]
     )
-    assert decoder.used == 1  # not parsed
+    assert decoder.fast.used == 1  # not parsed
 
 
 @SETTINGS
@@ -164,7 +164,7 @@ def test_payloads_beside_the_template_decode_as_parsed(payload):
 def test_json_written_with_other_spacing_is_parsed_not_matched():
     payload = json.dumps(text_chunk("a b")).encode()  # ", " and ": " separators
     raw, parsed, decoder = both(payload)
-    assert raw == parsed and decoder.used == 0
+    assert raw == parsed and decoder.fast.used == 0
 
 
 def test_no_template_for_a_chunk_whose_residue_is_its_own():
@@ -174,9 +174,9 @@ def test_no_template_for_a_chunk_whose_residue_is_its_own():
     nested = {**text_chunk("Hi"), "x_meta": {"a": 1}}  # nested residue is never shared
     decoder.feed(Record(raw=orjson.dumps(nested), line=3))
     decoder.feed(Record(raw=orjson.dumps(nested), line=5))
-    assert decoder.template is None
+    assert decoder.fast.template is None
     logprobs = text_chunk("Hi", logprobs={"content": [], "x": 1})
-    assert ChunkTemplate.make(logprobs, decoder.feed(Record(logprobs, line=5))) is None
+    assert chunk_template(logprobs, decoder.feed(Record(logprobs, line=5))) is None
 
 
 def test_a_stream_whose_chunks_never_repeat_stops_making_templates():
@@ -186,7 +186,7 @@ def test_a_stream_whose_chunks_never_repeat_stops_making_templates():
     for n in range(200):
         chunk = {**text_chunk("Hi"), "created": 1700000000 + n}
         decoder.feed(Record(raw=orjson.dumps(chunk), line=3 + n))
-    assert decoder.used == 0 and decoder.made <= 17
+    assert decoder.fast.used == 0 and decoder.fast.made <= 17
 
 
 def test_converting_raw_records_gives_the_bytes_parsed_records_give():
@@ -198,12 +198,12 @@ def test_converting_raw_records_gives_the_bytes_parsed_records_give():
     for dst in ("chat-chunk", "responses-event", "llama-stack-event"):
         whole = Transcoder(dst)
         expected = whole.feed(body) + whole.finish()
-        assert whole.decoder.used == 0
+        assert whole.decoder.fast.used == 0
         pieces = Transcoder(dst)
         got = b"".join(pieces.feed(body[i : i + 512]) for i in range(0, len(body), 512))
         got += pieces.finish()
         assert got == expected
-        assert pieces.decoder.used > 250
+        assert pieces.decoder.fast.used > 250
         if dst == "chat-chunk":  # A→A: the same values
             assert values(got) == values(body)
 
@@ -227,13 +227,13 @@ def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_
     records = raw_records(["a", 'b"', "c\\"])
     records.append(Record(raw=orjson.dumps(text_chunk("d", finish_reason="stop")), line=13))
     records += raw_records(["e"], 15)
-    run = decoder.run(records, 0)
+    run = decoder.known.run(records, 0)
     assert (run.texts, run.obfuscations, run.lines) == (
         ["a", 'b"', "c\\"],
         ["o0", "o1", "o2"],
         [7, 9, 11],
     )
-    assert decoder.run(records, 3) is None  # the finish chunk: decoded the long way
+    assert decoder.known.run(records, 3) is None  # the finish chunk: decoded the long way
     assert run.batches() == [primed()[0].feed(record) for record in records[:3]]
 
 
@@ -241,9 +241,9 @@ def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_
 @pytest.mark.parametrize("source", ["chat-chunk", "responses-event"])
 @pytest.mark.parametrize("field", ["content", "reasoning_content", "reasoning", "tool_calls"])
 def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
-    """``feed_run`` where an encoder has one, else the pipeline's expansion: the same
-    payloads and the same lost fields as the run's batches fed one by one, for runs of
-    message text, chat reasoning and a tool call's arguments."""
+    """An encoder's ``feed_run`` (its own loop, or the base's replay of the batches):
+    the same payloads and the same lost fields as the run's batches fed one by one, for
+    runs of message text, chat reasoning and a tool call's arguments."""
     from chatx import codecs
     from chatx.codecs.base import EncodeOptions
 
@@ -261,7 +261,7 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         head.append(decoder.feed(Record(text_chunk("", delta={"tool_calls": [call]}), line=2)))
     head += [decoder.feed(chunk_of(text, 3 + n)) for n, text in enumerate(("x", "y"))]
-    run = decoder.run([chunk_of(text, 9 + n) for n, text in enumerate("abc")], 0)
+    run = decoder.known.run([chunk_of(text, 9 + n) for n, text in enumerate("abc")], 0)
     assert run is not None and run.texts == ["a", "b", "c"]
     # The delta of the chunk the template was made of: the first that took the fast
     # path, the second ("y") where the first ("x") opened the item.
@@ -281,9 +281,8 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
         out = []
         for batch in head:
             out += encoder.feed(batch)
-        feed_run = getattr(encoder, "feed_run", None)
-        if whole and feed_run is not None:
-            out += feed_run(run)
+        if whole:
+            out += encoder.feed_run(run)
         else:
             for batch in run.batches():
                 out += encoder.feed(batch)
@@ -390,7 +389,7 @@ def responses_primed() -> tuple[ResponsesDecoder, Notes, int]:
         decoder.feed(record)
     second = records[deltas[1]]
     decoder.feed(Record(raw=orjson.dumps(second.data), line=second.line))
-    assert decoder.delta_template is not None
+    assert decoder.fast.template is not None
     return decoder, notes, second.data["sequence_number"] + 1
 
 
@@ -432,8 +431,8 @@ def responses_both(payload: bytes) -> tuple[Any, Any, ResponsesDecoder]:
         (n.kind, n.message) for n in parsed_notes.items
     ]
     # What the decoder kept of the part's text is the same too.
-    assert raw_decoder.items[0].parts[("output_text", 0)][0].text() == (
-        parsed_decoder.items[0].parts[("output_text", 0)][0].text()
+    assert raw_decoder.items[0].parts[("output_text", 0)].texts.text() == (
+        parsed_decoder.items[0].parts[("output_text", 0)].texts.text()
     )
     return raw, parsed, raw_decoder
 
@@ -462,12 +461,12 @@ def test_the_delta_template_reads_deltas_in_sequence_as_one_run():
         for n, text in enumerate(["a", 'q"', ""])
     ]
     records.append(Record(raw=responses_delta(seq + 5, "skipped a number"), line=60))
-    run = decoder.run(records, 0)
+    run = decoder.known.run(records, 0)
     assert (run.texts, run.lines) == (["a", 'q"'], [50, 51])
-    assert decoder.run(records, 2) is None  # no text: the long way, which says the same
+    assert decoder.known.run(records, 2) is None  # no text: the long way, which says the same
     assert decoder.feed(records[2]) == [ir.TextDelta(0, "", None, {}, None)]
-    assert decoder.run(records, 3) is None and decoder.expected_seq == seq + 3
-    assert decoder.used == 2  # these two: the delta the template was made of was parsed
+    assert decoder.known.run(records, 3) is None and decoder.expected_seq == seq + 3
+    assert decoder.fast.used == 2  # these two: the delta the template was made of was parsed
 
 
 def test_converting_raw_responses_records_gives_the_bytes_parsed_records_give():
@@ -507,7 +506,7 @@ def llama_primed() -> tuple[LlamaStackDecoder, Notes]:
     decoder.feed(Record(start, line=1))
     for line, text in ((2, "Paris"), (3, " is")):
         decoder.feed(Record(raw=llama_text(text), line=line))
-    assert decoder.text_template is not None
+    assert decoder.fast.template is not None
     return decoder, notes
 
 
@@ -537,9 +536,9 @@ def test_a_llama_text_event_decodes_raw_as_parsed(text, stop, edits):
 def test_llama_text_after_the_template_a_tool_call_or_the_end_is_not_known():
     decoder, _ = llama_primed()
     records = [Record(raw=llama_text(t), line=n) for n, t in enumerate(["a", "b", ""], 4)]
-    run = decoder.run(records, 0)
+    run = decoder.known.run(records, 0)
     assert (run.texts, run.lines, decoder.line) == (["a", "b"], [4, 5], 5)
-    assert decoder.run(records, 2) is None  # empty text: a record of its own kind
+    assert decoder.known.run(records, 2) is None  # empty text: a record of its own kind
 
 
 @SETTINGS
@@ -567,7 +566,7 @@ def test_a_tool_call_arguments_chunk_decodes_raw_as_parsed(text, index, edits):
         decoder.feed(Record(text_chunk("", delta={"tool_calls": [call]}), line=2))
         for line, piece in ((3, '{"a"'), (5, ": 1")):
             decoder.feed(Record(raw=args(piece), line=line))
-        assert decoder.template is not None
+        assert decoder.fast.template is not None
         record = Record(raw=bytes(payload), line=7)
         if not raw:
             record = parse(bytes(payload), None, 7)
@@ -591,7 +590,7 @@ def test_choosing_a_choice_gives_the_same_bytes_raw_or_parsed():
         pieces = Transcoder("responses-event", choice=choice)
         got = b"".join(pieces.feed(body[i : i + 300]) for i in range(0, len(body), 300))
         assert got + pieces.finish() == expected
-        assert pieces.decoder.used > 20
+        assert pieces.decoder.fast.used > 20
 
 
 def _long_streams() -> dict[str, bytes]:
@@ -668,7 +667,7 @@ def test_a_payload_parsed_around_a_text_is_the_payload(text, other, shape, edits
     raw = bytearray(orjson.dumps(payload))
     for at, cut, put in edits:
         raw[at : at + cut] = put
-    from chatx.codecs.template import parsed_around
+    from chatx.codecs.around import parsed_around
 
     got = parsed_around(Record(raw=bytes(raw), line=3), [text])
     if got is not None:
@@ -687,8 +686,8 @@ def _strings(node: Any) -> list[Any]:
 
 def test_a_responses_stream_with_a_long_text_converts_the_same_raw_or_parsed(monkeypatch):
     """Done and terminal events over 1 MiB are parsed around the text the decoder holds."""
+    from chatx.codecs.around import parsed_around
     from chatx.codecs.responses_event import fast
-    from chatx.codecs.template import parsed_around
 
     around: list[bool] = []
 

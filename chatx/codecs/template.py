@@ -1,10 +1,11 @@
-"""Payloads known by their bytes: a long stream repeats one record but for a few values.
+"""The speed path: payloads known by their bytes, and the runs they make.
 
-A :class:`ByteTemplate` is the JSON text orjson writes for a payload a decoder has just
-read, cut at the values that change from record to record (its *holes*: a text, an
-obfuscation, a sequence number). A later payload that is those literal bytes around
-other values in the holes parses to the same payload with those values, so a decoder
-can take its meaning from the template and parse only the holes.
+A long stream repeats one record but for a few values. A :class:`ByteTemplate` is the
+JSON text orjson writes for a payload a decoder has just read, cut at the values that
+change from record to record (its *holes*: a text, an obfuscation, a sequence number).
+A later payload that is those literal bytes around other values in the holes parses to
+the same payload with those values, so a decoder can take its meaning from the template
+and parse only the holes.
 
 Why that holds: a string hole must parse, alone, as one JSON string, and a string
 literal ends at its first unescaped quote, so the hole cannot reach into the bytes
@@ -12,19 +13,28 @@ after it; a number hole must be the very digits of the number expected. The payl
 then has the same tokens as the template's own JSON text but for those values.
 Providers that write JSON with other spacing, key order or escapes never match and
 take the parsing path: nothing depends on a match but speed.
+
+A decoder whose codec ``reads_raw`` holds a :class:`KnownRecords`, which reads its raw
+records, and gives it one :class:`TemplateHook`, the codec's own part: which template it
+holds now and how a parsed record is decoded (and may make the next one). Consecutive
+records a template knows reach the encoder as one :class:`DeltaRun`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from itertools import islice
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
+from chatx import ir
 from chatx.containers import exact
 from chatx.containers.exact import Surrogates
-from chatx.containers.payload import _DEEP_BYTES, checked, parse
+from chatx.containers.payload import parse
 from chatx.errors import InputError
+from chatx.notes import Notes
 from chatx.record import Record
 
 _loads = orjson.loads
@@ -38,70 +48,212 @@ def hole(name: str) -> str:
     return f"\x00chatx {name}\x00"
 
 
+TEXT = hole("text")
+OBFUSCATION = hole("obfuscation")
+
+Delta = ir.TextDelta | ir.ReasoningDelta | ir.ToolArgsDelta
+
+
+@dataclass(slots=True)
+class DeltaRun:
+    """Consecutive source records that each say one delta like ``proto`` (a
+    :class:`~chatx.ir.TextDelta`, ``ReasoningDelta`` or ``ToolArgsDelta`` without residue
+    or logprobs) but for its text and obfuscation, between the same shared residue
+    events: record ``k`` is ``[before, proto with texts[k] and obfuscations[k], after]``
+    (``None`` ones left out).
+
+    Not a thing a stream says, so not an IR event: a pipeline batch, how a long run of
+    records a decoder knew by their bytes reaches the encoder at once (one object
+    instead of three events per record). An encoder's ``feed_run`` takes it;
+    :meth:`batches` gives the records' own batches to one without a loop of its own.
+    """
+
+    proto: Delta
+    texts: list[str]  # the text, or the arguments fragment, of each record
+    obfuscations: list[str | None]
+    lines: list[int]  # each record's input line, for notes
+    before: ir.Meta | None = None  # shared residue events: never mutated
+    after: ir.Meta | None = None
+
+    @property
+    def lane(self) -> int:
+        return self.proto.lane
+
+    def batch(self, k: int) -> list[ir.Event]:
+        """The batch the run's ``k``-th record decodes to on its own."""
+        proto, text, obfuscation = self.proto, self.texts[k], self.obfuscations[k]
+        delta: ir.Event
+        if type(proto) is ir.ToolArgsDelta:
+            delta = ir.ToolArgsDelta(proto.lane, proto.call, text, {}, obfuscation)
+        elif type(proto) is ir.ReasoningDelta:
+            delta = ir.ReasoningDelta(
+                proto.lane, text, proto.kind, proto.part, {}, proto.source_field, obfuscation
+            )
+        else:
+            delta = ir.TextDelta(proto.lane, text, None, {}, obfuscation)
+        out: list[ir.Event] = [delta]
+        if self.before is not None:
+            out.insert(0, self.before)
+        if self.after is not None:
+            out.append(self.after)
+        return out
+
+    def batches(self) -> list[list[ir.Event]]:
+        """The batch of each record of the run."""
+        return [self.batch(k) for k in range(len(self.texts))]
+
+    def on_lane(self, lane: int) -> DeltaRun:
+        """The same run said on ``lane`` (``--choice`` numbers the chosen choice 0)."""
+        after = self.after
+        if after is not None and after.lane is not None:
+            after = replace(after, lane=lane)
+        proto = replace(self.proto, lane=lane)
+        return DeltaRun(proto, self.texts, self.obfuscations, self.lines, self.before, after)
+
+
+class DeltaTemplate:
+    """The bytes of a record that says one delta around its holes, and what it says:
+    ``proto`` (the delta, its text aside) between the shared residue events ``before``
+    and ``after``. The text's hole is :data:`TEXT`, the obfuscation's
+    :data:`OBFUSCATION` (when ``proto`` has one); a record may hold :data:`NUMBER` too."""
+
+    __slots__ = ("after", "before", "bytes", "obfuscation_at", "proto", "text_at")
+
+    def __init__(
+        self, template: ByteTemplate, proto: Delta, before: ir.Meta | None, after: ir.Meta | None
+    ) -> None:
+        self.bytes = template
+        self.text_at = template.at[0]  # see make(): [TEXT, OBFUSCATION?, NUMBER?]
+        self.obfuscation_at = template.at[1] if proto.obfuscation is not None else None
+        # The delta goes on to the encoder: the template keeps a copy of its own.
+        self.proto: Delta = replace(proto, extra={})
+        self.before = before
+        self.after = after
+
+    @classmethod
+    def make(
+        cls,
+        payload: dict[str, Any],
+        proto: Delta,
+        before: ir.Meta | None = None,
+        after: ir.Meta | None = None,
+        numbered: bool = False,
+    ) -> DeltaTemplate | None:
+        """The template of ``payload``, a record that said ``proto`` with :data:`TEXT`
+        in place of its text (and :data:`OBFUSCATION`, :data:`NUMBER` as above);
+        ``None`` when orjson cannot write it or a stand-in is not found once."""
+        stand_ins = [TEXT]
+        if proto.obfuscation is not None:
+            stand_ins.append(OBFUSCATION)
+        if numbered:
+            stand_ins.append(NUMBER)
+        template = ByteTemplate.make(payload, stand_ins)
+        return cls(template, proto, before, after) if template is not None else None
+
+    def run(
+        self, records: Sequence[Record], start: int, number: int | None = None
+    ) -> DeltaRun | None:
+        """The records from ``start`` on that this template knows (the first with
+        ``number`` in its number hole), as one run; ``None`` when the first is not one."""
+        texts, obfuscations, lines = self.bytes.read(
+            records, start, self.text_at, self.obfuscation_at, number
+        )
+        if not texts:
+            return None
+        return DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after)
+
+
+class TemplateHook(Protocol):
+    """A codec's part of reading raw records, what :class:`KnownRecords` calls."""
+
+    def known_run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+        """The raw records from ``start`` on that the codec's template of the moment
+        knows, as one run; ``None`` when the first is not one."""
+
+    def decode_parsed(self, record: Record) -> list[ir.Event]:
+        """A record no template knew, parsed: decoded, and the next template made of it
+        when it is worth one."""
+
+
 def parsed(record: Record) -> Record:
     """The parsed record of a raw one a template did not know. A payload that is not JSON
     raises what the pipeline says of a record a reader could not parse."""
-    record = parse(record.raw, record.event, record.line)  # type: ignore[arg-type]
+    assert record.raw is not None
+    record = parse(record.raw, record.event, record.line)
     if record.error is not None:
         raise InputError(record.error)
     return record
 
 
+def worth_making(made: int, used: int) -> bool:
+    """Whether a decoder that made ``made`` templates, which knew ``used`` records, should
+    make another: a stream whose records never repeat (a new ``created`` each time)
+    stops paying for them. Making one costs about what two records parsed do."""
+    return made <= 16 + used // 4
+
+
 class KnownRecords:
-    """The raw-record half of a decoder whose codec ``reads_raw``: a record its template
-    knows is decoded from the template (:meth:`run`), any other is parsed and decoded
-    by :meth:`_decode_parsed`, which may make the next template.
+    """The raw-record half of a decoder whose codec ``reads_raw``: a record the codec's
+    template knows is decoded from the template (:meth:`run`), any other is parsed and
+    handed to the hook's ``decode_parsed`` (``parse`` parses it: a codec may know a
+    cheaper way for some payloads).
 
     A payload orjson does not read as ``JSON.parse`` does is read exactly
     (:mod:`chatx.containers.exact`) and comes here raw, whatever the reader: integers
     beyond 64 bits are said once per field, lone surrogates mended record after
-    record (:class:`~chatx.containers.exact.Surrogates`)."""
+    record (:class:`~chatx.containers.exact.Surrogates`). While half a pair waits for
+    the next record (``carrying``), the decoder hands every record here."""
 
-    made: int  # templates made
-    used: int  # records they knew
-    notes: Any
-    # The record a run last stopped at: the pipeline feeds it next, and it is not tried
-    # against the template a second time.
-    missed: Record | None = None
-    # Lone surrogates, once a record had one; ``carrying`` while half a pair waits for
-    # the next record, which then takes the parsing path whatever it is.
-    surrogates: Surrogates | None = None
-    carrying = False
-    big_said: set[str] | None = None  # fields whose integer beyond 64 bits was said
+    __slots__ = ("big_said", "carrying", "hook", "missed", "notes", "parse", "surrogates")
 
-    def run(self, records: list[Record], start: int) -> Any:
-        """The records from ``start`` on that the template knows, as one ``DeltaRun``
-        (``None`` when the first is not one of them)."""
+    def __init__(
+        self,
+        hook: TemplateHook,
+        notes: Notes,
+        parse: Callable[[Record], Record] = parsed,
+    ) -> None:
+        self.hook = hook
+        self.notes = notes
+        self.parse = parse
+        # The record a run last stopped at: the pipeline feeds it next, and it is not
+        # tried against the template a second time.
+        self.missed: Record | None = None
+        self.surrogates: Surrogates | None = None  # once a record had a lone one
+        self.carrying = False
+        self.big_said: set[str] | None = None  # fields whose integer beyond 64 bits was said
+
+    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+        """The records from ``start`` on that the template knows, as one run (``None``
+        when the first is not one of them)."""
         if self.carrying:
             return None
-        run = self._known_run(records, start)
+        run = self.hook.known_run(records, start)
         if run is None and start < len(records):
             self.missed = records[start]
         return run
 
-    def _known_run(self, records: list[Record], start: int) -> Any:  # pragma: no cover
-        raise NotImplementedError
-
-    def _decode_parsed(self, record: Record) -> list[Any]:  # pragma: no cover
-        raise NotImplementedError
-
-    def _general(self, record: Record) -> list[Any]:  # pragma: no cover
-        raise NotImplementedError
-
-    def _feed_raw(self, record: Record) -> list[Any]:
+    def feed(self, record: Record) -> list[ir.Event]:
+        """Decode a raw record, or any record while half a pair waits."""
+        if record.raw is None:  # carried: a record the reader parsed, mended here
+            if record.error is None:
+                record.data = self._read_exactly(record).data
+            return self.hook.decode_parsed(record)
         if record is not self.missed and not self.carrying:
-            run = self._known_run([record], 0)
+            run = self.hook.known_run((record,), 0)
             if run is not None:
-                return run.batch(0)  # type: ignore[no-any-return]
+                return run.batch(0)
         self.missed = None
-        parsed = self._parse_raw(record)
+        parsed = self.parse(record)
         if parsed.raw is not None or self.carrying:
             parsed = self._read_exactly(parsed)
         record.data = parsed.data
-        return self._decode_parsed(parsed)
+        return self.hook.decode_parsed(parsed)
 
-    def _parse_raw(self, record: Record) -> Record:
-        return parsed(record)
+    def finish(self) -> None:
+        """End of input: the half pair still waiting is said."""
+        if self.surrogates is not None and self.carrying:
+            self.surrogates.finish()
+            self.carrying = False
 
     def _read_exactly(self, record: Record) -> Record:
         """``record`` (a payload read exactly, or the one after half a pair) with its
@@ -112,7 +264,7 @@ class KnownRecords:
         if self.surrogates is None:
             self.surrogates = Surrogates(self._say_surrogate)
         data = self.surrogates.read(data, record.line)
-        self._carry(bool(self.surrogates.carried))
+        self.carrying = bool(self.surrogates.carried)
         return Record(data, record.event, record.line, record.done)
 
     def _say_big_ints(self, data: Any, line: int) -> None:
@@ -126,108 +278,6 @@ class KnownRecords:
     def _say_surrogate(self, message: str, line: int | None) -> None:
         self.notes.add("repaired", message, line)
 
-    def _carry(self, carrying: bool) -> None:
-        """While half a pair waits, every record goes through :meth:`_read_exactly`:
-        ``feed`` and ``finish`` are this instance's own for that time, so the decoders'
-        hot paths pay nothing for the check the rest of the time."""
-        if carrying == self.carrying:
-            return
-        self.carrying = carrying
-        if carrying:
-            self.feed = self._feed_carried
-            self.finish = self._finish_carried
-        else:
-            del self.feed, self.finish
-
-    def _feed_carried(self, record: Record) -> list[Any]:
-        if record.raw is None and record.error is None:
-            mended = self._read_exactly(record)
-            record.data = mended.data
-        return type(self).feed(self, record)  # type: ignore[attr-defined, no-any-return]
-
-    def _finish_carried(self) -> list[Any]:
-        self.surrogates.finish()  # type: ignore[union-attr]
-        self._carry(False)
-        return type(self).finish(self)  # type: ignore[attr-defined, no-any-return]
-
-
-def parsed_around(record: Record, texts: list[str]) -> Record | None:
-    """The parsed record of a raw payload that repeats some of ``texts`` (long texts a
-    decoder holds already), parsed without them: each is put back, the very string
-    held, in place of a stand-in. A payload that repeats a 5 MB text costs orjson about
-    sixteen times that to parse, and the text would be held twice.
-
-    Why that holds: a stand-in that parses as a whole string value is a string token
-    where it stands, so the held text, a string token too, stands for a string there.
-    ``None`` when any stand-in is not found as often as it was put in, as a value (not a
-    key): then the payload is parsed as it is."""
-    raw = record.raw
-    assert raw is not None
-    if exact.may_hold_big_int(raw):  # read exactly, the long way
-        return None
-    put: dict[str, tuple[str, int]] = {}
-    for text in texts:
-        encoded = _json_string(text)
-        count = raw.count(encoded)
-        if count:
-            stand_in = hole(f"known text {len(put)}")
-            quoted = orjson.dumps(stand_in)
-            if quoted in raw:
-                return None
-            raw = raw.replace(encoded, quoted)
-            put[stand_in] = (text, count)
-    if not put:
-        return None
-    try:
-        value = orjson.loads(raw)
-    except ValueError:
-        return None
-    found: dict[str, int] = dict.fromkeys(put, 0)
-    if not _put_back(value, put, found) or any(found[k] != put[k][1] for k in put):
-        return None
-    if len(raw) > _DEEP_BYTES:
-        return checked(raw, value, record.event, record.line)
-    return Record(value, record.event, record.line)
-
-
-def _json_string(text: str, step: int = 1 << 16) -> bytearray:
-    """``orjson.dumps(text)``, written a slice at a time: for the whole of a long text
-    with wide characters in it, orjson reserves about fourteen bytes a character."""
-    out = bytearray(b'"')
-    for at in range(0, len(text), step):
-        out += orjson.dumps(text[at : at + step])[1:-1]
-    out += b'"'
-    return out
-
-
-def _put_back(node: Any, put: dict[str, tuple[str, int]], found: dict[str, int]) -> bool:
-    """Replace each stand-in value under ``node`` by its text, counting them in ``found``;
-    false when a stand-in is a key."""
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            if any(key in put for key in node):
-                return False
-            entries: Any = list(node.items())
-        else:
-            entries = enumerate(node)
-        for place, value in entries:
-            if type(value) is str:
-                if value in put:
-                    node[place] = put[value][0]
-                    found[value] += 1
-            elif type(value) is dict or type(value) is list:
-                stack.append(value)
-    return True
-
-
-def worth_making(made: int, used: int) -> bool:
-    """Whether a decoder that made ``made`` templates, which knew ``used`` records, should
-    make another: a stream whose records never repeat (a new ``created`` each time)
-    stops paying for them. Making one costs about what two records parsed do."""
-    return made <= 16 + used // 4
-
 
 class ByteTemplate:
     """The literal bytes of a payload around its holes.
@@ -240,7 +290,8 @@ class ByteTemplate:
 
     def __init__(self, head: bytes, rest: list[tuple[bool, bytes, bool]], order: list[int]) -> None:
         self.head = head
-        # For each hole in byte order: is it the number hole, the bytes after it, is it last.
+        # For each hole in byte order: is it the number hole, the bytes after it, is it
+        # last. A tuple unpacked in match()'s loop: the fastest read of the three.
         self.rest = rest
         self.at = order  # where each stand-in's value is in what match() returns
 
@@ -267,7 +318,7 @@ class ByteTemplate:
 
     def read(
         self,
-        records: list[Record],
+        records: Sequence[Record],
         start: int,
         text_at: int,
         obfuscation_at: int | None = None,

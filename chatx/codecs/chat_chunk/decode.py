@@ -13,7 +13,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.chat_chunk import whole
-from chatx.codecs.chat_chunk.fast import Envelope, FastPath
+from chatx.codecs.chat_chunk.fast import FastChunks, Lane
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
     decode_error,
@@ -23,7 +23,7 @@ from chatx.codecs.chat_chunk.fields import (
     obfuscate,
     split_logprobs,
 )
-from chatx.codecs.chat_chunk.template import ChunkTemplate
+from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -37,50 +37,40 @@ _DELTA_KEYS = frozenset(
 _REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
-class _Lane:
-    __slots__ = ("open", "open_call", "calls", "started", "finished")
-
-    def __init__(self) -> None:
-        self.open: str | None = None  # "message" | "reasoning" | "tool_call"
-        self.open_call: int | None = None
-        self.calls: set[int] = set()
-        self.started = False
-        self.finished = False
-
-
-class ChatChunkDecoder(FastPath):
+class ChatChunkDecoder:
     """Incremental decoder: ``feed(record)`` returns the IR events of one chunk."""
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
+        self.lanes: dict[int, Lane] = {}
+        self.fast = FastChunks(self.lanes, self._general)
+        self.known = KnownRecords(self.fast, notes)
+        self._reset()
+
+    def _reset(self) -> None:
+        """A new stream (records read raw go on as they were: see KnownRecords)."""
         self.started = False
         self.ended = False
         self.id = ""
         self.model: Any = None
         self.created: Any = None
-        self.lanes: dict[int, _Lane] = {}
+        self.lanes.clear()
         self.errored = False
-        self.expect: dict[str, Any] = {}
-        self.null_metas: dict[tuple[Any, ...], ir.Meta | None] = {}
-        self.envelope: Envelope | None = None
-        self.template: ChunkTemplate | None = None
-        # Templates made and templates used: a stream whose chunks never repeat one
-        # (a new "created" each time) stops paying for them.
-        self.made = self.used = 0
+        self.fast.reset()
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
-        if record.raw is not None:
-            return self._feed_raw(record)
+        if record.raw is not None or self.known.carrying:
+            return self.known.feed(record)
         data = record.data
         if self.ended is False and type(data) is dict:
-            fast = self._text_chunk(data)
+            fast = self.fast.chunk(data)
             if fast is not None:
                 return fast
         return self._general(record)
 
     def _general(self, record: Record) -> list[ir.Event]:
-        self.template = None  # this path may change what a template stands for
+        self.fast.template = None  # this path may change what a template stands for
         data = record.data
         if record.done:
             return self._end(True)
@@ -93,13 +83,13 @@ class ChatChunkDecoder(FastPath):
         if (not self.started or self.ended) and whole.is_completion(data):
             # A chat.completion: read as the chunks it stands for, a stream of its own.
             if self.ended:
-                self.__init__(self.notes)  # type: ignore[misc]
+                self._reset()
             return expand(self._general, whole.chunks(data), record.line)
         if self.ended and data:
             # Two streams back to back (what chatx writes for concatenated captures):
             # a chunk after [DONE] starts the next one.
             self.notes.warning("record after [DONE]: read as the start of another stream")
-            self.__init__(self.notes)  # type: ignore[misc]
+            self._reset()
         choices = data.get("choices")
         error = data.get("error")
         if choices is None and isinstance(error, dict):
@@ -112,7 +102,7 @@ class ChatChunkDecoder(FastPath):
             if not data.get("id") and not choices:
                 return [ir.Meta(None, dict(data))]
             self._start(data, out)
-        extra = self._chunk_residue(data)
+        extra = self.fast.residue(data)
         if extra:
             out.append(ir.Meta(None, extra))
         if choices and type(choices) is not list:
@@ -135,6 +125,7 @@ class ChatChunkDecoder(FastPath):
 
     def finish(self) -> list[ir.Event]:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
+        self.known.finish()
         if not self.started or self.ended:
             return []
         if not self.errored and (
@@ -166,7 +157,7 @@ class ChatChunkDecoder(FastPath):
         self.id = cid if isinstance(cid, str) else ""
         self.model = model if isinstance(model, str) else None
         self.created = created if isinstance(created, int | float) else None
-        self.expect = {
+        self.fast.expect = {
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,
@@ -184,7 +175,7 @@ class ChatChunkDecoder(FastPath):
             number = position
         lane = self.lanes.get(number)
         if lane is None:
-            lane = self.lanes[number] = _Lane()
+            lane = self.lanes[number] = Lane()
         delta = choice.get("delta")
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_KEYS}
         delta_extra: dict[str, Any] = {}
@@ -226,7 +217,7 @@ class ChatChunkDecoder(FastPath):
     def _delta(
         self,
         number: int,
-        lane: _Lane,
+        lane: Lane,
         delta: dict[str, Any],
         lps: tuple[Any, Any],
         out: list[ir.Event],
@@ -275,7 +266,7 @@ class ChatChunkDecoder(FastPath):
     def _content(
         self,
         number: int,
-        lane: _Lane,
+        lane: Lane,
         value: Any,
         logprobs: Any,
         out: list[ir.Event],
@@ -295,7 +286,7 @@ class ChatChunkDecoder(FastPath):
             delta_extra["content"] = value
         return False
 
-    def _content_part(self, number: int, lane: _Lane, part: Any, out: list[ir.Event]) -> None:
+    def _content_part(self, number: int, lane: Lane, part: Any, out: list[ir.Event]) -> None:
         if not isinstance(part, dict):
             return
         if part.get("type") == "text" and part.get("text"):
@@ -307,7 +298,7 @@ class ChatChunkDecoder(FastPath):
                     self._switch(number, lane, "reasoning", None, out)
                     out.append(ir.ReasoningDelta(number, piece["text"]))
 
-    def _tool_call(self, number: int, lane: _Lane, entry: Any, out: list[ir.Event]) -> None:
+    def _tool_call(self, number: int, lane: Lane, entry: Any, out: list[ir.Event]) -> None:
         if not isinstance(entry, dict):
             self.notes.warning("tool_calls entry is not an object: left out")
             return
@@ -363,7 +354,7 @@ class ChatChunkDecoder(FastPath):
             out.append(ir.ToolArgsDelta(number, call, fragment, extra))
 
     def _switch(
-        self, number: int, lane: _Lane, kind: str, call: int | None, out: list[ir.Event]
+        self, number: int, lane: Lane, kind: str, call: int | None, out: list[ir.Event]
     ) -> None:
         if lane.open == kind and lane.open_call == call:
             return
@@ -373,7 +364,7 @@ class ChatChunkDecoder(FastPath):
         if kind != "tool_call":
             out.append(ir.ItemStart(number, kind))  # type: ignore[arg-type]
 
-    def _close(self, number: int, lane: _Lane, out: list[ir.Event]) -> None:
+    def _close(self, number: int, lane: Lane, out: list[ir.Event]) -> None:
         if lane.open is not None:
             out.append(ir.ItemEnd(number, lane.open, lane.open_call))  # type: ignore[arg-type]
             lane.open = None

@@ -1,22 +1,23 @@
 """The chat decoder's fast path: the chunk almost every stream is made of.
 
 One choice whose delta is only more text for the message, the reasoning or the tool
-call already open. Decoding it
-without the general path (no per-field dispatch, one shared event for the usual
-``"logprobs": null, "finish_reason": null``) is most of chatx's speed on long streams;
-anything else returns ``None`` and takes the general path. Given the records raw, the
-decoder knows most such chunks by their bytes (:mod:`.template`) and parses none of them.
+call already open. Decoding it without the general path (no per-field dispatch, one
+shared event for the usual ``"logprobs": null, "finish_reason": null``) is most of
+chatx's speed on long streams; anything else returns ``None`` and takes the general
+path. Given the records raw, the decoder knows most such chunks by their bytes
+(:class:`~chatx.codecs.template.DeltaTemplate`: the chunk but for its text and
+``obfuscation``) and parses none of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.chat_chunk.fields import MISSING, decode_usage, split_logprobs
-from chatx.codecs.chat_chunk.template import ChunkTemplate
-from chatx.codecs.template import KnownRecords, worth_making
+from chatx.codecs.template import OBFUSCATION, TEXT, DeltaRun, DeltaTemplate, worth_making
 from chatx.record import Record
 from chatx.residue import ABSENT, NullResidue
 
@@ -27,6 +28,20 @@ _ITEM_OF = {
     "reasoning": "reasoning",
     "tool_calls": "tool_call",
 }
+_DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
+
+
+class Lane:
+    """What the decoder knows of one choice: the item open in it, its calls."""
+
+    __slots__ = ("open", "open_call", "calls", "started", "finished")
+
+    def __init__(self) -> None:
+        self.open: str | None = None  # "message" | "reasoning" | "tool_call"
+        self.open_call: int | None = None
+        self.calls: set[int] = set()
+        self.started = False
+        self.finished = False
 
 
 def _delta(
@@ -71,17 +86,113 @@ class Envelope:
         self.obfuscated = obfuscated
 
 
-class FastPath(KnownRecords):
-    """Mixed into :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder`."""
+def chunk_template(data: dict[str, Any], events: list[ir.Event]) -> DeltaTemplate | None:
+    """The template of a chunk the fast path decoded into ``events``, or ``None`` when
+    those events are not all shared residue around one plain text delta."""
+    before = after = None
+    delta: Any = None
+    for event in events:
+        if type(event) in _DELTAS:
+            delta = event
+        elif type(event) is not ir.Meta:
+            return None  # usage: not worth a template
+        elif delta is None:
+            before = event
+        elif type(event.extra) is NullResidue:
+            after = event
+        else:
+            return None  # the choice's residue is its own event each time
+    if delta is None or delta.extra or getattr(delta, "logprobs", None) is not None:
+        return None
+    reasoning = delta.source_field if type(delta) is ir.ReasoningDelta else None
+    choice = dict(data["choices"][0])
+    if type(delta) is ir.ToolArgsDelta:
+        entry = dict(choice["delta"]["tool_calls"][0])
+        entry["function"] = {"arguments": TEXT}
+        choice["delta"] = {"tool_calls": [entry]}
+    else:
+        choice["delta"] = {reasoning or "content": TEXT}
+    chunk = dict(data)
+    chunk["choices"] = [choice]
+    if delta.obfuscation is not None:
+        chunk["obfuscation"] = OBFUSCATION
+    return DeltaTemplate.make(chunk, delta, before, after)
 
-    lanes: dict[int, Any]
-    null_metas: dict[tuple[Any, ...], ir.Meta | None]
-    envelope: Envelope | None
-    expect: dict[str, Any]
-    template: ChunkTemplate | None
-    ended: bool
 
-    def _chunk_residue(self, data: dict[str, Any]) -> dict[str, Any]:
+class FastChunks:
+    """The fast path :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder` holds:
+    the common chunk decoded at once (:meth:`chunk`), the chunk's residue
+    (:meth:`residue`), and the chat hook of :class:`~chatx.codecs.template.KnownRecords`.
+
+    ``lanes`` is the decoder's own (the fast path adds to the item open in a lane, and
+    never opens one); ``general`` decodes a chunk the long way."""
+
+    __slots__ = (
+        "envelope",
+        "expect",
+        "general",
+        "lanes",
+        "made",
+        "null_metas",
+        "template",
+        "used",
+    )
+
+    def __init__(self, lanes: dict[int, Lane], general: Callable[[Record], list[ir.Event]]) -> None:
+        self.lanes = lanes
+        self.general = general
+        self.reset()
+
+    def reset(self) -> None:
+        """A new stream: nothing known of its chunks yet."""
+        self.expect: dict[str, Any] = {}  # the stream's own id, object, created, model
+        self.null_metas: dict[tuple[Any, ...], ir.Meta | None] = {}
+        self.envelope: Envelope | None = None
+        self.template: DeltaTemplate | None = None
+        # Templates made and records they knew: a stream whose chunks never repeat one
+        # (a new "created" each time) stops paying for them.
+        self.made = self.used = 0
+
+    # -- the hook of KnownRecords ----------------------------------------------------
+
+    def known_run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+        template = self.template
+        if template is None:
+            return None
+        run = template.run(records, start)
+        if run is not None:
+            self.used += len(run.texts)
+        return run
+
+    def decode_parsed(self, record: Record) -> list[ir.Event]:
+        """A raw record its template did not know, parsed: decoded, and a template made
+        of it when it took the fast path. (The decoder's own check that the stream has
+        not ended is not needed here: once it ends, no lane has an item open.)"""
+        data = record.data
+        if type(data) is dict:
+            fast = self.chunk(data)
+            if fast is not None:
+                self._make_template(data, fast)
+                return fast
+        return self.general(record)
+
+    def _make_template(self, data: dict[str, Any], events: list[ir.Event]) -> None:
+        if not worth_making(self.made, self.used):
+            return
+        self.made += 1
+        template = chunk_template(data, events)
+        envelope = self.envelope
+        if (
+            template is None
+            or envelope is None  # the chunk's residue is not shared between chunks
+            or template.before is not envelope.meta
+        ):
+            template = None
+        self.template = template
+
+    # -- decoding --------------------------------------------------------------------
+
+    def residue(self, data: dict[str, Any]) -> dict[str, Any]:
         """The chunk's fields the IR has no name for, in one pass over its keys.
 
         A field that differs from the stream's own value is residue too (Groq's compound
@@ -105,42 +216,6 @@ class FastPath(KnownRecords):
             extra["object"] = ABSENT
         return extra
 
-    def _known_run(self, records: list[Record], start: int) -> ir.DeltaRun | None:
-        """The raw records from ``start`` on that the template knows, as one
-        :class:`~chatx.ir.DeltaRun`; ``None`` when the first is not one."""
-        template = self.template
-        if template is None:
-            return None
-        run = template.run(records, start)
-        if run is not None:
-            self.used += len(run.texts)
-        return run
-
-    def _decode_parsed(self, record: Record) -> list[ir.Event]:
-        """A raw record its template did not know, parsed: decoded, and a template made
-        of it when it took the fast path."""
-        data = record.data
-        if self.ended is False and type(data) is dict:
-            fast = self._text_chunk(data)
-            if fast is not None:
-                self._make_template(data, fast)
-                return fast
-        return self._general(record)
-
-    def _make_template(self, data: dict[str, Any], events: list[ir.Event]) -> None:
-        if not worth_making(self.made, self.used):
-            return
-        self.made += 1
-        template = ChunkTemplate.make(data, events)
-        envelope = self.envelope
-        if (
-            template is None
-            or envelope is None  # the chunk's residue is not shared between chunks
-            or template.before is not envelope.meta
-        ):
-            template = None
-        self.template = template
-
     def _envelope(self, data: dict[str, Any]) -> tuple[ir.Meta | None, Any]:
         """The chunk's record-level residue as a Meta (or ``None``), and its obfuscation
         when that is a string (it goes on the delta, see ``ir.OBFUSCATION``)."""
@@ -153,7 +228,7 @@ class FastPath(KnownRecords):
             obfuscation = data["obfuscation"] if envelope.obfuscated else None
             if obfuscation is None or type(obfuscation) is str:
                 return envelope.meta, obfuscation
-        extra = self._chunk_residue(data)
+        extra = self.residue(data)
         obfuscation = extra.get("obfuscation")
         obfuscated = type(obfuscation) is str
         if obfuscated:
@@ -168,10 +243,9 @@ class FastPath(KnownRecords):
         self.envelope = Envelope(data, meta, obfuscated) if shared else None
         return meta, obfuscation
 
-    def _text_chunk(self, data: dict[str, Any]) -> list[ir.Event] | None:
-        """The common case, decoded without the general path: one choice whose delta is
-        only more text for the message, the reasoning or the tool call already open.
-        ``None`` sends it the long way."""
+    def _open_text(self, data: dict[str, Any]) -> tuple[Any, int, str, Any, str, str] | None:
+        """(choice, lane, field, call, text, item) of a chunk whose one choice's delta is
+        only more text for the item already open in its lane; else ``None``."""
         choices = data.get("choices")
         if type(choices) is not list or len(choices) != 1:
             return None
@@ -192,21 +266,24 @@ class FastPath(KnownRecords):
         if item is None or type(number) is not int:
             return None
         lane = self.lanes.get(number)
-        if (
-            lane is None
-            or lane.open != item
-            or lane.open_call != call
-            or lane.finished
-            or "error" in data
-        ):
+        if lane is None or lane.open != item or lane.open_call != call or lane.finished:
             return None
+        return choice, number, field, call, text, item
+
+    def chunk(self, data: dict[str, Any]) -> list[ir.Event] | None:
+        """The common case, decoded without the general path: one choice whose delta is
+        only more text for the message, the reasoning or the tool call already open.
+        ``None`` sends it the long way."""
+        found = self._open_text(data)
+        if found is None or "error" in data:
+            return None
+        choice, number, field, call, text, item = found
         logprobs = choice.get("logprobs")
         cextra: dict[str, Any]
         if type(logprobs) is dict:
-            lps = split_logprobs(logprobs, cextra := {})
-            if lps[1]:
+            logprobs, refusal = split_logprobs(logprobs, cextra := {})
+            if refusal:
                 return None
-            logprobs = lps[0]
         elif logprobs is None:
             cextra = {}
         else:
@@ -216,15 +293,7 @@ class FastPath(KnownRecords):
         if event is None:
             return None
         out: list[ir.Event] = [meta, event] if meta is not None else [event]
-        if not cextra and len(choice) == 4 and logprobs is None and "finish_reason" in choice:
-            # "index", "delta", "logprobs": null, "finish_reason": null, in some order
-            # (cextra holds what a logprobs object had beside its entries).
-            shape = ("choice", number, *choice)
-            meta = self.null_metas.get(shape)
-            if meta is None:
-                meta = self.null_metas[shape] = self._choice_meta(number, choice, cextra)
-        else:
-            meta = self._choice_meta(number, choice, cextra)
+        meta = self._choice_meta(number, choice, cextra, logprobs)
         if meta is not None:
             out.append(meta)
         usage = data.get("usage")
@@ -235,10 +304,24 @@ class FastPath(KnownRecords):
         return out
 
     def _choice_meta(
-        self, number: int, choice: dict[str, Any], cextra: dict[str, Any]
+        self, number: int, choice: dict[str, Any], cextra: dict[str, Any], logprobs: Any
     ) -> ir.Meta | None:
         """The choice's residue beside its delta (fast path); ``cextra`` may hold the
-        residue of the choice's logprobs already."""
+        residue of the choice's logprobs already, ``logprobs`` is what the delta took."""
+        if not cextra and len(choice) == 4 and logprobs is None and "finish_reason" in choice:
+            # "index", "delta", "logprobs": null, "finish_reason": null, in some order
+            # (cextra holds what a logprobs object had beside its entries): one shared
+            # event per shape.
+            shape = ("choice", number, *choice)
+            meta = self.null_metas.get(shape)
+            if meta is None:
+                meta = self.null_metas[shape] = self._residue_meta(number, choice, cextra)
+            return meta
+        return self._residue_meta(number, choice, cextra)
+
+    def _residue_meta(
+        self, number: int, choice: dict[str, Any], cextra: dict[str, Any]
+    ) -> ir.Meta | None:
         nulls = not cextra  # a null Meta is shared and never reported: nulls only
         for key, value in choice.items():  # in the source's order, for byte fidelity
             if key != "index" and key != "delta" and (key != "logprobs" or value is None):

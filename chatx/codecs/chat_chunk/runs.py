@@ -1,5 +1,5 @@
-"""The chat encoder's runs (:class:`~chatx.ir.DeltaRun`): one chunk built the long way,
-the others copies of it with their own strings."""
+"""The chat encoder's runs (:class:`~chatx.codecs.template.DeltaRun`): one chunk built
+the long way, the others copies of it with their own strings."""
 
 from __future__ import annotations
 
@@ -7,21 +7,22 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import BaseEncoder
+from chatx.codecs.template import DeltaRun
 
 
-class RunEncoding:
-    """Mixed into :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`."""
+class RunEncoding(BaseEncoder):
+    """The base of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`: its loop
+    for runs, over what the encoder holds."""
 
     roles: set[int]
     own: bool
     options: Any
     lost_meta: Any
 
-    def feed(self, events: list[ir.Event]) -> list[Any]:  # pragma: no cover
-        raise NotImplementedError
-
-    def feed_run(self, run: ir.DeltaRun) -> list[Any]:
-        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches.
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
+        batches.
 
         Its records differ only in text and obfuscation, and so do their chunks once the
         lane has its role: the first is built the long way, the others are copies of it

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.template import ByteTemplate
+from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -46,14 +46,14 @@ from chatx.record import Record
 
 from . import records as r
 from . import whole
-from .fast import KnownText
+from .fast import FastText
 from .special_tokens import call_prefix
 from .tool_calls import ToolCallDecoding
 
 LS = r.LS
 
 
-class LlamaStackDecoder(KnownText, ToolCallDecoding):
+class LlamaStackDecoder(ToolCallDecoding):
     """Incremental decoder: ``feed(record)`` returns the IR events of one record."""
 
     def __init__(self, notes: Notes) -> None:
@@ -61,9 +61,9 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
         self.open = False  # a stream has started and not completed
         self.id = ""
         self.line = 0
-        self.text_template: ByteTemplate | None = None
-        self.made = self.used = 0  # text templates made and records they knew
         self._turn()
+        self.fast = FastText(self)
+        self.known = KnownRecords(self.fast, notes)
 
     def _turn(self) -> None:
         self.message = False  # an IR message item is open
@@ -80,12 +80,12 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event or an ``{"error": …}`` frame)."""
-        if record.raw is not None:
-            return self._feed_raw(record)
+        if record.raw is not None or self.known.carrying:
+            return self.known.feed(record)
         return self._general(record)
 
     def _general(self, record: Record) -> list[ir.Event]:
-        self.text_template = None  # this path may change what a template stands for
+        self.fast.template = None  # this path may change what a template stands for
         self.line = record.line
         data = self._payload(record)
         if data is None:
@@ -124,6 +124,7 @@ class LlamaStackDecoder(KnownText, ToolCallDecoding):
     def finish(self) -> list[ir.Event]:
         """End of input: release what is held and close the message. A stream without its
         ``complete`` event is left unended (no ``StreamEnd``): nothing is invented."""
+        self.known.finish()
         out: list[ir.Event] = []
         if self.open:
             self._release(out)

@@ -23,8 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import EncodeOptions
+from chatx.codecs.base import BaseEncoder, EncodeOptions
 from chatx.codecs.finish import exact
+from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, report
 
@@ -39,7 +40,7 @@ NO_MESSAGE = "An error occurred during streaming"
 _RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
 
 
-class LlamaStackEncoder(TextEncoding, CallEncoding):
+class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
     """Incremental encoder: ``feed(batch)`` returns the records of one source record."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -87,8 +88,9 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
     def _step(self, event: ir.Event, out: list[Any]) -> None:
         self._handlers[type(event)](event, out)
 
-    def feed_run(self, run: ir.DeltaRun) -> list[Any]:
-        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
+        batches."""
         out: list[Any] = []
         proto = run.proto
         kind = type(proto)
@@ -101,9 +103,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding):
             or (kind is not ir.TextDelta and call is None)
         ):
             # Own residue, a lane to check first, reasoning, or a call not started.
-            for batch in run.batches():
-                out += self.feed(batch)
-            return out
+            return super().feed_run(run)
         records = len(run.texts)
         for meta in (run.before, run.after):
             if meta is not None:

@@ -14,12 +14,12 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.responses_event import shapes, whole
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
-from chatx.codecs.responses_event.fast import DeltaTemplate, FastText
-from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
+from chatx.codecs.responses_event.fast import FastDeltas
+from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState, PartState
+from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
-from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.residue import diff
 
@@ -57,11 +57,17 @@ _IGNORED = frozenset(
 _INDEX_KEYS = ("output_index", "content_index", "summary_index")
 
 
-class ResponsesDecoder(FastText, ItemDecoding):
+class ResponsesDecoder(ItemDecoding):
     """Incremental decoder: ``feed(record)`` returns the IR events of one event."""
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
+        self.fast = FastDeltas(self)
+        self.known = KnownRecords(self.fast, notes, self.fast.parse)
+        self._reset()
+
+    def _reset(self) -> None:
+        """A new stream (records read raw go on as they were: see KnownRecords)."""
         self.started = False
         self.ended = False
         self.items: dict[Any, ItemState] = {}  # by output_index
@@ -74,22 +80,21 @@ class ResponsesDecoder(FastText, ItemDecoding):
         self.expected_seq: int | None = None
         self.renumbered = False
         self.noted: set[str] = set()
-        self.delta_template: DeltaTemplate | None = None
-        self.made = self.used = 0  # delta templates made and records they knew
+        self.fast.reset()
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
-        if record.raw is not None:
-            return self._feed_raw(record)
+        if record.raw is not None or self.known.carrying:
+            return self.known.feed(record)
         data = record.data
         if type(data) is dict and data.get("type") == "response.output_text.delta":
-            fast = self._text_fast(data)
+            fast = self.fast.text(data)
             if fast is not None:
                 return fast
         return self._general(record)
 
     def _general(self, record: Record) -> list[ir.Event]:
-        self.delta_template = None  # this path may change what a template stands for
+        self.fast.template = None  # this path may change what a template stands for
         if record.done:
             if self.ended:
                 self._repaired(
@@ -156,6 +161,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
     def finish(self) -> list[ir.Event]:
         """End of input; a stream without a terminal event stays unfinished, and chatx
         says so whatever the target format (DESIGN §4)."""
+        self.known.finish()
         if self.started and not self.ended:
             self.notes.warning("input ended without a terminal event: no ending written")
         return []
@@ -192,7 +198,7 @@ class ResponsesDecoder(FastText, ItemDecoding):
         if self.started and not self.ended:
             self.notes.warning("a new stream began before the previous one ended")
             out.append(ir.StreamEnd())
-        self.__init__(self.notes)  # type: ignore[misc]
+        self._reset()
         self.expected_seq = 1 if isinstance(data.get("sequence_number"), int) else None
         self.started = True
         response = data.get("response")
@@ -297,13 +303,13 @@ class ResponsesDecoder(FastText, ItemDecoding):
         index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
         part = state.parts.get((family, index))
         if part is None:
-            part = state.parts[(family, index)] = [Pieces(), []]
+            part = state.parts[(family, index)] = PartState()
         delta = data.get("delta")
         if isinstance(delta, str):
-            part[0].append(delta)
+            part.texts.append(delta)
         lps = data.get("logprobs")
         if isinstance(lps, list) and lps:
-            part[1].extend(lps)
+            part.logprobs.extend(lps)
         return state, extra
 
     def _text(self, data: dict[str, Any]) -> list[ir.Event]:

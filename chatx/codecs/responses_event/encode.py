@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import EncodeOptions
+from chatx.codecs.base import BaseEncoder, EncodeOptions
 from chatx.codecs.call_order import CallOrder
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
@@ -23,6 +23,7 @@ from chatx.codecs.responses_event.envelope import envelope, item_id, responses_i
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
 from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
+from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
@@ -30,7 +31,7 @@ NAME = "responses-event"
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ResponsesEncoder(PartEncoding, CallOrder):
+class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -108,8 +109,9 @@ class ResponsesEncoder(PartEncoding, CallOrder):
             if held is not None:
                 self.held = held
 
-    def feed_run(self, run: ir.DeltaRun) -> list[dict[str, Any]]:
-        """Encode a :class:`~chatx.ir.DeltaRun`: what ``feed`` makes of its batches."""
+    def feed_run(self, run: DeltaRun) -> list[dict[str, Any]]:
+        """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
+        batches."""
         out: list[dict[str, Any]] = []
         item, proto = self.item, run.proto
         if (
@@ -121,9 +123,7 @@ class ResponsesEncoder(PartEncoding, CallOrder):
                 and (item is None or item.kind != "tool_call" or item.call != proto.call)
             )
         ):
-            for batch in run.batches():
-                out += self.feed(batch)
-            return out
+            return super().feed_run(run)
         records = len(run.texts)
         for meta in (run.before, run.after):
             if meta is not None and type(meta.extra) is not NullResidue:

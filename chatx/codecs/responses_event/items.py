@@ -7,6 +7,7 @@ patch the Responses encoder applies, so Responses → Responses gives back the s
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir
@@ -36,6 +37,14 @@ def _number(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+@dataclass(slots=True)
+class PartState:
+    """What the decoder keeps of one part of an item: its text and its logprobs."""
+
+    texts: Pieces = field(default_factory=Pieces)
+    logprobs: list[Any] = field(default_factory=list)
+
+
 class ItemState:
     """What the decoder knows of one output item while it streams."""
 
@@ -47,8 +56,8 @@ class ItemState:
         self.call: int | None = None
         self.call_id: str | None = None
         self.name: str | None = None
-        # (family, index as the events say it) → [texts, lps]
-        self.parts: dict[tuple[str, Any], list[Any]] = {}
+        # (family, index as the events say it) → the part's text and logprobs
+        self.parts: dict[tuple[str, Any], PartState] = {}
         self.args = Pieces()
         self.seen: set[str] = set()  # derived event types the source sent for this item
         self.done = False
@@ -197,10 +206,12 @@ class ItemDecoding:
 
     def _parts(self, state: ItemState, out: list[ir.Event], item: dict[str, Any]) -> list[Any]:
         parts = []
-        for (family, _), (texts, lps) in state.parts.items():
-            text = texts.text()
+        for (family, _), kept in state.parts.items():
+            text = kept.texts.text()
             parts.append(
-                shapes.refusal_part(text) if family == "refusal" else shapes.text_part(text, lps)
+                shapes.refusal_part(text)
+                if family == "refusal"
+                else shapes.text_part(text, kept.logprobs)
             )
         source = item.get("content")
         if not parts and isinstance(source, list) and source:
@@ -224,13 +235,13 @@ class ItemDecoding:
         self, state: ItemState, out: list[ir.Event], item: dict[str, Any]
     ) -> tuple[list[Any], list[Any]]:
         summary = [
-            shapes.summary_part(texts.text())
-            for (family, _), (texts, _lps) in state.parts.items()
+            shapes.summary_part(kept.texts.text())
+            for (family, _), kept in state.parts.items()
             if family == "summary_text"
         ]
         content = [
-            shapes.reasoning_text_part(texts.text())
-            for (family, _), (texts, _lps) in state.parts.items()
+            shapes.reasoning_text_part(kept.texts.text())
+            for (family, _), kept in state.parts.items()
             if family == "reasoning_text"
         ]
         if not summary and not content:
@@ -286,10 +297,10 @@ class ItemDecoding:
             family, field = _TEXT_DONE.get(kind, (None, "text"))
             final = data.get(field)
         number = data.get("summary_index" if summary else "content_index")
-        texts = state.parts.get((family, number)) if isinstance(family, str) else None
-        if texts is None or not isinstance(final, str):
+        kept = state.parts.get((family, number)) if isinstance(family, str) else None
+        if kept is None or not isinstance(final, str):
             return None
-        joined = texts[0].text()
+        joined = kept.texts.text()
         if final == joined:
             return None
         if not final.startswith(joined):
@@ -297,7 +308,7 @@ class ItemDecoding:
             state.kept = True
             return field
         rest = final[len(joined) :]
-        texts[0].append(rest)
+        kept.texts.append(rest)
         self._repaired("a done event's text goes on after its deltas: the rest is one more delta")
         if family == "output_text":
             out.append(ir.TextDelta(0, rest))
@@ -321,7 +332,7 @@ class ItemDecoding:
             number = data.get("content_index", 0)
             text = data.get("text")
             if ("output_text", number) not in state.parts and isinstance(text, str) and text:
-                state.parts[("output_text", number)] = [Pieces.of(text), []]
+                state.parts[("output_text", number)] = PartState(Pieces.of(text))
                 return [ir.TextDelta(0, text, None, {"~silent": True})]
         return []
 
@@ -348,6 +359,6 @@ class ItemDecoding:
             return None
         if kind.endswith("part.added"):
             return shapes.part_added(state.id, index, number, ptype)
-        texts, lps = state.parts.get((ptype, number), (Pieces(), []))
-        pair = shapes.part_done(state.id, index, number, ptype, texts.text(), lps)
+        kept = state.parts.get((ptype, number)) or PartState()
+        pair = shapes.part_done(state.id, index, number, ptype, kept.texts.text(), kept.logprobs)
         return pair[1] if kind.endswith("part.done") else pair[0]

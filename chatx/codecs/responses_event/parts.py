@@ -7,6 +7,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
+from chatx.codecs.template import DeltaRun
 from chatx.pieces import Pieces
 
 
@@ -127,7 +128,7 @@ class PartEncoding:
             self.seq += 1
             out.append(payload)
 
-    def _text_run(self, run: ir.DeltaRun, out: list[dict[str, Any]]) -> None:
+    def _text_run(self, run: DeltaRun, out: list[dict[str, Any]]) -> None:
         """``_text`` for each text of a run (plain text: no logprobs, no residue)."""
         item, part = self._text_part(run.lane, out)
         part[1].extend(run.texts)
@@ -215,7 +216,7 @@ class PartEncoding:
             payload["obfuscation"] = event.obfuscation
         self._emit(out, payload, event.extra)
 
-    def _args_run(self, run: ir.DeltaRun, out: list[dict[str, Any]]) -> None:
+    def _args_run(self, run: DeltaRun, out: list[dict[str, Any]]) -> None:
         """``_args`` for each fragment of a run, the call's item already open."""
         item = self.item
         assert item is not None  # feed_run sends no run of a call that is not open
@@ -231,7 +232,7 @@ class PartEncoding:
         self,
         head: dict[str, Any],
         tail: dict[str, Any],
-        run: ir.DeltaRun,
+        run: DeltaRun,
         out: list[dict[str, Any]],
     ) -> None:
         """One delta event per text of ``run``: ``head``, the text, ``tail``, its
