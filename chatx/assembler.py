@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir
+from chatx.errors import UsageError
 from chatx.pieces import Pieces
 
 __all__ = ["Assembler", "Item", "Lane", "OtherItem", "ToolCall", "assemble", "joined"]
@@ -186,6 +187,23 @@ class Assembler:
     def choices(self) -> list[Lane]:
         """The lanes in index order, leaving out lanes that say nothing."""
         return [self.lanes[n] for n in sorted(self.lanes) if not self.lanes[n].is_empty()]
+
+    def one_lane(self, choice: int | None, what: str) -> Lane:
+        """The lane a one-choice object (``what``: "a response") is built from: choice
+        ``choice``, or the only one; a UsageError when there is none or several."""
+        lanes = self.choices or [self.lane(0)]
+        if choice is not None:
+            if choice not in self.lanes:
+                raise UsageError(
+                    f"no choice {choice} in the stream "
+                    f"(choices: {', '.join(map(str, sorted(self.lanes)))})"
+                )
+            return self.lanes[choice]
+        if len(lanes) > 1:
+            raise UsageError(
+                f"the stream has {len(lanes)} choices and {what} holds one: pass --choice N"
+            )
+        return lanes[0]
 
     def _start(self, event: ir.StreamStart) -> None:
         self.started = True

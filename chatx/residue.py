@@ -7,6 +7,7 @@ calls :func:`report` so nothing is dropped without a word.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from chatx.notes import Notes
@@ -36,6 +37,11 @@ class NullResidue(dict[str, None]):
 def is_empty(value: Any) -> bool:
     """Empty values carry no content: ``None``, ``""``, ``[]``, ``{}``."""
     return value is None or value is ABSENT or value == "" or value == [] or value == {}
+
+
+def copied(extra: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of residue that keeps the ABSENT marker itself (merge tests identity)."""
+    return copy.deepcopy(extra, {id(ABSENT): ABSENT})
 
 
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:

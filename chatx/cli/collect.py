@@ -18,8 +18,8 @@ def register(app: typer.Typer) -> None:
         return
     app.command(
         "collect",
-        help="Print the final object a client would build from a stream "
-        "(chat.completion, response, Llama Stack response) as JSON.",
+        help="Print the final object a client would build from a stream (its format's "
+        "non-streaming object, e.g. a chat.completion or a response) as JSON.",
     )(collect)
 
 
@@ -29,9 +29,8 @@ def collect(
         str | None,
         typer.Option(
             "--as",
-            help="The format whose final object to build: chat-chunk (chat.completion), "
-            "responses-event (response) or llama-stack-event, or an alias (default: the "
-            "stream's own format).",
+            help="The format whose final object to build (chat-chunk: a chat.completion, "
+            "responses-event: a response…), or an alias (default: the stream's own format).",
             callback=format_option,
             autocompletion=complete_format,
             metavar="FORMAT",
@@ -47,7 +46,7 @@ def collect(
 
     from chatx.assemble import streams_of
     from chatx.cli import reading_stdin
-    from chatx.collect import DEFAULT_TARGET, collect
+    from chatx.collect import collect, target_for
     from chatx.drive import NoteReporter
     from chatx.reading import open_side
 
@@ -57,7 +56,7 @@ def collect(
     streams = streams_of(side)
     # --as names a format (chat, responses and llama-stack, its old values, are aliases):
     # the object built is that format's own.
-    target = DEFAULT_TARGET[as_] if as_ else DEFAULT_TARGET.get(side.format, "chat")
+    target = target_for(as_, side.format)
     # Concatenated captures hold several streams: one JSON value each, as jq prints them.
     for stream in streams:
         built = collect(stream, target, source=side.format, choice=choice, notes=side.notes)

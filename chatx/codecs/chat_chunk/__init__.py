@@ -15,6 +15,8 @@ from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
 from chatx.record import Record
 
 if TYPE_CHECKING:
+    from chatx.assembler import Assembler
+    from chatx.notes import Notes
     from chatx.validation.base import Checker
     from chatx.validation.rule import Rule
 
@@ -43,22 +45,30 @@ def probe(records: list[Record]) -> int:
 # What the other commands need: each imports its module when called (`convert` never does).
 
 
-def checker(file: str, container: str | None) -> Checker:
+def _checker(file: str, container: str | None) -> Checker:
     from chatx.codecs.chat_chunk.check import ChatChecker
 
     return ChatChecker(file, container)
 
 
-def rules() -> tuple[Rule, ...]:
+def _rules() -> tuple[Rule, ...]:
     from chatx.codecs.chat_chunk.rules import CHAT_RULES
 
     return CHAT_RULES
 
 
-def schema(data: Any) -> tuple[Any, Any] | None:
+def _schema(data: Any) -> tuple[Any, Any] | None:
     from chatx.codecs.chat_chunk.schema import schema
 
     return schema(data)
+
+
+def _final(
+    stream: Assembler, source: str | None, choice: int | None, notes: Notes
+) -> dict[str, Any]:
+    from chatx.codecs.chat_chunk.final import final
+
+    return final(stream, source, choice, notes)
 
 
 CODEC = Codec(
@@ -73,8 +83,10 @@ CODEC = Codec(
     aliases=("chat", "chat-completions"),
     reads_raw=True,
     whole=whole.describe,
-    checker=checker,
-    rules=rules,
-    schema=schema,
+    checker=_checker,
+    rules=_rules,
+    schema=_schema,
     schema_rule="CHK100",
+    final=_final,
+    collect_as="chat",
 )

@@ -16,7 +16,7 @@ and ``{"error": {…}}`` when generation fails. See ``docs/llama-stack.md`` for 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chatx.codecs.base import Codec
 from chatx.record import Record
@@ -27,6 +27,8 @@ from .encode import LlamaStackEncoder
 from .records import NAME
 
 if TYPE_CHECKING:
+    from chatx.assembler import Assembler
+    from chatx.notes import Notes
     from chatx.validation.base import Checker
     from chatx.validation.rule import Rule
 
@@ -48,16 +50,24 @@ def probe(records: list[Record]) -> int:
 # What the other commands need: each imports its module when called (`convert` never does).
 
 
-def checker(file: str, container: str | None) -> Checker:
+def _checker(file: str, container: str | None) -> Checker:
     from .check import LlamaStackChecker
 
     return LlamaStackChecker(file, container)
 
 
-def rules() -> tuple[Rule, ...]:
+def _rules() -> tuple[Rule, ...]:
     from .rules import LLAMA_STACK_RULES
 
     return LLAMA_STACK_RULES
+
+
+def _final(
+    stream: Assembler, source: str | None, choice: int | None, notes: Notes
+) -> dict[str, Any]:
+    from .final import final
+
+    return final(stream, source, choice, notes)
 
 
 CODEC = Codec(
@@ -72,8 +82,10 @@ CODEC = Codec(
     single_lane=True,
     reads_raw=True,
     whole=whole.describe,
-    checker=checker,
-    rules=rules,
+    checker=_checker,
+    rules=_rules,
+    final=_final,
+    collect_as="llama-stack",
 )
 
 __all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

@@ -14,7 +14,8 @@ from chatx.codecs.responses_event.encode import ResponsesEncoder
 from chatx.record import Record
 
 if TYPE_CHECKING:
-    from chatx.assembler import OtherItem
+    from chatx.assembler import Assembler, OtherItem
+    from chatx.notes import Notes
     from chatx.validation.base import Checker
     from chatx.validation.rule import Rule
 
@@ -40,28 +41,36 @@ def probe(records: list[Record]) -> int:
 # What the other commands need: each imports its module when called (`convert` never does).
 
 
-def checker(file: str, container: str | None) -> Checker:
+def _checker(file: str, container: str | None) -> Checker:
     from chatx.codecs.responses_event.check import ResponsesChecker
 
     return ResponsesChecker(file, container)
 
 
-def rules() -> tuple[Rule, ...]:
+def _rules() -> tuple[Rule, ...]:
     from chatx.codecs.responses_event.rules import RESPONSES_RULES
 
     return RESPONSES_RULES
 
 
-def schema(data: Any) -> tuple[Any, Any] | None:
+def _schema(data: Any) -> tuple[Any, Any] | None:
     from chatx.codecs.responses_event.schema import schema
 
     return schema(data)
 
 
-def other_item(data: Any) -> OtherItem | None:
-    from chatx.codecs.responses_event import final
+def _final(
+    stream: Assembler, source: str | None, choice: int | None, notes: Notes
+) -> dict[str, Any]:
+    from chatx.codecs.responses_event.final import final
 
-    return final.other_item(data)
+    return final(stream, source, choice, notes)
+
+
+def _other_item(data: Any) -> OtherItem | None:
+    from chatx.codecs.responses_event.final import other_item
+
+    return other_item(data)
 
 
 CODEC = Codec(
@@ -76,9 +85,11 @@ CODEC = Codec(
     aliases=("responses",),
     reads_raw=True,
     whole=whole.describe,
-    checker=checker,
-    rules=rules,
-    schema=schema,
+    checker=_checker,
+    rules=_rules,
+    schema=_schema,
     schema_rule="RSP100",
-    other_item=other_item,
+    final=_final,
+    collect_as="responses",
+    other_item=_other_item,
 )

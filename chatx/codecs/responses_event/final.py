@@ -1,10 +1,25 @@
-"""What ``collect`` builds from a Responses stream: the ``response`` object."""
+"""What ``collect`` builds from a stream as Responses: the ``response`` object, the
+terminal event's or the in-progress snapshot of a stream that stopped without one.
+
+It reads an :class:`~chatx.assembler.Assembler`. When the stream is a Responses stream,
+its residue (usage details, item and envelope fields the IR has no name for) is merged
+back, so collecting a Responses stream gives back its terminal ``response`` object. What
+a response has no place for is said in ``notes``.
+"""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
-from chatx.assembler import OtherItem
+from chatx.assembler import Assembler, Item, Lane, OtherItem, joined
+from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
+from chatx.notes import Notes
+from chatx.residue import copied, merge
+
+NAME = "responses-event"
+_WHAT = "a response"
 
 _ADDED = "response.output_item.added"
 _DONE = "response.output_item.done"
@@ -22,3 +37,133 @@ def other_item(data: Any) -> OtherItem | None:
     if kind in (_ADDED, _DONE):
         return OtherItem(data.get("output_index"), item, kind == _DONE)
     return None
+
+
+def final(
+    stream: Assembler, source: str | None, choice: int | None, notes: Notes
+) -> dict[str, Any]:
+    """The descriptor's ``final``: the response of the one choice (or of ``choice``)."""
+    return to_response(stream, source, stream.one_lane(choice, _WHAT), notes)
+
+
+def to_response(
+    stream: Assembler,
+    source: str | None = None,
+    lane: Lane | None = None,
+    notes: Notes | None = None,
+) -> dict[str, Any]:
+    """A Responses ``response`` object: the terminal event's, or the in-progress snapshot
+    of a stream that stopped without one."""
+    notes = notes if notes is not None else Notes()
+    lane = lane if lane is not None else stream.one_lane(None, _WHAT)
+    own = source == NAME
+    if own:
+        template = copy.deepcopy(_source_envelope(stream.start_extra))
+        rid = str(template.get("id") or stream.id or "")
+    else:
+        rid = responses_id(stream.id or "")
+        template = envelope(rid, stream.created, stream.model, None)
+    output = [_output_item(item, rid, index, own) for index, item in enumerate(lane.items)]
+    error = _response_error(stream, own, notes)
+    usage = usage_object(stream.usage, own) if stream.usage is not None else None
+    if lane.finish is None and error is None:
+        # No terminal event: what a client holds is the snapshot, still in progress.
+        template["output"] = output
+        if usage is not None:
+            template["usage"] = usage
+        return template
+    status, details = shapes.terminal_status(lane.finish, error is not None)
+    response = shapes.terminal_response(template, status, details, output, error, usage)
+    if own and stream.end_extra:
+        # "~" keys are the codec's own bookkeeping (fields beside the response), not
+        # fields of the response.
+        patch = {k: v for k, v in stream.end_extra.items() if not k.startswith("~")}
+        merge(response, copied(patch))
+    return response
+
+
+def _logprob(entry: Any) -> Any:
+    """A chat logprob entry as Responses types it: ``bytes`` is a list, never null."""
+    if not isinstance(entry, dict):
+        return entry
+    out = dict(entry)
+    if out.get("bytes") is None and isinstance(out.get("token"), str):
+        out["bytes"] = list(out["token"].encode())
+    if isinstance(out.get("top_logprobs"), list):
+        out["top_logprobs"] = [_logprob(top) for top in out["top_logprobs"]]
+    return out
+
+
+def _source_envelope(extra: dict[str, Any]) -> dict[str, Any]:
+    """The ``response`` of the source's ``response.created``, kept by the Responses
+    decoder in its StreamStart residue (a codec-private key)."""
+    for key in ("~response", "response"):
+        if isinstance(extra.get(key), dict):
+            return extra[key]
+    return {}
+
+
+# ResponseError.code as the openai SDK and the Responses API define it.
+_RESPONSE_ERROR_CODES = frozenset((
+    "server_error", "rate_limit_exceeded", "invalid_prompt", "data_residency_mismatch",
+    "bio_policy", "misalignment_policy_violation", "vector_store_timeout", "invalid_image",
+    "invalid_image_format", "invalid_base64_image", "invalid_image_url", "image_too_large",
+    "image_too_small", "image_parse_error", "image_content_policy_violation",
+    "invalid_image_mode", "image_file_too_large", "unsupported_image_media_type",
+    "empty_image_file", "failed_to_download_image", "image_file_not_found",
+))  # fmt: skip
+
+
+def _response_error(stream: Assembler, own: bool, notes: Notes) -> dict[str, Any] | None:
+    if not stream.errors:
+        return None
+    # The last error is the one that ended the stream (the Responses decoder agrees).
+    last = stream.errors[-1]
+    code = last.code if last.code is None or isinstance(last.code, str) else str(last.code)
+    if not own and code not in _RESPONSE_ERROR_CODES:
+        # Groq's tool_use_failed, OpenRouter's 400: not a response error code.
+        if code is not None:
+            notes.lost(
+                f"error code {code!r} is not a Responses error code: written as server_error"
+            )
+        code = None
+    return {"code": code or "server_error", "message": last.message or ""}
+
+
+def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:
+    if item.kind == "other":
+        return copy.deepcopy(item.data) if item.data is not None else {}
+    if item.kind == "message":
+        parts: list[dict[str, Any]] = []
+        text, refusal = joined(item.text), joined(item.refusal)
+        if text or not refusal:
+            logprobs = item.logprobs if own else [_logprob(lp) for lp in item.logprobs]
+            parts.append(shapes.text_part(text, logprobs))
+        if refusal:
+            parts.append(shapes.refusal_part(refusal))
+        built = shapes.message_item(item.id or item_id(rid, "msg", index), "completed", parts)
+    elif item.kind == "reasoning":
+        summary = [
+            shapes.summary_part(joined(p))
+            for (kind, _), p in item.reasoning.items()
+            if kind == "summary" or not own
+        ]
+        content = [
+            shapes.reasoning_text_part(joined(p))
+            for (kind, _), p in item.reasoning.items()
+            if kind == "text" and own
+        ]
+        built = shapes.reasoning_item(item.id or item_id(rid, "rs", index), summary, content)
+    else:
+        call = item.call
+        assert call is not None
+        built = shapes.function_item(
+            item.id or item_id(rid, "fc", index),
+            "completed",
+            call.arguments,
+            call.call_id,
+            call.name,
+        )
+    if own and item.patch:
+        merge(built, copied(item.patch))
+    return built

@@ -1,0 +1,107 @@
+"""What ``collect`` builds from a stream as chat: the ``chat.completion`` object, as the
+openai SDK's stream accumulator builds it.
+
+It reads an :class:`~chatx.assembler.Assembler`. When the stream is a chat stream, its
+residue (usage details) is merged back; what a ``chat.completion`` has no place for is
+said in ``notes``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx.assembler import Assembler, Lane
+from chatx.codecs.chat_chunk.encode import chat_id
+from chatx.notes import Notes
+from chatx.residue import copied, merge
+
+NAME = "chat-chunk"
+_FINISH = ("stop", "length", "tool_calls", "content_filter", "function_call")
+
+
+def final(
+    stream: Assembler, source: str | None, choice: int | None, notes: Notes
+) -> dict[str, Any]:
+    """The descriptor's ``final``: every choice, or the one ``choice`` names."""
+    lanes = None if choice is None else [stream.one_lane(choice, "")]
+    return to_chat(stream, source, notes, lanes)
+
+
+def to_chat(
+    stream: Assembler,
+    source: str | None = None,
+    notes: Notes | None = None,
+    lanes: list[Lane] | None = None,
+) -> dict[str, Any]:
+    """A ``chat.completion`` object, as the openai SDK's stream accumulator builds it;
+    ``lanes`` keeps some choices only (``--choice``), all by default."""
+    notes = notes if notes is not None else Notes()
+    own = source == NAME
+    lanes = stream.choices if lanes is None else lanes
+    completion: dict[str, Any] = {
+        "id": (stream.id or "") if own else chat_id(stream.id or ""),
+        "object": "chat.completion",
+        "created": stream.created if isinstance(stream.created, int) else 0,
+        "model": stream.model or "",
+        "choices": [_choice(lane, notes) for lane in lanes],
+        "usage": _usage(stream, own),
+    }
+    for key, value in stream.meta.items():
+        completion[key] = value
+    if stream.errors:
+        notes.lost(
+            f"{len(stream.errors)} error(s) in the stream have no place in a chat.completion"
+        )
+    return completion
+
+
+def _choice(lane: Lane, notes: Notes) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": lane.role,
+        "content": lane.text or None,
+        "refusal": lane.refusal or None,
+    }
+    if lane.reasoning:
+        # Not in the openai types, but what the SDK's accumulator keeps from the deltas.
+        message[lane.reasoning_field or "reasoning_content"] = lane.reasoning
+    calls = lane.calls
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call.call_id or "",
+                "type": "function",
+                "function": {"name": call.name or "", "arguments": call.arguments},
+            }
+            for call in calls
+        ]
+    content, refusal = lane.logprobs, lane.refusal_logprobs
+    logprobs = (
+        {"content": content or None, "refusal": refusal or None} if content or refusal else None
+    )
+    reason = lane.finish
+    if reason == "error":
+        reason = "stop"  # as chat output does: the error frame says it, "stop" ends it
+    elif reason is not None and reason not in _FINISH:
+        notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
+    if any(i.kind == "other" for i in lane.items):
+        notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
+    return {"index": lane.index, "message": message, "logprobs": logprobs, "finish_reason": reason}
+
+
+def _usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
+    usage = stream.usage
+    if usage is None:
+        return None
+    prompt, completion = usage.input or 0, usage.output or 0
+    out: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": usage.total if usage.total is not None else prompt + completion,
+    }
+    if usage.cached is not None:
+        out["prompt_tokens_details"] = {"cached_tokens": usage.cached}
+    if usage.reasoning is not None:
+        out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning}
+    if own and usage.extra:
+        merge(out, copied(usage.extra))
+    return out
