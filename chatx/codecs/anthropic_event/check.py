@@ -26,18 +26,8 @@ from chatx.validation.base import Checker, catalogue, is_int
 
 FORMAT = "anthropic-event"
 
-EVENTS = frozenset(
-    (
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "ping",
-        "error",
-    )
-)
+BLOCK_EVENTS = frozenset({"content_block_start", "content_block_delta", "content_block_stop"})
+EVENTS = BLOCK_EVENTS | {"message_start", "message_delta", "message_stop", "ping", "error"}
 # Blocks whose input streams as input_json_delta (the SDK's TRACKS_TOOL_INPUT).
 TOOL_INPUT = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 # The deltas each streamed block type takes.
@@ -73,6 +63,8 @@ DELTA_FIELD: dict[str, tuple[str, type, str]] = {
     "signature_delta": ("signature", str, "string"),
     "citations_delta": ("citation", dict, "object"),
 }
+# The stop reasons that end a message where the token limit fell, in mid-block.
+CUT_OFF = frozenset(("max_tokens", "model_context_window_exceeded"))
 COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -80,7 +72,6 @@ COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache
 class Block:
     kind: str
     line: int  # where its content_block_start is
-    record: int
     stop_line: int | None = None
     fragments: Pieces | None = None  # a tool block's partial_json, until its stop
     said_open: bool = False  # reported open at message_delta (ANT010) already
@@ -96,6 +87,7 @@ class Message:
     delta_line: int | None = None  # the first message_delta
     stop_reason: Any = None
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)  # count -> (value, line)
+    cut: tuple[str, int, int] | None = None  # a tool input that does not parse (ANT012)
 
     @property
     def open(self) -> bool:
@@ -181,6 +173,7 @@ class AnthropicChecker(Checker):
 
     def _error(self, data: dict[str, Any]) -> None:
         message = self.message
+        self._cut_input()  # the stream ends here, before it says why it stopped
         error = data.get("error")
         said = error.get("message") if isinstance(error, dict) else None
         if not isinstance(said, str) or not isinstance(error.get("type"), str):  # type: ignore[union-attr]
@@ -228,11 +221,12 @@ class AnthropicChecker(Checker):
             self.report(
                 "ANT007", f"content block index {index}; the next one is {message.next_index}"
             )
+        self._cut_input()  # another block follows: no limit cut that one off
         message.next_index = max(message.next_index, index + 1)
         if kind not in DELTAS_OF and kind not in WHOLE_BLOCKS:
             self.report("ANT005", f"unknown content block type {kind!r}")
         message.blocks[index] = Block(
-            kind, self.line, self.index, fragments=Pieces() if kind in TOOL_INPUT else None
+            kind, self.line, fragments=Pieces() if kind in TOOL_INPUT else None
         )
 
     def _open_block(self, data: dict[str, Any], etype: str) -> tuple[int, Block] | None:
@@ -299,7 +293,21 @@ class AnthropicChecker(Checker):
             if isinstance(value, dict):
                 return
         what = "does not parse as JSON" if value is None else f"is a JSON {type(value).__name__}"
-        self.report("ANT012", f"the input of {block.kind} block {index} {what}, not an object")
+        said = f"the input of {block.kind} block {index} {what}, not an object"
+        if value is None:
+            # Cut off, it is what a message that stops on max_tokens ends with: whether
+            # this is its last block and how it stops is known later.
+            self.message.cut = (said, self.line, self.index)
+        else:
+            self.report("ANT012", said)
+
+    def _cut_input(self, stop_reason: Any = None) -> None:
+        """Say the tool input held back at its block stop unless the message stopped on
+        max_tokens right after it (the limit cut it off: a client retries)."""
+        cut, self.message.cut = self.message.cut, None
+        if cut is not None and stop_reason not in CUT_OFF:
+            said, line, index = cut
+            self.report("ANT012", said, line=line, index=index)
 
     def _message_delta(self, data: dict[str, Any]) -> None:
         message = self.message
@@ -322,6 +330,7 @@ class AnthropicChecker(Checker):
                 else "no message_delta gives one"
             )
             self.report("ANT011", f"message_stop without a stop_reason: {why}")
+        self._cut_input(message.stop_reason)
         message.end_line, message.end_what = self.line, "message_stop"
 
     def _open_blocks(self, etype: str) -> None:
@@ -366,6 +375,7 @@ class AnthropicChecker(Checker):
             counts[key] = (value, self.line)
 
     def _unended(self, why: str) -> None:
+        self._cut_input()
         blocks = [i for i, b in self.message.blocks.items() if b.stop_line is None]
         still = f", with content block {blocks[0]} open" if blocks else ""
         self.report(

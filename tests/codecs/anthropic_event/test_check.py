@@ -11,6 +11,10 @@ from typing import Any
 
 import pytest
 
+# The registry first, as `validate` loads it: chatx.validation collects every codec's rule
+# catalogue on import, so a codec module imported before it would find its own
+# catalogue half-loaded.
+import chatx.validation  # noqa: F401
 from chatx.codecs.anthropic_event.check import AnthropicChecker
 from chatx.codecs.anthropic_event.rules import ANTHROPIC_RULES
 from chatx.record import Record
@@ -355,6 +359,25 @@ def test_ant012_server_and_mcp_tool_input_too() -> None:
         assert messages(events) == [
             f"the input of {kind} block 0 does not parse as JSON, not an object"
         ]
+
+
+def test_ant012_a_last_input_cut_off_by_max_tokens_is_no_error() -> None:
+    # The token limit may fall inside a tool's input: the message says so (a client retries).
+    call = block(0, "tool_use", id="toolu_t1", name="make_file", input={})
+    cut = [start(), call, args(0, '{"lines": ["one'), stop(0)]
+    for reason in ("max_tokens", "model_context_window_exceeded"):
+        assert check([*cut, message_delta(reason), STOP]) == []
+    assert check([*cut, message_delta("tool_use"), STOP]) == [("ANT012", 4)]
+    assert check([*cut, message_delta(None), message_delta("end_turn"), STOP]) == [("ANT012", 4)]
+    # not the last block: no limit cut it off
+    later = [*cut, block(1), delta(1), stop(1), message_delta("max_tokens"), STOP]
+    assert check(later) == [("ANT012", 4)]
+    # the stream ends or fails before saying why it stopped
+    assert check(cut) == [("ANT012", 4), ("ANT003", 4)]
+    assert check([*cut, ERROR]) == [("ANT012", 4), ("ANT014", 5)]
+    # JSON that parses to no object is no cut-off
+    whole = [start(), call, args(0, "[1]"), stop(0), message_delta("max_tokens"), STOP]
+    assert check(whole) == [("ANT012", 4)]
 
 
 def test_ant013_counts_are_cumulative() -> None:
