@@ -158,7 +158,10 @@ ANTHROPIC_RULES = (
         "The `partial_json` strings of a `tool_use` (or server or MCP tool use) block, "
         "joined, are the tool's input: a JSON object by the time the block stops. No "
         "fragment at all, or only empty ones, means the input content_block_start gave "
-        "(`{}`). Anything else cannot be executed; the SDK raises on it.",
+        "(`{}`). Anything else cannot be executed (the SDK raises on malformed JSON). One "
+        "exception: the last block of a message that stops on `max_tokens` (or "
+        "`model_context_window_exceeded`) may end mid-input, as the docs say; the client "
+        "retries with a higher limit.",
         'data: {"type":"content_block_delta","index":1,\n'
         '  "delta":{"type":"input_json_delta","partial_json":"{\\"city\\": \\"Par"}}\n'
         'data: {"type":"content_block_stop","index":1}',
