@@ -77,4 +77,4 @@ def test_rule_documentation_is_complete() -> None:
     for rule in RULES.values():
         assert rule.severity in ("E", "W"), rule.id
         assert rule.summary and rule.explanation and rule.bad_example, rule.id
-        assert rule.id[:3] in ("RSP", "CHK", "LLS", "STR") and rule.id[3:].isdigit()
+        assert rule.id[:3] in ("RSP", "CHK", "LLS", "ANT", "STR") and rule.id[3:].isdigit()

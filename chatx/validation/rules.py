@@ -1,9 +1,10 @@
 """The rule registry: every rule ``chatx validate`` checks, with its documentation.
 
 Ids are stable and namespaced by format (``RSP`` Responses events, ``CHK`` chat chunks,
-``LLS`` Llama Stack events, ``STR`` any stream); a retired id is never reused. The rules
-of any stream are in :mod:`chatx.validation.stream_rules`; each format's are in its codec
-package, and the registry's ``Codec.rules`` hands them here.
+``LLS`` Llama Stack events, ``ANT`` Anthropic Messages events, ``STR`` any stream); a
+retired id is never reused. The rules of any stream are in
+:mod:`chatx.validation.stream_rules`; each format's are in its codec package, and the
+registry's ``Codec.rules`` hands them here.
 """
 
 from __future__ import annotations
