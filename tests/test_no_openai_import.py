@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 import generate  # noqa: E402
 
-HEAVY = ("openai", "pydantic", "pydantic_core")
+HEAVY = ("openai", "anthropic", "pydantic", "pydantic_core")  # the SDKs are --schema's
 # typer 0.29 coerces CLI parameters through pydantic TypeAdapters (typer._adapters): a
 # command parsed by typer loads pydantic (never openai) whatever chatx itself does.
 TYPER_ADAPTERS = "typer._adapters"
