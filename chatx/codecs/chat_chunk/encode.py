@@ -13,6 +13,7 @@ from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.chat_chunk.mend import OBJECT, error_object, later_entry, one_stream
 from chatx.codecs.chat_chunk.runs import RunEncoding
+from chatx.codecs.finish import exact
 from chatx.notes import Notes
 from chatx.record import DONE
 from chatx.residue import MetaReport, merge, report
@@ -145,8 +146,12 @@ class ChatChunkEncoder(RunEncoding):
                 error = event
             elif type(event) is ir.Passthrough:
                 self._passthrough(event, out)
-            elif type(event) is ir.ItemEnd and event.extra:
-                self._extra(event.extra, "")
+            elif type(event) is ir.ItemEnd:
+                if event.extra:
+                    self._extra(event.extra, "")
+                if event.signature is not None or event.encrypted is not None:
+                    sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
+                    self._extra(sealed, "reasoning.")
             elif type(event) is ir.StreamEnd:
                 self._end(event)
         if chunk is not None and not choices and not self.failed and self.roles - self.finished:
@@ -171,7 +176,12 @@ class ChatChunkEncoder(RunEncoding):
     def _finish(self, reason: str) -> str:
         """The finish_reason to write: the source's own word from chat (vLLM's abort,
         OpenRouter's error), every IR word but "error" from another format."""
-        if reason != "error" or self.own:
+        if self.own:
+            return reason
+        if reason != "error":
+            if exact(reason) is None:  # Anthropic's pause_turn: an incomplete response
+                self.notes.lost(f"finish reason {reason!r} has no chat word: written as 'length'")
+                return "length"
             return reason
         # OpenAI's chat has no finish reason for a failed generation (an error frame says
         # it, and it did not come: a Responses response.failed without an error event).
@@ -353,6 +363,8 @@ class ChatChunkEncoder(RunEncoding):
             usage["completion_tokens_details"] = {"reasoning_tokens": event.reasoning}
         if event.cached is not None:
             usage["prompt_tokens_details"] = {"cached_tokens": event.cached}
+        if event.cache_write:
+            self._extra({"cache_write_tokens": event.cache_write}, "usage.")
         if event.extra:
             if self.own:
                 merge(usage, event.extra)
@@ -363,6 +375,10 @@ class ChatChunkEncoder(RunEncoding):
     def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
         if event.format == NAME:
             out.append(event.data)
+            return
+        if event.item is not None:  # said once, where the item opens
+            if event.item:
+                self.notes.lost(f"{event.item} item has no place in chat chunks")
             return
         data = event.data
         what = data.get("type") if isinstance(data, dict) else None
