@@ -38,13 +38,19 @@ ENDING_RULES = {
     "chat-chunk": {"CHK009", "CHK015"},
     "responses-event": {"RSP007"},
     "llama-stack-event": {"LLS002"},
+    "anthropic-event": {"ANT003"},
 }
 # What chatx says when an input stops short (the decoders' and encoders' warnings).
-STOPPED_SHORT = ("input ended without", "the stream ends without a complete event")
+STOPPED_SHORT = (
+    "input ended without",
+    "the stream ends without a complete event",
+    "the stream ends without message_stop",
+)
 # Warnings chatx's output may carry, each because the source says the same thing:
 WARNINGS = {
     "CHK017",  # an error frame: valid, but the generation failed
     "LLS009",  # the same, in Llama Stack's words
+    "ANT014",  # the same, as an Anthropic error event
     "RSP029",  # an event type the openai SDK does not know, which Responses keeps
     # A function call whose arguments came whole in its added item and in no delta
     # (vercel's openai-compatible fixture): the arguments.done chatx adds carries them.
