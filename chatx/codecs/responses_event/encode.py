@@ -273,7 +273,10 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
 
     def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
         if event.format != NAME:
-            self.notes.lost(f"{event.format} record with no Responses equivalent")
+            if event.item:  # a record of an item is said once, where the item opens
+                self.notes.lost(f"{event.format} {event.item} item with no Responses equivalent")
+            elif event.item is None:
+                self.notes.lost(f"{event.format} record with no Responses equivalent")
             return
         data = dict(event.data)
         data.pop("sequence_number", None)
@@ -346,6 +349,12 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
             self._lost(event.extra, "item.")
         if item.kind == "tool_call" and not self.own and self._defer(item.call):
             self._feed_held(rest, out)
+            return
+        sealed = event.encrypted if event.encrypted is not None else event.signature
+        if sealed is not None and not self.own:
+            # Anthropic's signature or redacted thinking: the token a client hands back
+            # with the reasoning, what Responses keeps as encrypted_content.
+            self._close(out, {"item": {"encrypted_content": sealed}})
             return
         self._close(out, event.extra if self.own else None)
 

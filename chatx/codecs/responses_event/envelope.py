@@ -216,7 +216,10 @@ def usage_object(event: Any, own: bool) -> dict[str, Any]:
     total = event.total if event.total is not None else input_tokens + output_tokens
     return {
         "input_tokens": input_tokens,
-        "input_tokens_details": {"cached_tokens": event.cached or 0, "cache_write_tokens": 0},
+        "input_tokens_details": {
+            "cached_tokens": event.cached or 0,
+            "cache_write_tokens": event.cache_write or 0,
+        },
         "output_tokens": output_tokens,
         "output_tokens_details": {"reasoning_tokens": event.reasoning or 0},
         "total_tokens": total,
