@@ -18,14 +18,15 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from chatx import codecs
 from chatx.assemble import Assembler, Item, Lane, Side, streams_of
+from chatx.codecs.base import Describe
 from chatx.containers.payload import parse
 from chatx.record import Record
 from chatx.textsafe import escape_text
 from chatx.textview import CHUNK, long_text
 
 _PREVIEW = 60
-_REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 def safe(text: str) -> str:
@@ -44,6 +45,12 @@ def _read(record: Record) -> Record:
     return record
 
 
+def _describes() -> list[Describe]:
+    """The formats' descriptions, in the order they are asked: rank, then registry."""
+    found = [codec.describe for codec in codecs.CODECS if codec.describe is not None]
+    return sorted(found, key=lambda describe: -describe.rank)
+
+
 def record_kinds(record: Record) -> list[str]:
     """What a record carries, as short names (a chat chunk can carry several)."""
     record = _read(record)
@@ -54,109 +61,27 @@ def record_kinds(record: Record) -> list[str]:
     data = record.data
     if not isinstance(data, dict):
         return [type(data).__name__]
-    if isinstance(data.get("type"), str):
-        return [data["type"]]
-    event = data.get("event")
-    if isinstance(event, dict) and "event_type" in event:
-        return [_llama_kind(event)]
-    return _chat_kinds(data)
-
-
-def _llama_kind(event: dict[str, Any]) -> str:
-    delta = _dict(event.get("delta"))
-    kind = f"{event.get('event_type')} {delta.get('type', '')}".strip()
-    status = delta.get("parse_status")
-    return f"{kind} ({status})" if status else kind
-
-
-def _list(value: Any) -> list[Any]:
-    # A malformed stream may put any JSON value where a list belongs: show what is there.
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    # The same where an object belongs.
-    return value if isinstance(value, dict) else {}
-
-
-def _chat_kinds(data: dict[str, Any]) -> list[str]:
-    kinds: list[str] = []
-    for choice in _list(data.get("choices")):
-        if not isinstance(choice, dict):
-            continue
-        delta = _dict(choice.get("delta"))
-        for key in ("role", "content", "refusal", "tool_calls", *_REASONING_FIELDS):
-            name = "reasoning" if key in _REASONING_FIELDS else key
-            if delta.get(key) and name not in kinds:
-                kinds.append(name)
-        if choice.get("finish_reason") and "finish" not in kinds:
-            kinds.append("finish")
-    for key in ("usage", "error"):
-        if data.get(key):
-            kinds.append(key)
-    return kinds or ["empty chunk"]
+    for describe in _describes():
+        kinds = describe.kinds(data)
+        if kinds is not None:
+            return kinds
+    return [type(data).__name__]
 
 
 def record_preview(record: Record) -> str:
     """A short, escaped glimpse of what the record says."""
     record = _read(record)
     data = record.data
+    text: str | None = None
     if record.error is not None:
         text = record.error
-    elif not isinstance(data, dict):
-        text = ""
-    elif isinstance(data.get("type"), str):
-        text = _responses_preview(data)
-    elif isinstance(data.get("event"), dict):
-        text = _llama_preview(data["event"])
-    else:
-        text = _chat_preview(data)
-    text = escape_text(text)
+    elif isinstance(data, dict):
+        for describe in _describes():
+            text = describe.preview(data)
+            if text is not None:
+                break
+    text = escape_text(text or "")
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 1] + "…"
-
-
-def _responses_preview(data: dict[str, Any]) -> str:
-    if isinstance(data.get("delta"), str):
-        return repr(data["delta"])
-    item = data.get("item")
-    if isinstance(item, dict):
-        return " ".join(str(item[k]) for k in ("type", "name", "status") if item.get(k))
-    response = data.get("response")
-    if isinstance(response, dict):
-        return str(response.get("status") or "")
-    return str(data.get("message") or "")
-
-
-def _llama_preview(event: dict[str, Any]) -> str:
-    delta = _dict(event.get("delta"))
-    if isinstance(delta.get("text"), str) and delta["text"]:
-        return repr(delta["text"])
-    call = delta.get("tool_call")
-    if isinstance(call, dict):
-        return str(call.get("tool_name") or "")
-    return repr(call) if call else str(event.get("stop_reason") or "")
-
-
-def _chat_preview(data: dict[str, Any]) -> str:
-    pieces: list[str] = []
-    for choice in _list(data.get("choices")):
-        delta = choice.get("delta") if isinstance(choice, dict) else None
-        if not isinstance(delta, dict):
-            continue
-        for key in ("content", "refusal", *_REASONING_FIELDS):
-            if isinstance(delta.get(key), str) and delta[key]:
-                pieces.append(repr(delta[key]))
-        for call in _list(delta.get("tool_calls")):
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict):
-                pieces.append(
-                    str(function.get("name") or "") + repr(function.get("arguments") or "")
-                )
-        if choice.get("finish_reason"):
-            pieces.append(f"finish={choice['finish_reason']}")
-    if isinstance(data.get("error"), dict):
-        pieces.append(str(data["error"].get("message")))
-    return " ".join(pieces)
 
 
 # -- rendering -------------------------------------------------------------------------------
@@ -275,11 +200,10 @@ def _lane(lane: Lane) -> Iterator[RenderableType]:
 
 def _other(item: Item) -> str:
     data = item.data if isinstance(item.data, dict) else {}
-    words = [str(data[k]) for k in ("type", "server_label", "name", "status") if data.get(k)]
-    action = data.get("action")
-    if isinstance(action, dict) and action.get("query"):
-        words.append(f"query {action['query']!r}")  # a web search says what it looked for
-    return " ".join(words)
+    describe = codecs.get(item.format).describe if item.format is not None else None
+    if describe is not None and describe.item is not None:
+        return describe.item(data)
+    return " ".join(str(data[k]) for k in ("type", "name", "status") if data.get(k))
 
 
 def _calls(lane: Lane, arguments: list[str]) -> Table:

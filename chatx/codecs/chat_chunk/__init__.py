@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chatx.codecs.base import Codec
+from chatx.codecs.base import Codec, Describe
 from chatx.codecs.chat_chunk import whole
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
@@ -71,6 +71,18 @@ def _final(
     return final(stream, source, choice, notes)
 
 
+def _kinds(data: dict[str, Any]) -> list[str] | None:
+    from chatx.codecs.chat_chunk.describe import kinds
+
+    return kinds(data)
+
+
+def _preview(data: dict[str, Any]) -> str | None:
+    from chatx.codecs.chat_chunk.describe import preview
+
+    return preview(data)
+
+
 CODEC = Codec(
     name="chat-chunk",
     description="OpenAI Chat Completions chat.completion.chunk stream (data: … data: [DONE])",
@@ -89,4 +101,6 @@ CODEC = Codec(
     schema_rule="CHK100",
     final=_final,
     collect_as="chat",
+    # a chat chunk has no tag of its own: any object no other format claims
+    describe=Describe(_kinds, _preview, rank=0),
 )

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chatx.codecs.base import Codec
+from chatx.codecs.base import Codec, Describe
 from chatx.record import Record
 
 from . import whole
@@ -70,6 +70,18 @@ def _final(
     return final(stream, source, choice, notes)
 
 
+def _kinds(data: dict[str, Any]) -> list[str] | None:
+    from .describe import kinds
+
+    return kinds(data)
+
+
+def _preview(data: dict[str, Any]) -> str | None:
+    from .describe import preview
+
+    return preview(data)
+
+
 CODEC = Codec(
     name=NAME,
     description="Llama Stack legacy inference stream (start / progress / complete events)",
@@ -86,6 +98,8 @@ CODEC = Codec(
     rules=_rules,
     final=_final,
     collect_as="llama-stack",
+    # an event object: asked before chat's
+    describe=Describe(_kinds, _preview, rank=1),
 )
 
 __all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

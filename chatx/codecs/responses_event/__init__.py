@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from chatx.codecs.base import Codec
+from chatx.codecs.base import Codec, Describe
 from chatx.codecs.responses_event import whole
 from chatx.codecs.responses_event.decode import ResponsesDecoder
 from chatx.codecs.responses_event.encode import ResponsesEncoder
@@ -67,6 +67,24 @@ def _final(
     return final(stream, source, choice, notes)
 
 
+def _kinds(data: dict[str, Any]) -> list[str] | None:
+    from chatx.codecs.responses_event.describe import kinds
+
+    return kinds(data)
+
+
+def _preview(data: dict[str, Any]) -> str | None:
+    from chatx.codecs.responses_event.describe import preview
+
+    return preview(data)
+
+
+def _item(data: dict[str, Any]) -> str:
+    from chatx.codecs.responses_event.describe import item
+
+    return item(data)
+
+
 def _other_item(data: Any) -> OtherItem | None:
     from chatx.codecs.responses_event.final import other_item
 
@@ -91,5 +109,7 @@ CODEC = Codec(
     schema_rule="RSP100",
     final=_final,
     collect_as="responses",
+    # any object with a string type: asked before Llama Stack's and chat's looser shapes
+    describe=Describe(_kinds, _preview, rank=2, item=_item),
     other_item=_other_item,
 )
