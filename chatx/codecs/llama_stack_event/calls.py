@@ -76,6 +76,9 @@ class CallEncoding(CallOrder):
         if not self._lane_ok(event.lane):
             return False
         ls = self._own(event.extra, "")
+        if not self.own and (event.signature is not None or event.encrypted is not None):
+            sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
+            self._own(sealed, "reasoning.")  # Anthropic's: no place in Llama Stack events
         if event.kind == "message":
             self._flush(out)
         if event.kind == "tool_call" and not self.own and self._defer(event.call):

@@ -250,6 +250,8 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
             self.notes.lost_field("usage.cached_tokens")
         if event.reasoning:
             self.notes.lost_field("usage.reasoning_tokens")
+        if event.cache_write:
+            self.notes.lost_field("usage.cache_write_tokens")
 
     def _finish(self, event: ir.Finish, out: list[Any]) -> None:
         if not self._lane_ok(event.lane):
@@ -301,6 +303,10 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
             return
         # As the chat encoder does: an item with no place is reported once, where it is
         # added; its other events and lifecycle events say nothing more.
+        if event.item is not None:
+            if event.item:
+                self.notes.lost(f"{event.item} item has no place in Llama Stack events")
+            return
         data = event.data if isinstance(event.data, dict) else {}
         what, item = data.get("type"), data.get("item")
         if isinstance(item, dict) and what == "response.output_item.added":
