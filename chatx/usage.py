@@ -1,4 +1,9 @@
-"""Token usage as formats name it, read into IR ``Usage`` (one reader for all of them)."""
+"""Token usage as formats name it, read into IR ``Usage`` (one reader for all of them).
+
+A format whose usage object names the counts the IR keeps (input, output, total, and the
+two detail objects with ``cached_tokens`` and ``reasoning_tokens``) gives its names as a
+:class:`UsageNames` (``Codec.usage``) and reads its usage with :func:`decode_usage`.
+"""
 
 from __future__ import annotations
 
@@ -16,18 +21,6 @@ class UsageNames(NamedTuple):
     total: str
     input_details: str
     output_details: str
-
-
-CHAT = UsageNames(
-    "prompt_tokens",
-    "completion_tokens",
-    "total_tokens",
-    "prompt_tokens_details",
-    "completion_tokens_details",
-)
-RESPONSES = UsageNames(
-    "input_tokens", "output_tokens", "total_tokens", "input_tokens_details", "output_tokens_details"
-)
 
 
 def count(value: Any) -> int | None:

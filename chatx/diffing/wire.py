@@ -10,26 +10,15 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from chatx import codecs
 from chatx.diffing.values import ABSENT, Difference, DiffResult, FieldFilter, Row, compare, same
 from chatx.reading import Side
 from chatx.record import Record
 
 # Fields that differ between two runs of the same request or two conversions of one
-# stream, dropped wherever they occur (``--no-normalize`` keeps them).
-NORMALIZED = frozenset(
-    (
-        "id",
-        "item_id",
-        "response_id",
-        "call_id",
-        "created",
-        "created_at",
-        "completed_at",
-        "sequence_number",
-        "obfuscation",
-        "system_fingerprint",
-    )
-)
+# stream, dropped wherever they occur (``--no-normalize`` keeps them): every format's
+# (``Codec.volatile``), since the two sides may be of two formats.
+NORMALIZED = frozenset(name for codec in codecs.CODECS for name in codec.volatile)
 # How far ahead to look for the counterpart of an event before calling it changed.
 _LOOKAHEAD = 8
 _AGREE = 3  # events that must match after a skip for the skip to count

@@ -12,6 +12,7 @@ from chatx.codecs.base import Codec, Describe
 from chatx.codecs.chat_chunk import whole
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
 from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
+from chatx.codecs.chat_chunk.fields import USAGE
 from chatx.record import Record
 
 if TYPE_CHECKING:
@@ -103,4 +104,6 @@ CODEC = Codec(
     collect_as="chat",
     # a chat chunk has no tag of its own: any object no other format claims
     describe=Describe(_kinds, _preview, rank=0),
+    usage=USAGE,
+    volatile=frozenset(("id", "created", "system_fingerprint", "obfuscation")),
 )

@@ -6,16 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.usage import CHAT
+from chatx.usage import UsageNames
 from chatx.usage import decode_usage as read_usage
 
 # Tells a key that is absent from one present with a null value.
 MISSING = object()
 
+USAGE = UsageNames(
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "prompt_tokens_details",
+    "completion_tokens_details",
+)
+
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Chat ``usage`` → IR Usage; the cached and reasoning counts come from the details."""
-    return read_usage(usage, CHAT)
+    return read_usage(usage, USAGE)
 
 
 def split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:

@@ -100,6 +100,7 @@ CODEC = Codec(
     collect_as="llama-stack",
     # an event object: asked before chat's
     describe=Describe(_kinds, _preview, rank=1),
+    volatile=frozenset(("call_id",)),
 )
 
 __all__ = ["CODEC", "LlamaStackDecoder", "LlamaStackEncoder", "probe"]

@@ -11,6 +11,7 @@ from chatx.codecs.base import Codec, Describe
 from chatx.codecs.responses_event import whole
 from chatx.codecs.responses_event.decode import ResponsesDecoder
 from chatx.codecs.responses_event.encode import ResponsesEncoder
+from chatx.codecs.responses_event.envelope import USAGE
 from chatx.record import Record
 
 if TYPE_CHECKING:
@@ -111,5 +112,18 @@ CODEC = Codec(
     collect_as="responses",
     # any object with a string type: asked before Llama Stack's and chat's looser shapes
     describe=Describe(_kinds, _preview, rank=2, item=_item),
+    usage=USAGE,
+    volatile=frozenset(
+        (
+            "id",
+            "item_id",
+            "response_id",
+            "call_id",
+            "created_at",
+            "completed_at",
+            "sequence_number",
+            "obfuscation",
+        )
+    ),
     other_item=_other_item,
 )

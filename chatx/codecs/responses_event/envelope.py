@@ -11,8 +11,12 @@ from typing import Any
 
 from chatx import ir
 from chatx.residue import merge
-from chatx.usage import RESPONSES
+from chatx.usage import UsageNames
 from chatx.usage import decode_usage as read_usage
+
+USAGE = UsageNames(
+    "input_tokens", "output_tokens", "total_tokens", "input_tokens_details", "output_tokens_details"
+)
 
 # Field order follows the Open Responses ResponseResource schema.
 DEFAULTS: dict[str, Any] = {
@@ -228,4 +232,4 @@ def usage_object(event: Any, own: bool) -> dict[str, Any]:
 
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Responses ``usage`` → IR Usage; the rest of it stays as residue."""
-    return read_usage(usage, RESPONSES)
+    return read_usage(usage, USAGE)
