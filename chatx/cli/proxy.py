@@ -88,8 +88,8 @@ def proxy(
         findings=_line,
     )
     app.debug = server.debugging()
-    _say(f"{server.url(sock)} -> {upstream}, recording into {record}; Ctrl-C to stop")
-    server.run(app, sock, "proxy", lifespan="on")
+    banner = f"{server.url(sock)} -> {upstream}, recording into {record}; Ctrl-C to stop"
+    server.run(app, sock, "proxy", lifespan="on", ready=lambda: _say(banner))
     return 0
 
 

@@ -85,8 +85,8 @@ def serve(
     app.debug = server.debugging()
     where = server.url(sock)
     routes = ", ".join(e.path for e in endpoints())
-    _say(f"{len(loaded)} captures on {where}/v1 ({routes}, GET /v1/models); Ctrl-C to stop")
-    server.run(app, sock, "serve")
+    banner = f"{len(loaded)} captures on {where}/v1 ({routes}, GET /v1/models); Ctrl-C to stop"
+    server.run(app, sock, "serve", ready=lambda: _say(banner))
     return 0
 
 

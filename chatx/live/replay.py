@@ -23,8 +23,9 @@ from chatx.live.errors import ApiError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 
-# Two line ends in a row end an SSE event (LF, CRLF or CR, as the WHATWG rules read them).
-_BLANK = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+# Two line ends in a row end an SSE event (LF, CRLF or CR, as the WHATWG rules read them);
+# the CR of a CRLF is never a line end of its own.
+_BLANK = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
 
 
 class Events:

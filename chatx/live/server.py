@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any, Literal
 
 from chatx.errors import UsageError
@@ -116,18 +117,32 @@ def config(app: Any, command: str, *, lifespan: Lifespan = "off", debug: bool = 
     )
 
 
-def make_server(app: Any, command: str, *, lifespan: Lifespan = "off", debug: bool = False) -> Any:
-    """A uvicorn server for ``app`` (``serve(sockets=[...])`` or ``run(sockets=[...])``)."""
+def make_server(
+    app: Any,
+    command: str,
+    *,
+    lifespan: Lifespan = "off",
+    debug: bool = False,
+    ready: Callable[[], None] | None = None,
+) -> Any:
+    """A uvicorn server for ``app`` (``serve(sockets=[...])`` or ``run(sockets=[...])``);
+    ``ready`` is called once it takes connections, its signal handlers in place."""
     import uvicorn
 
     class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            if not self.should_exit:
-                sys.stderr.write(
-                    f"chatx: {command}: stopping: the responses under way finish "
-                    f"(up to {GRACE:g} s; Ctrl-C again to stop now)\n"
-                )
-            super().handle_exit(sig, frame)
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started and ready is not None:
+                ready()
+
+        # Said here, not in the signal handler: the signal may come in the middle of a
+        # write to stderr, and a second write from the handler would fail.
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            sys.stderr.write(
+                f"chatx: {command}: stopping: the responses under way finish "
+                f"(up to {GRACE:g} s; Ctrl-C again to stop now)\n"
+            )
+            await super().shutdown(sockets)
 
     return Server(config(app, command, lifespan=lifespan, debug=debug))
 
@@ -137,11 +152,18 @@ def debugging() -> bool:
     return os.environ.get("CHATX_DEBUG") == "1"
 
 
-def run(app: Any, sock: socket.socket, command: str, *, lifespan: Lifespan = "off") -> None:
+def run(
+    app: Any,
+    sock: socket.socket,
+    command: str,
+    *,
+    lifespan: Lifespan = "off",
+    ready: Callable[[], None] | None = None,
+) -> None:
     """Serve until Ctrl-C or SIGTERM; the signal is raised again once the server has
     stopped, so the command ends as an interrupted one."""
-    server = make_server(app, command, lifespan=lifespan, debug=debugging())
     try:
+        server = make_server(app, command, lifespan=lifespan, debug=debugging(), ready=ready)
         server.run(sockets=[sock])
     finally:
         sock.close()
