@@ -44,6 +44,8 @@ if TYPE_CHECKING:  # a process pool costs 20 ms to import: only -j needs one
 # What a directory walk picks up. Other names (vercel's ``*.chunks.txt``) are converted
 # when named on the command line: a folder of captures often holds notes and READMEs too.
 CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json")
+# The request a capture was answered for, written beside it by capture and proxy: no stream.
+REQUEST_SUFFIX = ".request.json"
 NO_CAPTURES = (
     f"no captures in this directory (looked for {', '.join('*' + s for s in CAPTURE_SUFFIXES)})"
 )
@@ -218,7 +220,11 @@ def _walk(top: Path, out_dir: Path | None, passed: list[str] | None = None) -> I
         here = Path(dirpath)
         in_outputs = outputs is not None and _resolved(here).is_relative_to(outputs)
         for filename in sorted(filenames):
-            if filename.startswith(".") or not filename.endswith(CAPTURE_SUFFIXES):
+            if (
+                filename.startswith(".")
+                or not filename.endswith(CAPTURE_SUFFIXES)
+                or filename.endswith(REQUEST_SUFFIX)
+            ):
                 continue
             if in_outputs and _looks_like_output(filename):
                 continue  # what an earlier run wrote, not an input

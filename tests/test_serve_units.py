@@ -154,3 +154,17 @@ def test_every_registered_format_with_an_api_is_served() -> None:
     assert endpoints.by_name("llama").under_base == "/inference/chat-completion"
     with pytest.raises(UsageError, match="unknown API 'chta'"):
         endpoints.by_name("chta")
+
+
+def test_a_directory_walk_passes_over_recorded_requests(tmp_path: Path) -> None:
+    from tests.inprocess import assert_clean, run
+    from tests.serve_support import fixture
+
+    recording = Recording(tmp_path / "a.sse", {"model": "m", "stream": True})
+    recording.write(fixture("chat-chunk/text.sse"))
+    recording.close(whole=True)
+    result = run(["validate", str(tmp_path)])
+    assert_clean(result, {0})
+    assert result.stdout.decode().splitlines() == [
+        f"{tmp_path / 'a.sse'}: ok (chat-chunk, sse, 8 records)"
+    ]

@@ -19,8 +19,8 @@ from chatx import codecs
 from chatx.assemble import Assembler, streams_of
 from chatx.assemble import load as load_side
 from chatx.errors import InputError, UsageError
-from chatx.live.recording import REQUEST_SUFFIX, request_path
-from chatx.outdir import CAPTURE_SUFFIXES, walk
+from chatx.live.recording import request_path
+from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
 
 
 @dataclass(slots=True, eq=False)
@@ -84,11 +84,7 @@ def _files(given: str) -> list[tuple[Path, str]]:
     if top.is_dir():
         # Named under the directory's own name: two directories given keep theirs apart.
         label = top.resolve().name or "captures"
-        return [
-            (path, f"{label}/{path.relative_to(top).as_posix()}")
-            for path in walk(top)
-            if not path.name.endswith(REQUEST_SUFFIX)
-        ]
+        return [(path, f"{label}/{path.relative_to(top).as_posix()}") for path in walk(top)]
     if not top.exists():
         raise UsageError(f"{given}: no such file or directory")
     if top.name.endswith(REQUEST_SUFFIX):

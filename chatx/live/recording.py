@@ -20,7 +20,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-REQUEST_SUFFIX = ".request.json"
+from chatx.outdir import REQUEST_SUFFIX
+
 PART_SUFFIX = ".part"
 
 # Field names that hold credentials, compared lower-cased without - and _.
