@@ -94,6 +94,10 @@ class Item:
     done: bool = False
     patch: dict[str, Any] = field(default_factory=dict)
     format: str | None = None
+    # A reasoning item's closing token (see ir.ItemEnd): its signature, or its content
+    # withheld (encrypted).
+    signature: str | None = None
+    encrypted: str | None = None
 
     def reasoning_text(self) -> str:
         return "".join(joined(parts) for parts in self.reasoning.values())
@@ -243,6 +247,7 @@ class Assembler:
             patch = event.extra.get("item")
             if isinstance(patch, dict):
                 item.patch = patch
+            item.signature, item.encrypted = event.signature, event.encrypted
         lane.open = None
 
     def _current(self, number: int, kind: str) -> Item:
