@@ -5,9 +5,15 @@ Ids are stable and namespaced by format (``RSP`` Responses events, ``CHK`` chat 
 retired id is never reused. The rules of any stream are in
 :mod:`chatx.validation.stream_rules`; each format's are in its codec package, and the
 registry's ``Codec.rules`` hands them here.
+
+:data:`RULES` is collected when first read, not when this module is imported: a codec's
+catalogue imports :mod:`chatx.validation.rule`, whose package imports this module, so
+collecting at import would ask a catalogue for its rules while it is being imported.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
 
 from chatx import codecs
 from chatx.validation.rule import Rule, Severity
@@ -26,7 +32,28 @@ def _collect() -> dict[str, Rule]:
     return rules
 
 
-RULES: dict[str, Rule] = _collect()
+class _Rules(Mapping[str, Rule]):
+    """Every rule by id, in listing order: those of any stream, then each format's."""
+
+    def __init__(self) -> None:
+        self._rules: dict[str, Rule] | None = None
+
+    def _all(self) -> dict[str, Rule]:
+        if self._rules is None:
+            self._rules = _collect()
+        return self._rules
+
+    def __getitem__(self, rule_id: str) -> Rule:
+        return self._all()[rule_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+RULES: Mapping[str, Rule] = _Rules()
 
 
 def get_rule(rule_id: str) -> Rule | None:
