@@ -15,8 +15,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
+from chatx.codecs.template import DeltaRun
 from chatx.errors import ChatxError, InputError, NotRepresentable
-from chatx.notes import Notes
+from chatx.notes import Note, Notes
 from chatx.record import Record
 from chatx.textsafe import escape_text
 
@@ -40,8 +41,8 @@ def bug_text(exc: BaseException) -> str:
 
 
 Feed = Callable[[Record, list[Any]], None]
-Runs = Callable[[Sequence[Record], int], Any]
-FeedRun = Callable[[Any, list[Any]], None]
+Runs = Callable[[Sequence[Record], int], DeltaRun | None]
+FeedRun = Callable[[DeltaRun, list[Any]], None]
 
 
 class Drive:
@@ -49,24 +50,17 @@ class Drive:
 
     Lenient (the default): such a record is noted as skipped (``skipped`` counts them)
     and the next one goes on. ``strict``: the first one, or the first repair or loss
-    ``check`` raises as NotRepresentable, ends the run; ``error`` holds what to raise
-    once the output of the records before it is written (an error a step sets there
-    itself ends a strict run as well).
+    noted (:meth:`check`), ends the run; ``error`` holds what to raise once the output
+    of the records before it is written (an error a step sets there itself ends a
+    strict run as well).
     """
 
-    def __init__(
-        self,
-        notes: Notes,
-        *,
-        strict: bool = False,
-        name: str = "<input>",
-        check: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, notes: Notes, *, strict: bool = False, name: str = "<input>") -> None:
         self.notes = notes
         self.strict = strict
         self.name = name
-        self.check = check
         self.skipped = 0
+        self.checked = 0  # strict: the notes already looked at
         self.error: ChatxError | None = None
 
     def run(
@@ -82,8 +76,8 @@ class Drive:
         ``runs(records, position)``, when given (never under ``strict``, which judges
         each record alone), returns a run of records the decoder knows by their bytes,
         or None; ``feed_run(run, out)`` takes the whole run at once."""
-        notes, strict, check = self.notes, self.strict, self.check
-        if strict:
+        notes, strict = self.notes, self.strict
+        if strict or feed_run is None:
             runs = None
         position, count = 0, len(records)
         while position < count:
@@ -98,17 +92,35 @@ class Drive:
                     run = runs(records, position - 1)
                     if run is not None:
                         position += len(run.texts) - 1
-                        feed_run(run, out)  # type: ignore[misc]
+                        assert feed_run is not None  # runs are only asked for with it
+                        feed_run(run, out)
                         continue
                 feed(record, out)
-                if check is not None:
-                    check()
+                if strict:
+                    self.check()
             except Exception as exc:
                 self._failed(exc, record, out, kept)
             if strict and self.error is not None:
                 del out[kept:]  # the record that broke the rule is not written
                 break
         return out
+
+    def check(self) -> None:
+        """``strict``: the first repair or loss noted since the last check is raised as
+        NotRepresentable (lenient: nothing to do)."""
+        if not self.strict:
+            return
+        items = self.notes.items
+        for note in items[self.checked :]:
+            if note.kind in ("lost", "repaired"):
+                self._not_representable(note)
+        self.checked = len(items)
+        if self.notes.lost_fields:
+            self._not_representable(self.notes.summary()[len(items)])
+
+    def _not_representable(self, note: Note) -> None:
+        where = f"{self.name}:{note.line}" if note.line else self.name
+        raise NotRepresentable(f"{where}: {note.kind}: {note.message}")
 
     def _failed(self, exc: Exception, record: Record, out: list[Any], kept: int) -> None:
         """The policy, called while ``exc`` is handled: what it does not take is raised

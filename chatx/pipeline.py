@@ -1,4 +1,4 @@
-"""The transcoding pipeline: reader → decoder → (transforms) → encoder → writer.
+"""The transcoding pipeline: reader → decoder → (choice) → encoder → writer.
 
 :class:`Transcoder` is itself sans-IO: ``feed(bytes) -> bytes`` and ``finish() -> bytes``
 (``feed_frames``/``finish_frames`` give the same bytes in pieces).
@@ -13,13 +13,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from chatx import codecs, containers, ir
-from chatx.codecs.base import Codec, EncodeOptions
-from chatx.codecs.template import DeltaRun
+from chatx.choice import Lanes
+from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder
+from chatx.codecs.template import DeltaRun, KnownRecords
+from chatx.containers.base import RawReader, Reader, Writer
 from chatx.containers.lines import MAX_LINE
 from chatx.decoding import decode
 from chatx.drive import Drive
-from chatx.errors import ChatxError, InputError, NotRepresentable, UsageError
-from chatx.notes import Note, Notes
+from chatx.errors import ChatxError, InputError
+from chatx.notes import Notes
 from chatx.reading import open_records, read_records
 from chatx.record import Record
 from chatx.refusals import (
@@ -35,6 +37,54 @@ from chatx.refusals import (
 # read_records and open_records live in chatx.reading, decode in chatx.decoding; the
 # pipeline is where callers have always found them.
 __all__ = ["Transcoder", "convert", "decode", "open_records", "read_records"]
+
+
+class Conversion:
+    """Records to payloads once both formats are known: the decoder, the lanes that go
+    on (:class:`~chatx.choice.Lanes`) and the encoder, fed by the one loop
+    (:class:`~chatx.drive.Drive`), lenient or strict. Records a decoder knows by their
+    bytes (``decoder.known``) reach the encoder as runs, ``--choice`` or not."""
+
+    __slots__ = ("decoder", "drive", "encoder", "lanes", "notes", "runs", "whole")
+
+    def __init__(self, decoder: Decoder, encoder: Encoder, lanes: Lanes, drive: Drive) -> None:
+        self.decoder = decoder
+        self.encoder = encoder
+        self.lanes = lanes
+        self.drive = drive
+        self.notes = drive.notes
+        known: KnownRecords | None = getattr(decoder, "known", None)
+        self.runs = known.run if known is not None else None
+        # Without --choice and for a target of many lanes, every event goes on as it is.
+        self.whole = lanes.choice is None and not lanes.target.single_lane
+
+    def payloads(self, records: list[Record]) -> list[Any]:
+        return self.drive.run(records, self._feed, [], self.runs, self._feed_run)
+
+    def finish(self) -> list[Any]:
+        """The payloads of what the decoder still held at the end of input."""
+        events = self.decoder.finish()
+        return self.encoder.feed(self.lanes.select(events)) if events else []
+
+    def _feed(self, record: Record, out: list[Any]) -> None:
+        events = self.decoder.feed(record)
+        if events:
+            if type(events) is ir.Batches:  # a whole object: its stream's records
+                for batch in events:
+                    out.extend(self.encoder.feed(self.lanes.select(batch)))
+            # Without --choice, a one-lane target only needs to see each lane's LaneStart.
+            elif self.whole or (
+                self.lanes.choice is None and ir.LaneStart not in map(type, events)
+            ):
+                out.extend(self.encoder.feed(events))
+            else:
+                out.extend(self.encoder.feed(self.lanes.select(events)))
+
+    def _feed_run(self, run: DeltaRun, out: list[Any]) -> None:
+        chosen = self.lanes.select_run(run)
+        if chosen is not None:
+            out.extend(self.encoder.feed_run(chosen))
+        self.notes.line = run.lines[-1]  # what comes next follows the run's last
 
 
 class Transcoder:
@@ -67,18 +117,14 @@ class Transcoder:
         self.strict = strict
         self.name = name
         self.notes = notes if notes is not None else Notes()
-        self.reader: Any = None
-        self.writer: Any = None
-        self.decoder: Any = None
-        self.encoder: Any = None
+        self.reader: Reader | None = None
+        self.writer: Writer | None = None
+        self.conversion: Conversion | None = None  # once the source format is known
         self.head = b""
         self.ignored: list[tuple[int, str]] | None = None
         self.pending: list[Record] = []
-        self.checked = 0  # --strict: notes already looked at
-        self.drive = Drive(
-            self.notes, strict=strict, name=name, check=self._check_strict if strict else None
-        )
-        self.lanes: set[int] = set()
+        self.drive = Drive(self.notes, strict=strict, name=name)
+        self.lanes = Lanes(choice, self.dst, name, self.drive)
         self.finished = False
         # --from F: records are held until one of the first is F's (see named_format).
         self.named = src is not None
@@ -99,17 +145,17 @@ class Transcoder:
         stream's last events are not joined into one more copy of its text."""
         if self.finished:
             raise ValueError("Transcoder.feed() after finish(): a Transcoder converts one stream")
-        if type(chunk) is not bytes:
-            chunk = as_bytes(chunk, "Transcoder.feed()")
+        data = chunk if type(chunk) is bytes else as_bytes(chunk, "Transcoder.feed()")
         if self.error is not None:
             raise self.error
-        if self.reader is None:
-            self.head += chunk
+        reader = self.reader
+        if reader is None:
+            self.head += data
             if not containers.ready(self.head) and len(self.head) <= MAX_LINE:
                 return []
-            chunk, self.head = self.head, b""
-            self._open_reader(chunk)
-        records = self.reader.feed(chunk)
+            data, self.head = self.head, b""
+            reader = self._open_reader(data)
+        records = reader.feed(data)
         if self.ignored:
             self._say_ignored()
         return self._records(records)
@@ -122,39 +168,39 @@ class Transcoder:
         if self.error is not None:
             raise self.error
         out: list[bytes] = []
-        if self.reader is None:
-            chunk, self.head = self.head, b""
-            self._open_reader(chunk)
-            out = self._records(self.reader.feed(chunk))
-        records = self.reader.finish()
+        reader = self.reader
+        if reader is None:
+            data, self.head = self.head, b""
+            reader = self._open_reader(data)
+            out = self._records(reader.feed(data))
+        records = reader.finish()
         if self.ignored:
             self._say_ignored()
         out += self._records(records)
-        if self.decoder is None:
-            if not self.pending:
-                raise InputError(
-                    "no records in the input", file=self.name, line=1, expected="at least one event"
-                )
-            if self.named:  # True, or an InputError
-                named_format(self.src, self.pending, self.name, final=True)  # type: ignore[arg-type]
-            self._open_codecs()
+        conversion = self.conversion
+        if conversion is None:
+            conversion = self._open_late()
             records, self.pending = self.pending, []
-            out += self._process(records)
+            out += self._frames(conversion.payloads(records))
         if self.error is not None:  # --strict stopped in the last records
             raise self.error
-        out += self._encode(self._select(self.decoder.finish()))
+        out += self._frames(conversion.finish())
         self._check_ending()
-        payloads = self.encoder.finish()
-        if self.strict:
-            self._check_strict()
-        if payloads:
-            out += self.writer.frames(payloads)
-        out.append(self.writer.finish())
-        return out
+        payloads = conversion.encoder.finish()
+        self.drive.check()
+        return out + self._frames(payloads) + [self._writer().finish()]
 
     @property
     def source_format(self) -> str | None:
         return self.src.name if self.src else None
+
+    @property
+    def decoder(self) -> Decoder | None:
+        return self.conversion.decoder if self.conversion is not None else None
+
+    @property
+    def encoder(self) -> Encoder | None:
+        return self.conversion.encoder if self.conversion is not None else None
 
     @property
     def skipped(self) -> int:
@@ -173,48 +219,67 @@ class Transcoder:
 
     # -- stages ----------------------------------------------------------------------
 
-    def _open_reader(self, head: bytes) -> None:
+    def _open_reader(self, head: bytes) -> Reader:
         name = self.container or containers.detect(head[: containers.sniffed(head)])
         self.container = name
-        self.reader = containers.get(name).reader()
+        reader: Reader = containers.get(name).reader()
+        self.reader = reader
         # The SSE reader lists the lines the spec ignores; the list is shared, not copied.
-        self.ignored = getattr(self.reader, "ignored", None)
+        self.ignored = getattr(reader, "ignored", None)
+        return reader
 
     def _say_ignored(self) -> None:
         """A warning per input line the reader ignored: nothing is dropped unsaid."""
-        for line, why in self.ignored:
+        ignored = self.ignored or []
+        for line, why in ignored:
             self.notes.add("warning", why, line)
-        self.ignored.clear()
+        ignored.clear()
 
-    def _open_codecs(self) -> None:
-        if self.src is None:
-            self.src = source_format(self.pending, self.name, final=True)
+    def _open_codecs(self, src: Codec) -> Conversion:
         out_container = self.out_container or self.dst.container
         if out_container == "sse":
             self.writer = containers.get("sse").writer(self.dst.sse_event_names)
         else:
             self.writer = containers.get(out_container).writer()
         self.out_container = out_container
-        self.decoder = self.src.decoder(self.notes)
-        if self.src.reads_raw and hasattr(self.reader, "raw"):
+        if src.reads_raw and isinstance(self.reader, RawReader):
             self.reader.raw = True
         options = self.options
-        if options.source_format != self.src.name:
+        if options.source_format != src.name:
             options = EncodeOptions(
                 options.reasoning,
                 options.reasoning_field,
                 options.request,
                 options.finish,
-                self.src.name,
+                src.name,
             )
-        self.encoder = self.dst.encoder(self.notes, options)
+        decoder = src.decoder(self.notes)
+        encoder = self.dst.encoder(self.notes, options)
+        self.conversion = Conversion(decoder, encoder, self.lanes, self.drive)
+        return self.conversion
+
+    def _open_late(self) -> Conversion:
+        """At the end of input, records held while the format was not yet known."""
+        if not self.pending:
+            raise InputError(
+                "no records in the input", file=self.name, line=1, expected="at least one event"
+            )
+        src = self.src
+        if src is not None:
+            if self.named:  # --from F: one of the first records must be F's
+                named_format(src, self.pending, self.name, final=True)
+        else:
+            src = self.src = source_format(self.pending, self.name, final=True)
+            assert src is not None  # it raises when it cannot tell at the end
+        return self._open_codecs(src)
 
     def _records(self, records: list[Record]) -> list[bytes]:
         if not records:
             return []
         if self.only_done:
             self.only_done = all(record.done for record in records)
-        if self.decoder is None:
+        conversion = self.conversion
+        if conversion is None:
             self.pending.extend(records)
             # The format is decided on the records alone, never on how many one read
             # brought: a record that names it decides at once, else the first four.
@@ -226,103 +291,26 @@ class Transcoder:
                 if not named_format(self.src, self.pending, self.name, final=False):
                     return []
                 self.named = False
-            self._open_codecs()
+            conversion = self._open_codecs(self.src)
             records, self.pending = self.pending, []
-        return self._process(records)
+        return self._frames(conversion.payloads(records))
+
+    def _frames(self, payloads: list[Any]) -> list[bytes]:
+        return self._writer().frames(payloads) if payloads else []
+
+    def _writer(self) -> Writer:
+        assert self.writer is not None  # open once the codecs are
+        return self.writer
 
     def _check_ending(self) -> None:
         """At the end of the input: a choice asked for that never came is an error, input
         of nothing but ``[DONE]`` a warning."""
         if self.choice is not None:
-            error = missing_choice(self.choice, self.lanes, self.name)
+            error = missing_choice(self.choice, self.lanes.seen, self.name)
             if error is not None:
                 raise error
         if self.only_done:
             self.notes.add("warning", "the input holds only data: [DONE]: no events", 1)
-
-    def _process(self, records: list[Record]) -> list[bytes]:
-        # Records the decoder knows by their bytes reach the encoder as one DeltaRun;
-        # --choice renumbers lanes event by event, so it takes them one at a time.
-        known = getattr(self.decoder, "known", None)
-        runs = known.run if known is not None and self.choice is None else None
-        payloads = self.drive.run(records, self._feed, [], runs, self._feed_run)
-        return self.writer.frames(payloads) if payloads else []
-
-    def _feed(self, record: Record, out: list[Any]) -> None:
-        events = self.decoder.feed(record)
-        if events:
-            if type(events) is ir.Batches:  # a whole object: its stream's records
-                out.extend(self._batches(events))
-            # Without --choice, a one-lane target only needs to see each lane's LaneStart.
-            elif self.choice is None and ir.LaneStart not in map(type, events):
-                out.extend(self.encoder.feed(events))
-            else:
-                out.extend(self.encoder.feed(self._select(events)))
-
-    def _feed_run(self, run: DeltaRun, out: list[Any]) -> None:
-        out.extend(self.encoder.feed_run(run))
-        self.notes.line = run.lines[-1]  # what comes next follows the run's last
-
-    def _batches(self, batches: ir.Batches) -> list[Any]:
-        """The payloads of the batches one record stands for (a non-streaming object)."""
-        out: list[Any] = []
-        for batch in batches:
-            out.extend(self.encoder.feed(self._select(batch)))
-        return out
-
-    def _encode(self, events: list[ir.Event]) -> list[bytes]:
-        if not events:
-            return []
-        payloads = self.encoder.feed(events)
-        return self.writer.frames(payloads) if payloads else []
-
-    def _check_strict(self) -> None:
-        """--strict: the first repair or loss noted since the last check is an error."""
-        items = self.notes.items
-        for note in items[self.checked :]:
-            if note.kind in ("lost", "repaired"):
-                self._not_representable(note)
-        self.checked = len(items)
-        if self.notes.lost_fields:
-            self._not_representable(self.notes.summary()[len(items)])
-
-    def _not_representable(self, note: Note) -> None:
-        where = f"{self.name}:{note.line}" if note.line else self.name
-        raise NotRepresentable(f"{where}: {note.kind}: {note.message}")
-
-    def _select(self, events: list[ir.Event]) -> list[ir.Event]:
-        """Keep one choice (``--choice N``, renumbered 0) or refuse a second one."""
-        if self.choice is None:
-            if self.dst.single_lane:
-                for event in events:
-                    # Every lane opens with LaneStart (decoders say so before anything else
-                    # of the lane), so only those need a look.
-                    if type(event) is ir.LaneStart and event.lane not in self.lanes:
-                        self.lanes.add(event.lane)
-                        if len(self.lanes) > 1:
-                            raise UsageError(
-                                f"{self.name}: the stream has several choices and "
-                                f"{self.dst.name} holds one: pass --choice N"
-                            )
-            return events
-        kept = []
-        for event in events:
-            kind = type(event)
-            if kind is ir.LaneStart:
-                self.lanes.add(event.lane)  # type: ignore[union-attr]
-            elif kind is ir.StreamEnd and self.choice not in self.lanes:
-                # The stream ends without the choice: no clean ending is written for
-                # it, and the next feed() or finish() raises (what came before is out).
-                self.error = missing_choice(self.choice, self.lanes, self.name)
-                if self.error is not None:
-                    break
-            lane = getattr(event, "lane", None)
-            if lane is None:
-                kept.append(event)
-            elif lane == self.choice:
-                event.lane = 0  # type: ignore[union-attr]
-                kept.append(event)
-        return kept
 
 
 def convert(

@@ -57,14 +57,40 @@ def test_strict_stops_at_the_first_and_keeps_the_error_located():
     assert str(drive.error) == "in.sse:7: three is refused (expected one or two)"
 
 
-def test_strict_check_turns_a_repair_into_the_error():
-    def check() -> None:
-        raise NotRepresentable("in.sse:1: repaired: something")
+def test_strict_turns_the_first_repair_or_loss_into_the_error():
+    notes = Notes()
 
-    drive = Drive(Notes(), strict=True, check=check)
-    out = drive.run(GOOD, _feed, [])
-    assert out == []
-    assert str(drive.error) == "in.sse:1: repaired: something"
+    def repairs_the_second(record: Record, out: list[object]) -> None:
+        out.append(record.data["n"])
+        if record.data["n"] == 2:
+            notes.repaired("something")
+
+    drive = Drive(notes, strict=True, name="in.sse")
+    out = drive.run(GOOD, repairs_the_second, [])
+    assert out == [1]  # the record that broke the rule is not written
+    assert isinstance(drive.error, NotRepresentable)
+    assert str(drive.error) == "in.sse:3: repaired: something"
+
+
+def test_lenient_notes_a_repair_and_goes_on():
+    notes = Notes()
+
+    def repairs(record: Record, out: list[object]) -> None:
+        out.append(record.data["n"])
+        notes.repaired("something")
+
+    drive = Drive(notes, name="in.sse")
+    assert drive.run(GOOD, repairs, []) == [1, 2]
+    drive.check()  # nothing to do when lenient
+    assert drive.error is None and len(notes.items) == 2
+
+
+def test_strict_check_at_the_end_says_a_lost_field():
+    notes = Notes()
+    drive = Drive(notes, strict=True, name="in.sse")
+    notes.lost_field("usage.cost")
+    with pytest.raises(NotRepresentable, match="in.sse: lost: field usage.cost"):
+        drive.check()
 
 
 def test_strict_lets_a_codec_bug_through():

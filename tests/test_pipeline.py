@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -218,3 +219,60 @@ def test_pieces_equal_a_text_without_joining(pieces, text, same):
         collected.append(piece)
     assert collected.equals(text) is same
     assert (collected.text() == text) is same
+
+
+def _two_choices(count: int) -> bytes:
+    """A two-choice chat stream, each choice's text chunks one after another."""
+    head = {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk_of(index: int, delta: dict[str, str], finish: str | None = None) -> Any:
+        choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**head, "choices": [choice]}
+
+    chunks = [chunk_of(0, {"role": "assistant", "content": ""})]
+    chunks.append(chunk_of(1, {"role": "assistant", "content": ""}))
+    chunks += [chunk_of(0, {"content": f"a{n}"}) for n in range(count)]
+    chunks += [chunk_of(1, {"content": f"b{n}"}) for n in range(count)]
+    chunks += [chunk_of(0, {}, "stop"), chunk_of(1, {}, "stop")]
+    body = b"".join(
+        b"data: " + json.dumps(c, separators=(",", ":")).encode() + b"\n\n" for c in chunks
+    )
+    return body + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("blocks", [1, 7])
+def test_choice_keeps_every_chunk_of_the_chosen_choice_as_it_came(blocks):
+    """--choice 1 into chat: each text chunk of choice 1 comes out as it came, numbered
+    0, its ``logprobs: null, finish_reason: null`` included (the decoder shares that
+    residue between chunks, so choosing renumbers a copy of it)."""
+    body = _two_choices(6)
+    transcoder = Transcoder("chat-chunk", choice=1)
+    step = len(body) if blocks == 1 else blocks
+    out = b"".join(transcoder.feed(body[i : i + step]) for i in range(0, len(body), step))
+    texts = [p for p in payloads(out + transcoder.finish()) if isinstance(p, dict)]
+    chosen = [p["choices"][0] for p in texts if p["choices"][0]["delta"].get("content")]
+    assert [c["delta"]["content"] for c in chosen] == [f"b{n}" for n in range(6)]
+    assert all(
+        c == {"index": 0, "delta": c["delta"], "logprobs": None, "finish_reason": None}
+        for c in chosen
+    )
+
+
+def test_runs_stay_on_under_choice():
+    """Records a decoder knows by their bytes reach the encoder as runs with --choice
+    too: the chosen lane's, said on lane 0; the other lane's are left out whole."""
+    body = _two_choices(40)
+    transcoder = Transcoder("chat-chunk", choice=1)
+    out = transcoder.feed(body[:600])  # the codecs are open by then
+    encoder: Any = transcoder.encoder
+    runs: list[tuple[int, int]] = []
+    feed_run = encoder.feed_run
+
+    def counted(run: Any) -> list[Any]:
+        runs.append((run.lane, len(run.texts)))
+        return feed_run(run)
+
+    encoder.feed_run = counted
+    out += transcoder.feed(body[600:]) + transcoder.finish()
+    assert runs and {lane for lane, _ in runs} == {0} and max(n for _, n in runs) > 20
+    assert out == convert(body, "chat-chunk", choice=1)[0]

@@ -11,7 +11,7 @@ import errno
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 import typer
@@ -23,6 +23,9 @@ from chatx.drive import NoteReporter, pump
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
 from chatx.textsafe import escape_text
+
+# --reasoning: the words it takes, as EncodeOptions types them.
+_REASONING: dict[str, Literal["summary", "text"]] = {"summary": "summary", "text": "text"}
 
 
 def register(app: typer.Typer) -> None:
@@ -132,15 +135,16 @@ def convert(
 ) -> int:
     from chatx import outdir
 
-    if reasoning not in ("summary", "text"):
+    mode = _REASONING.get(reasoning)
+    if mode is None:
         raise UsageError("--reasoning takes 'summary' or 'text'")
     if reasoning_field not in (None, "reasoning", "reasoning_content"):
         raise UsageError("--reasoning-field takes 'reasoning' or 'reasoning_content'")
     files = files or ["-"]
     formats = outdir.targets(to or ["responses-event"])
     options = EncodeOptions(
-        reasoning=reasoning,
-        reasoning_field=reasoning_field,  # type: ignore[arg-type]
+        reasoning=mode,
+        reasoning_field=reasoning_field,
         request=_load_request(request),
         finish=finish,
     )

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from chatx.containers import jsonarray, jsonl, sse
+from chatx.containers.base import Reader, Writer
 from chatx.containers.jsonarray import JSONArrayReader, JSONArrayWriter
 from chatx.containers.jsonl import JSONLReader, JSONLWriter
 from chatx.containers.sse import BOM, SSEReader, SSEWriter
@@ -41,8 +41,8 @@ class Container:
 
     name: str
     description: str
-    reader: Callable[[], Any]  # () -> reader with feed(bytes)/finish() -> list[Record]
-    writer: Callable[..., Any]  # (event_names=bool) -> writer with write(list)/finish() -> bytes
+    reader: Callable[[], Reader]
+    writer: Callable[..., Writer]  # (event_names=bool): SSE writes event names when asked
     # 0..100: how sure we are that a stream whose first bytes are these is ours.
     probe: Callable[[bytes], int]
 
