@@ -29,8 +29,7 @@ from chatx.errors import ChatxError, ExitStatus
 
 app = typer.Typer(
     name="chatx",
-    help="A stream transcoder for LLM streaming output: chat-chunk, responses-event, "
-    "llama-stack-event.",
+    help="A stream transcoder for LLM streaming output (chatx formats lists the formats).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
