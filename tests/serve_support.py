@@ -18,10 +18,12 @@ from chatx.collect import DEFAULT_TARGET, collect
 from chatx.live import server
 from chatx.live.app import ServeApp
 from chatx.live.captures import load as load_captures
+from chatx.live.endpoints import endpoints
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
-DIRS = [str(FIXTURES / fmt) for fmt in ("chat-chunk", "responses-event", "llama-stack-event")]
+# The fixtures of every registered format that an API of chatx serve speaks.
+DIRS = [str(FIXTURES / e.format) for e in endpoints() if (FIXTURES / e.format).is_dir()]
 TIMEOUT = 30
 
 

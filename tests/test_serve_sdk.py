@@ -19,6 +19,7 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 import chatx
+from chatx import codecs
 from chatx.codecs.base import EncodeOptions
 from tests.serve_support import TIMEOUT, Running, final, fixture, post, serving
 
@@ -30,6 +31,13 @@ CAPTURES = [
     "llama-stack-event/text.jsonl",
     "llama-stack-event/tool-call-openai-compat.jsonl",
 ]
+# Anthropic's Messages API is served once its codec is registered (chatx.live.endpoints).
+ANTHROPIC = "anthropic-event" in codecs.names()
+if ANTHROPIC:
+    CAPTURES += ["anthropic-event/text.sse", "anthropic-event/tool-use.sse"]
+needs_anthropic = pytest.mark.skipif(
+    not ANTHROPIC, reason="the anthropic-event codec is not registered: no /v1/messages"
+)
 MESSAGES: list[Any] = [{"role": "user", "content": "hi"}]
 
 
@@ -164,6 +172,19 @@ def test_llama_stack_endpoint(served: Running, name: str) -> None:
     assert whole.status_code == 200 and whole.json() == orjson.loads(orjson.dumps(expected))
 
 
+@pytest.mark.parametrize(
+    "name", ["chat-chunk/usage-no-total.sse", "chat-chunk/usage-total-reasoning.jsonl"]
+)
+def test_llama_stack_total_is_the_same_streamed_or_not(served: Running, name: str) -> None:
+    """Llama Stack's total is prompt + completion, in the stream and the final object alike."""
+    url = f"{served.url}/v1/inference/chat-completion"
+    streamed = final(post(url, {"stream": True}, name).content, "llama-stack-event")
+    whole = post(url, {"stream": False}, name).json()
+    assert streamed == whole == final(fixture(name), "llama-stack-event")
+    counts = {m["metric"]: m["value"] for m in whole["metrics"]}
+    assert counts["total_tokens"] == counts["prompt_tokens"] + counts["completion_tokens"]
+
+
 # -- bytes ----------------------------------------------------------------------------------
 
 
@@ -246,3 +267,34 @@ def test_several_clients_at_once(served: Running) -> None:
     alone = {name: fetch(name) for name in CAPTURES}
     assert got == [alone[name] for name in names]
     assert alone["chat-chunk/text.sse"] == fixture("chat-chunk/text.sse")
+
+
+# -- Anthropic's Messages API ----------------------------------------------------------------
+
+
+@needs_anthropic
+@pytest.mark.parametrize("name", CAPTURES)
+def test_anthropic_messages_stream(served: Running, name: str) -> None:
+    import anthropic
+
+    client = anthropic.Anthropic(base_url=served.url, api_key="sk-test", max_retries=0)
+    with client.messages.stream(
+        model="claude-test", max_tokens=100, messages=MESSAGES, extra_headers=header(name)
+    ) as stream:
+        kinds = [event.type for event in stream]
+        got = stream.get_final_message()
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    expected = final(fixture(name), "anthropic-event")
+    assert _plain(got.model_dump(mode="json")) == _plain(expected)
+    assert got.content
+    made = client.messages.create(
+        model="claude-test", max_tokens=100, messages=MESSAGES, extra_headers=header(name)
+    )
+    assert _plain(made.model_dump(mode="json")) == _plain(expected)
+
+
+@needs_anthropic
+def test_anthropic_capture_through_its_own_api_is_verbatim(served: Running) -> None:
+    name = "anthropic-event/tool-use.sse"
+    got = post(f"{served.url}/v1/messages", {"stream": True}, name)
+    assert got.status_code == 200 and got.content == fixture(name)

@@ -52,7 +52,11 @@ def to_llama_stack(
         "stop_reason": stop,
         "tool_calls": [_call(call.call_id, call.name, call.arguments) for call in lane.calls],
     }
-    return {"completion_message": message, "logprobs": None, "metrics": _metrics(stream)}
+    return {
+        "completion_message": message,
+        "logprobs": None,
+        "metrics": _metrics(stream, source == NAME),
+    }
 
 
 def _call(call_id: str | None, name: str | None, arguments: str) -> dict[str, Any]:
@@ -68,14 +72,19 @@ def _call(call_id: str | None, name: str | None, arguments: str) -> dict[str, An
     }
 
 
-def _metrics(stream: Assembler) -> list[dict[str, Any]] | None:
+def _metrics(stream: Assembler, own: bool) -> list[dict[str, Any]] | None:
     usage = stream.usage
     if usage is None:
         return None
+    total = usage.total
+    if usage.input is not None and usage.output is not None and (not own or total is None):
+        # As the encoder writes it: Llama Stack's router computes the total as prompt +
+        # completion, so a stream and its final object agree.
+        total = usage.input + usage.output
     counts = (
         ("prompt_tokens", usage.input),
         ("completion_tokens", usage.output),
-        ("total_tokens", usage.total),
+        ("total_tokens", total),
     )
     return [
         {"metric": name, "value": value, "unit": "tokens"}
