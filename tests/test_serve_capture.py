@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 import chatx
+from chatx import codecs
 from chatx.live.app import ServeApp
 from chatx.live.captures import load
 from tests.inprocess import assert_clean, run
@@ -284,4 +285,26 @@ def test_interrupted_capture_is_kept_as_part(
     kept = part.read_bytes()
     assert kept and len(kept) < len(whole) and whole.startswith(kept)
     assert (tmp_path / "cut.sse.part.request.json").exists()
+    no_secret_in(tmp_path, KEY)
+
+
+@pytest.mark.skipif(
+    "anthropic-event" not in codecs.names(), reason="the anthropic-event codec is not registered"
+)
+def test_anthropic_api_sends_its_key_as_x_api_key(
+    upstream: tuple[Running, Seen], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    running, seen = upstream
+    out = tmp_path / "claude.sse"
+    ask = {**CHAT_ASK, "max_tokens": 64}
+    result = capture(
+        running.url, out, ask, "--api", "anthropic", "--api-key-env", "ANTHROPIC_API_KEY"
+    )
+    assert_clean(result, {0})
+    headers = seen.headers[-1]
+    assert headers[b"x-api-key"] == KEY.encode() and b"authorization" not in headers
+    assert headers[b"anthropic-version"] == b"2023-06-01"
+    assert out.read_bytes() == sent_directly(running.url, "/v1/messages", ask)
+    assert out.read_bytes().startswith(b"event: message_start\n")
     no_secret_in(tmp_path, KEY)
