@@ -161,3 +161,14 @@ def test_missing_extra_names_it() -> None:
         UsageError, match=r"chatx serve needs no_such_module_x: pip install 'chatx\[serve\]'"
     ):
         server.require("serve", "no_such_module_x")
+
+
+def test_a_walk_says_at_most_five_skipped_files(tmp_path: Path) -> None:
+    for number in range(8):
+        (tmp_path / f"notes{number}.json").write_bytes(b'{"hello": 1}')
+    result = run(["serve", str(tmp_path)])
+    assert_clean(result, {2})
+    lines = result.err.splitlines()
+    assert [line.split(":")[1] for line in lines[:5]] == [" warning"] * 5
+    assert lines[5] == "chatx: warning: 3 more files that are no capture skipped"
+    assert lines[6].startswith(f"chatx: error: no captures in {tmp_path}")

@@ -45,8 +45,8 @@ def capture(
         str,
         typer.Option(
             "--api",
-            help="chat (/chat/completions), responses (/responses) or llama-stack "
-            "(/inference/chat-completion); a format name works too.",
+            help="chat (/chat/completions), responses (/responses), llama-stack "
+            "(/inference/chat-completion) or anthropic (/messages); a format name works too.",
         ),
     ] = "chat",
     request_file: Annotated[

@@ -11,6 +11,7 @@ from chatx.errors import UsageError
 from chatx.textsafe import escape_text
 
 HOST = "127.0.0.1"
+_SKIPPED_SHOWN = 5  # files a walk found that are no capture, said one by one
 
 
 def register(app: typer.Typer) -> None:
@@ -71,9 +72,14 @@ def serve(
     if not 0 <= port <= 65535:
         raise UsageError(f"--port: 0 to 65535 (not {port})")
     skipped: list[str] = []
-    loaded = captures.load(paths, skipped)
-    for line in skipped:
-        sys.stderr.write(f"chatx: warning: {escape_text(line)}\n")
+    try:
+        loaded = captures.load(paths, skipped)
+    finally:  # said also when no capture is left
+        for line in skipped[:_SKIPPED_SHOWN]:
+            sys.stderr.write(f"chatx: warning: {escape_text(line)}\n")
+        if len(skipped) > _SKIPPED_SHOWN:
+            more = len(skipped) - _SKIPPED_SHOWN
+            sys.stderr.write(f"chatx: warning: {more} more files that are no capture skipped\n")
     sock = server.bind(host, port)
     app = ServeApp(
         loaded,
