@@ -314,12 +314,12 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":")).encode()
 
 
-def _frame(payloads: list[Any], template: bytes, path: Path) -> bytes:
+def _frame(payloads: list[Any], seed: bytes, path: Path) -> bytes:
     if path.suffix == ".jsonl":
         return b"".join(_dumps(p) + b"\n" for p in payloads)
     if path.suffix == ".json":
         return _dumps(payloads)
-    named = b"event: " in template
+    named = b"event: " in seed
     out = []
     for p in payloads:
         if p == "[DONE]":

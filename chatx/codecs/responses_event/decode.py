@@ -74,7 +74,7 @@ class ResponsesDecoder(ItemDecoding):
         self.unfinished: set[Any] = set()
         self.calls = 0
         self.output: list[Any] = []
-        self.template: dict[str, Any] = {}
+        self.opening: dict[str, Any] = {}  # the response object the stream opened with
         self.usage: ir.Usage | None = None
         self.error: dict[str, Any] | None = None
         self.expected_seq: int | None = None
@@ -204,7 +204,7 @@ class ResponsesDecoder(ItemDecoding):
         response = data.get("response")
         if not isinstance(response, dict):
             response = {}
-        self.template = response
+        self.opening = response
         event_extra = {
             k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")
         }
@@ -250,7 +250,7 @@ class ResponsesDecoder(ItemDecoding):
         tstatus, tdetails = shapes.terminal_status(reason, self.error is not None)
         usage_obj = usage_object(self.usage, True) if self.usage is not None else None
         canonical = shapes.terminal_response(
-            self.template, tstatus, tdetails, self.output, self.error, usage_obj
+            self.opening, tstatus, tdetails, self.output, self.error, usage_obj
         )
         patch = diff(response, canonical)
         event_extra = {

@@ -58,22 +58,22 @@ def to_response(
     lane = lane if lane is not None else stream.one_lane(None, _WHAT)
     own = source == NAME
     if own:
-        template = copy.deepcopy(_source_envelope(stream.start_extra))
-        rid = str(template.get("id") or stream.id or "")
+        opened = copy.deepcopy(_source_envelope(stream.start_extra))
+        rid = str(opened.get("id") or stream.id or "")
     else:
         rid = responses_id(stream.id or "")
-        template = envelope(rid, stream.created, stream.model, None)
+        opened = envelope(rid, stream.created, stream.model, None)
     output = [_output_item(item, rid, index, own) for index, item in enumerate(lane.items)]
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
     if lane.finish is None and error is None:
         # No terminal event: what a client holds is the snapshot, still in progress.
-        template["output"] = output
+        opened["output"] = output
         if usage is not None:
-            template["usage"] = usage
-        return template
+            opened["usage"] = usage
+        return opened
     status, details = shapes.terminal_status(lane.finish, error is not None)
-    response = shapes.terminal_response(template, status, details, output, error, usage)
+    response = shapes.terminal_response(opened, status, details, output, error, usage)
     if own and stream.end_extra:
         # "~" keys are the codec's own bookkeeping (fields beside the response), not
         # fields of the response.

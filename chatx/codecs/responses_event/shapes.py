@@ -85,7 +85,7 @@ TERMINAL_EVENT = {
 
 
 def terminal_response(
-    template: dict[str, Any],
+    opening: dict[str, Any],
     status: str,
     details: dict[str, Any] | None,
     output: list[Any],
@@ -93,7 +93,7 @@ def terminal_response(
     usage: dict[str, Any] | None,
 ) -> dict[str, Any]:
     """The ``response`` of the terminal event: the start's envelope, closed."""
-    response = dict(template)
+    response = dict(opening)
     response["status"] = status
     response["incomplete_details"] = details
     response["output"] = output
