@@ -56,16 +56,14 @@ def arrivals(url: str, capture: str) -> list[tuple[float, bytes]]:
 
 
 def test_delay_between_events(served: tuple[Running, ServeApp], app: ServeApp) -> None:
-    app.delay = 0.06
-    start = time.monotonic()
+    app.delay = 0.1
     got = arrivals(f"{served[0].url}/v1/chat/completions", TEXT)
     expected = events(fixture(TEXT))
     assert b"".join(piece for _, piece in got) == fixture(TEXT)
     # Each event is sent (and flushed) on its own, the delay before all but the first.
     assert [piece for _, piece in got] == expected
-    assert got[0][0] - start < 0.06 * 3
     gaps = [b[0] - a[0] for a, b in zip(got, got[1:], strict=False)]
-    assert min(gaps) >= 0.05 and len(gaps) == len(expected) - 1
+    assert min(gaps) >= 0.08 and len(gaps) == len(expected) - 1
 
 
 def test_cut_after_drops_the_connection(served: tuple[Running, ServeApp], app: ServeApp) -> None:
