@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from chatx.codecs.template import DeltaRun
 from chatx.ir import Event
@@ -90,8 +90,7 @@ class BaseEncoder:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Describe:
+class Describe(NamedTuple):
     """What ``chatx show`` says of one record of a format.
 
     ``kinds`` and ``preview`` take a record's JSON object and return ``None`` when it is
@@ -99,6 +98,9 @@ class Describe:
     registry order) and the first answer counts: a format whose shape test overlaps
     another's (any string ``type``) ranks below the narrower one. ``item`` words an
     output item the IR has no words for (a Responses web search), as the format gave it.
+
+    A NamedTuple, not a dataclass: every codec package makes one at import, and a
+    dataclass costs `convert`'s start-up most of a millisecond to define.
     """
 
     kinds: Callable[[dict[str, Any]], list[str] | None]
@@ -112,7 +114,9 @@ def no_rules() -> tuple[Rule, ...]:
     return ()
 
 
-@dataclass(frozen=True, slots=True)
+# eq=False: a codec is equal to itself only (its fields are functions), and the equality
+# dataclass would write costs start-up half a millisecond.
+@dataclass(frozen=True, slots=True, eq=False)
 class Codec:
     """One format: its name, how to recognise it, how to read and write it, and what the
     other commands need of it. A format is registered here and nowhere else.
