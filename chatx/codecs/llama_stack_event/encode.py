@@ -51,7 +51,6 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
         self.open = False
         self.batch: list[ir.Event] = []  # the batch being encoded
         self.noted: set[str] = set()
-        self._handlers = {kind: getattr(self, name) for kind, name in _HANDLERS.items()}
         self._reset("")
 
     def _reset(self, stream: str) -> None:
@@ -78,15 +77,54 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
         if self.held is not None:
             self._feed_held(events, out)
             return out
-        handlers = self._handlers
         it = iter(events)
         for event in it:
-            if handlers[type(event)](event, out):  # a call held open: the rest waits on it
+            if self._encode(event, out):  # a call held open: the rest waits on it
                 self._feed_held(it, out)
         return out
 
     def _step(self, event: ir.Event, out: list[Any]) -> None:
-        self._handlers[type(event)](event, out)
+        self._encode(event, out)
+
+    def _encode(self, event: ir.Event, out: list[Any]) -> bool:
+        """One event; true when it holds a tool call open (see :mod:`chatx.codecs.call_order`).
+
+        One ``if type(event) is ...`` chain, most frequent first, as the other encoders
+        dispatch: each branch narrows the event for the type checker. The stream's own
+        events are in :meth:`_stream_event`."""
+        if type(event) is ir.TextDelta:
+            self._text(event, out)
+        elif type(event) is ir.Meta:
+            self._meta(event, out)
+        elif type(event) is ir.ToolArgsDelta:
+            self._args(event, out)
+        elif type(event) is ir.ItemStart:
+            self._item_start(event, out)
+        elif type(event) is ir.ItemEnd:
+            return self._item_end(event, out)
+        elif type(event) is ir.ReasoningDelta:
+            self._reasoning(event, out)
+        elif type(event) is ir.RefusalDelta:
+            self._refusal(event, out)
+        else:
+            self._stream_event(event, out)
+        return False
+
+    def _stream_event(self, event: ir.Event, out: list[Any]) -> None:
+        if type(event) is ir.LaneStart:
+            self._lane_ok(event.lane)
+        elif type(event) is ir.Finish:
+            self._finish(event, out)
+        elif type(event) is ir.Usage:
+            self._usage(event)
+        elif type(event) is ir.StreamStart:
+            self._stream_start(event, out)
+        elif type(event) is ir.StreamEnd:
+            self._stream_end(event, out)
+        elif type(event) is ir.Error:
+            self._error(event, out)
+        elif type(event) is ir.Passthrough:
+            self._passthrough(event, out)
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -187,9 +225,6 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
             stop = self.stop = "end_of_turn"
         return r.event("complete", r.text_delta(""), None, stop, metrics)
 
-    def _lane_start(self, event: ir.LaneStart, out: list[Any]) -> None:
-        self._lane_ok(event.lane)
-
     def _meta(self, event: ir.Meta, out: list[Any]) -> None:
         if not self.own:
             self.lost_meta(event)
@@ -241,7 +276,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
 
     # --- usage, finish, errors ----------------------------------------------------------
 
-    def _usage(self, event: ir.Usage, out: list[Any]) -> None:
+    def _usage(self, event: ir.Usage) -> None:
         self.usage = event
         if self.own:
             return
@@ -359,21 +394,3 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
         if key not in self.noted:
             self.noted.add(key)
             self.notes.lost(message)
-
-
-_HANDLERS = {
-    ir.StreamStart: "_stream_start",
-    ir.StreamEnd: "_stream_end",
-    ir.LaneStart: "_lane_start",
-    ir.Meta: "_meta",
-    ir.TextDelta: "_text",
-    ir.RefusalDelta: "_refusal",
-    ir.ReasoningDelta: "_reasoning",
-    ir.ItemStart: "_item_start",
-    ir.ToolArgsDelta: "_args",
-    ir.ItemEnd: "_item_end",
-    ir.Usage: "_usage",
-    ir.Finish: "_finish",
-    ir.Error: "_error",
-    ir.Passthrough: "_passthrough",
-}

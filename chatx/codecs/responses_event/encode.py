@@ -378,12 +378,12 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
             done = shapes.message_item(item.id, "completed", [message_part(p) for p in item.parts])
         elif item.kind == "reasoning":
             summary = [
-                shapes.summary_part(p[1].text()) for p in item.parts if p[0] == "summary_text"
+                shapes.summary_part(p.texts.text()) for p in item.parts if p.kind == "summary_text"
             ]
             content = [
-                shapes.reasoning_text_part(p[1].text())
+                shapes.reasoning_text_part(p.texts.text())
                 for p in item.parts
-                if p[0] == "reasoning_text"
+                if p.kind == "reasoning_text"
             ]
             done = shapes.reasoning_item(item.id, summary, content)
         else:

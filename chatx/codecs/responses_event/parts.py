@@ -3,12 +3,25 @@ and each part's ``*.done`` pair, with the text joined once when the part closes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.template import DeltaRun
 from chatx.pieces import Pieces
+
+
+@dataclass(slots=True)
+class OpenPart:
+    """A part of the open item: its type (``output_text``, ``refusal``, ``summary_text``
+    or ``reasoning_text``), its text so far, its index among the item's content (or
+    summary) parts, and the logprobs its deltas carried."""
+
+    kind: str
+    texts: Pieces
+    number: int
+    logprobs: list[Any] = field(default_factory=list)
 
 
 class OpenItem:
@@ -36,9 +49,8 @@ class OpenItem:
         self.call_id: str | None = None
         self.name: str | None = None
         self.extra: dict[str, Any] = {}
-        # message: [type, [texts], [logprobs], extra]; reasoning: [kind, [texts], part no]
-        self.parts: list[list[Any]] = []
-        self.part: list[Any] | None = None
+        self.parts: list[OpenPart] = []
+        self.part: OpenPart | None = None
         self.args = Pieces()
         self.summary_mode = True
 
@@ -68,16 +80,20 @@ class PartEncoding:
 
     def _part(
         self, item: OpenItem, ptype: str, out: list[dict[str, Any]], number: int = 0
-    ) -> list[Any]:
+    ) -> OpenPart:
         """The open part of ``ptype`` (summary parts also by number), opened if need be."""
         part = item.part
-        if part is not None and part[0] == ptype and (ptype != "summary_text" or part[2] == number):
+        if (
+            part is not None
+            and part.kind == ptype
+            and (ptype != "summary_text" or part.number == number)
+        ):
             return part
         self._close_part(item, out)
-        part = [ptype, Pieces(), number if ptype == "summary_text" else len(item.parts), []]
+        part = OpenPart(ptype, Pieces(), number if ptype == "summary_text" else len(item.parts))
         item.parts.append(part)
         item.part = part
-        self._emit(out, shapes.part_added(item.id, item.index, part[2], ptype))
+        self._emit(out, shapes.part_added(item.id, item.index, part.number, ptype))
         return part
 
     def _close_part(self, item: OpenItem, out: list[dict[str, Any]]) -> None:
@@ -86,23 +102,23 @@ class PartEncoding:
             return
         item.part = None
         for payload in shapes.part_done(
-            item.id, item.index, part[2], part[0], part[1].text(), part[3]
+            item.id, item.index, part.number, part.kind, part.texts.text(), part.logprobs
         ):
             self._emit(out, payload)
 
-    def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, list[Any]]:
+    def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, OpenPart]:
         """The open message and its open output_text part, opened if need be."""
         item = self.item
         if item is None or item.kind != "message":
             item = self._open("message", lane, out)
         part = item.part
-        if part is None or part[0] != "output_text":
+        if part is None or part.kind != "output_text":
             part = self._part(item, "output_text", out)
         return item, part
 
     def _text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
         item, part = self._text_part(event.lane, out)
-        part[1].append(event.text)
+        part.texts.append(event.text)
         if self.own and event.extra and event.extra.get("~silent"):
             return  # the source gave this text only in output_text.done
         if event.logprobs:
@@ -110,12 +126,12 @@ class PartEncoding:
         else:
             logprobs = []
         if logprobs:
-            part[3].extend(logprobs)
+            part.logprobs.extend(logprobs)
         payload = {
             "type": "response.output_text.delta",
             "item_id": item.id,
             "output_index": item.index,
-            "content_index": part[2],
+            "content_index": part.number,
             "delta": event.text,
             "logprobs": logprobs,
         }
@@ -131,12 +147,12 @@ class PartEncoding:
     def _text_run(self, run: DeltaRun, out: list[dict[str, Any]]) -> None:
         """``_text`` for each text of a run (plain text: no logprobs, no residue)."""
         item, part = self._text_part(run.lane, out)
-        part[1].extend(run.texts)
+        part.texts.extend(run.texts)
         head = {
             "type": "response.output_text.delta",
             "item_id": item.id,
             "output_index": item.index,
-            "content_index": part[2],
+            "content_index": part.number,
         }
         self._deltas(head, _NO_LOGPROBS, run, out)
 
@@ -145,7 +161,7 @@ class PartEncoding:
         if item is None or item.kind != "message":
             item = self._open("message", event.lane, out)
         part = self._part(item, "refusal", out)
-        part[1].append(event.text)
+        part.texts.append(event.text)
         if event.logprobs and not self.own:
             self.notes.lost_field("refusal logprobs")
         self._emit(
@@ -154,7 +170,7 @@ class PartEncoding:
                 "type": "response.refusal.delta",
                 "item_id": item.id,
                 "output_index": item.index,
-                "content_index": part[2],
+                "content_index": part.number,
                 "delta": event.text,
             },
             event.extra,
@@ -167,22 +183,22 @@ class PartEncoding:
         mode = event.kind if self.own else self.options.reasoning
         if mode == "summary":
             part = self._part(item, "summary_text", out, event.part)
-            part[1].append(event.text)
+            part.texts.append(event.text)
             payload = {
                 "type": "response.reasoning_summary_text.delta",
                 "item_id": item.id,
                 "output_index": item.index,
-                "summary_index": part[2],
+                "summary_index": part.number,
                 "delta": event.text,
             }
         else:
             part = self._part(item, "reasoning_text", out)
-            part[1].append(event.text)
+            part.texts.append(event.text)
             payload = {
                 "type": "response.reasoning_text.delta",
                 "item_id": item.id,
                 "output_index": item.index,
-                "content_index": part[2],
+                "content_index": part.number,
                 "delta": event.text,
             }
         if event.obfuscation is not None:
@@ -253,11 +269,11 @@ class PartEncoding:
 _NO_LOGPROBS: dict[str, Any] = {"logprobs": []}
 
 
-def message_part(part: list[Any]) -> dict[str, Any]:
-    text = part[1].text()
-    if part[0] == "refusal":
+def message_part(part: OpenPart) -> dict[str, Any]:
+    text = part.texts.text()
+    if part.kind == "refusal":
         return shapes.refusal_part(text)
-    return shapes.text_part(text, part[3])
+    return shapes.text_part(text, part.logprobs)
 
 
 def _logprob(entry: dict[str, Any]) -> dict[str, Any]:
