@@ -11,10 +11,6 @@ from typing import Any
 
 import pytest
 
-# The registry first, as `validate` loads it: chatx.validation collects every codec's rule
-# catalogue on import, so a codec module imported before it would find its own
-# catalogue half-loaded.
-import chatx.validation  # noqa: F401
 from chatx.codecs.anthropic_event.check import AnthropicChecker
 from chatx.codecs.anthropic_event.rules import ANTHROPIC_RULES
 from chatx.record import Record

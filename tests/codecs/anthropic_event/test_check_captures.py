@@ -9,10 +9,6 @@ from pathlib import Path
 
 import pytest
 
-# The registry first, as `validate` loads it: chatx.validation collects every codec's rule
-# catalogue on import, so a codec module imported before it would find its own
-# catalogue half-loaded.
-import chatx.validation  # noqa: F401
 from chatx.codecs.anthropic_event.check import AnthropicChecker
 from chatx.reading import frame_bytes
 from tests import captures
