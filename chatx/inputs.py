@@ -102,19 +102,26 @@ def open_source(spec: str | Address) -> Source:
             raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
         closers.append(raw.close)
     try:
-        head = _head(raw, b"", lambda h: compressed.undecided(h))
+        head, ended = _head(raw, b"", lambda h: compressed.undecided(h))
         compression = compressed.detect(head)
         stream: Any = raw
         if compression is not None:
-            stream = compressed.open_stream(compression, compressed.prefixed(head, raw))
+            rest = io.BytesIO() if ended else raw
+            stream = compressed.open_stream(compression, compressed.prefixed(head, rest))
             closers.append(stream.close)
-            head = b""
-        head = _head(stream, head, lambda h: not demux.decidable(h) and len(h) < _HEAD_MAX)
+            head, ended = b"", False
+        if not ended:
+            more, ended = _head(
+                stream, head, lambda h: not demux.decidable(h) and len(h) < _HEAD_MAX
+            )
+            head = more
         kind = demux.detect(head)
         if compression is None and file != "-" and raw.seekable():
             raw.seek(0)  # a plain file is read again from its start, through no wrapper
         else:
-            stream = compressed.prefixed(head, stream)
+            # A terminal's end of input is said once (Ctrl-D): what follows the head
+            # must not read past it, or it would wait for a second one.
+            stream = compressed.prefixed(head, io.BytesIO() if ended else stream)
     except InputError as exc:
         for close in reversed(closers):
             close()
@@ -126,16 +133,16 @@ def open_source(spec: str | Address) -> Source:
     return Source(address, stream, kind, compression, closers)
 
 
-def _head(stream: Any, head: bytes, wanting: Callable[[bytes], bool]) -> bytes:
+def _head(stream: Any, head: bytes, wanting: Callable[[bytes], bool]) -> tuple[bytes, bool]:
     """``head`` and what more is read while ``wanting(head)``: as little as a live pipe
-    has sent, so a stream's first event is not held back."""
+    has sent, so a stream's first event is not held back; and whether the input ended."""
     read = getattr(stream, "read1", stream.read)
     while (not head or wanting(head)) and len(head) <= MAX_LINE:
         chunk = read(_READ)
         if not chunk:
-            break
+            return head, True
         head += chunk
-    return head
+    return head, False
 
 
 # -- what a file holds --------------------------------------------------------------------
@@ -271,8 +278,9 @@ def none_streaming(name: str, total: int, skipped: list[str]) -> InputError:
 def each(spec: str) -> Iterator[tuple[str | Source | Stream, str]]:
     """Every stream ``spec`` holds, for a command that reads them all (validate): an
     address as given (read by name), a bare input opened (a :class:`Source`), or each
-    stream of a file of exchanges, one at a time. Trouble is a :class:`Stream` with
-    ``error`` set, for the caller to say where it says the others'."""
+    stream of a file of exchanges, one at a time (not its non-streaming objects).
+    Trouble is a :class:`Stream` with ``error`` set, for the caller to say where it says
+    the others'."""
     address = parse(spec)
     if address.index is not None:
         yield spec, spec
@@ -300,7 +308,7 @@ def _each(source: Source) -> Iterator[tuple[str | Source | Stream, str]]:
                 )
                 skipped.append(stream.address)
                 yield stream, stream.address
-            elif stream.readable:
+            elif stream.kind == "stream":  # a non-streaming object is no stream to check
                 readable += 1
                 yield stream, stream.address
     except InputError as exc:
@@ -335,9 +343,13 @@ def planned(path: Any, index: int | None) -> list[int | None]:
             return [None]
         if index is not None:
             return [index]
-        found = [s.index for s in streams(source) if s.readable or s.kind == "unreadable"]
-        if not any(True for _ in found):
-            raise none_streaming(source.name, 0, [])
+        found, total = [], 0
+        for stream in streams(source):
+            total += 1
+            if stream.readable or stream.kind == "unreadable":
+                found.append(stream.index)
+        if not found:
+            raise none_streaming(source.name, total, [])
         return list(found)
 
 
@@ -364,6 +376,13 @@ def job_input(path: Any, index: int | None) -> tuple[bytes, dict[str, Any] | Non
         return entry.body(), entry.request
     except BodyError as exc:
         raise InputError(f"its body cannot be decoded ({exc})", file=f"{path}#{index}") from None
+
+
+def release() -> None:
+    """Close the file of exchanges the jobs were reading."""
+    if _cursor.source is not None:
+        _cursor.source.close()
+    _cursor.source = _cursor.entries = _cursor.current = None
 
 
 def _entry(file: str, index: int) -> Entry:

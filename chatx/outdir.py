@@ -294,7 +294,7 @@ def run(
 ) -> Iterator[Outcome]:
     """Convert every job; yield the outcomes in job order (``workers`` processes)."""
     if workers <= 1 or len(jobs) <= 1:
-        return (convert_job(job, settings, check) for job in jobs)
+        return _serial(jobs, settings, check)
     # Every worker is started here, before the caller starts any thread (a progress
     # bar): forking a process that runs threads is unsafe.
     from concurrent.futures import ProcessPoolExecutor
@@ -302,6 +302,14 @@ def run(
     pool = ProcessPoolExecutor(min(workers, len(jobs)), initializer=_quiet_worker)
     futures = [pool.submit(convert_job, job, settings, check) for job in jobs]
     return _in_order(pool, futures)
+
+
+def _serial(jobs: Sequence[Job], settings: Settings, check: bool) -> Iterator[Outcome]:
+    try:
+        for job in jobs:
+            yield convert_job(job, settings, check)
+    finally:  # the file of exchanges the last jobs read stays open until here
+        addressed.release()
 
 
 def _in_order(pool: ProcessPoolExecutor, futures: list[Future[Outcome]]) -> Iterator[Outcome]:
