@@ -130,6 +130,7 @@ STREAMS = {
     "chat-chunk": FIXTURES / "chat-chunk" / "text.sse",
     "responses-event": FIXTURES / "responses-event" / "text.sse",
     "llama-stack-event": FIXTURES / "llama-stack-event" / "text.jsonl",
+    "anthropic-event": FIXTURES / "anthropic-event" / "text.sse",
 }
 # Every name a user may give a format by, and the format it stands for.
 SPELLINGS = {
@@ -141,6 +142,8 @@ SPELLINGS = {
     "llama-stack-event": "llama-stack-event",
     "llama-stack": "llama-stack-event",
     "llama": "llama-stack-event",
+    "anthropic-event": "anthropic-event",
+    "anthropic": "anthropic-event",
 }
 
 
@@ -224,6 +227,8 @@ def test_collect_as_builds_the_named_formats_object() -> None:
             assert built[spelling]["object"] == "chat.completion", spelling
         elif fmt == "responses-event":
             assert built[spelling]["object"] == "response", spelling
+        elif fmt == "anthropic-event":
+            assert built[spelling]["type"] == "message", spelling
         else:
             assert "completion_message" in built[spelling], spelling
 

@@ -31,7 +31,8 @@ from tests.streams import CHAT, RESPONSES, sse
 from tests.test_properties import SETTINGS, chat_stream, responses_stream
 
 LLAMA = "llama-stack-event"
-FORMATS = [CHAT, RESPONSES, LLAMA]
+ANTHROPIC = "anthropic-event"
+FORMATS = [CHAT, RESPONSES, LLAMA, ANTHROPIC]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TIMEOUT = 60
 
@@ -255,6 +256,8 @@ def _names_itself(data: object) -> bool:
         or (isinstance(kind, str) and kind.startswith("response."))
         or (isinstance(event, dict) and "event_type" in event)
         or isinstance(data.get("completion_message"), dict)  # Llama Stack, not streamed
+        or kind in ("message_start", "content_block_start", "ping")  # Anthropic
+        or (kind == "message" and isinstance(data.get("content"), list))  # not streamed
     )
 
 

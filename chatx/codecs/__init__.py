@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from chatx.codecs.anthropic_event import CODEC as ANTHROPIC_EVENT
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.codecs.chat_chunk import CODEC as CHAT_CHUNK
 from chatx.codecs.llama_stack_event import CODEC as LLAMA_STACK_EVENT
@@ -16,6 +17,7 @@ CODECS: tuple[Codec, ...] = (
     CHAT_CHUNK,
     RESPONSES_EVENT,
     LLAMA_STACK_EVENT,
+    ANTHROPIC_EVENT,
 )
 
 __all__ = [

@@ -1,0 +1,287 @@
+"""Decode Anthropic Messages stream events into IR events.
+
+One record gives one batch. ``message_start`` opens the stream and lane 0; each content
+block is one IR item: ``text`` a message, ``thinking`` and ``redacted_thinking`` a
+reasoning item (its signature, or the redacted data, closes it: ``ItemEnd.signature`` /
+``ItemEnd.encrypted``), ``tool_use`` a tool call whose ``input_json_delta`` fragments are
+its argument deltas (a call that streams no argument says ``{}``). Server tool blocks
+(``server_tool_use``, ``web_search_tool_result``…) and any block type the IR has no words
+for pass through whole, as :class:`~chatx.ir.Passthrough` records of an item.
+``message_delta`` gives the ``Usage`` and the ``Finish``, ``message_stop`` the
+``StreamEnd``, an ``error`` event an ``Error``.
+
+**Residue.** Each record is compared with the canonical record the encoder writes for
+its events (:mod:`.records`); the difference is the event's ``extra`` (keys the source
+left out are ``ABSENT``). Keys starting with ``~`` are this codec's bookkeeping, which
+other encoders skip: ``~usage`` (the counts of ``message_start``, which the IR says once,
+at ``message_delta``), ``~content`` and ``~stop`` (a ``message_start`` that holds its
+content already, as programmatic tool calling sends it; the events of that content are
+marked ``~prefill``), ``~seed`` (content a block start already holds), ``~data`` (the
+redacted thinking), ``~empty`` (the ``{}`` of a call without arguments), ``~cut`` (an item
+closed because the input ended). A record with no IR content (``ping``, an empty delta,
+a ``signature_delta``, a ``citations_delta``) is a ``Meta`` whose ``~record`` is the
+record itself; what another format should hear of it is the rest of that ``Meta``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from chatx import ir
+from chatx.codecs.whole import expand
+from chatx.errors import InputError
+from chatx.notes import Notes
+from chatx.record import Record
+from chatx.residue import ABSENT, diff
+
+from . import records as r
+from . import whole
+from .blocks import Block, BlockDecoding
+
+NAME = r.NAME
+
+
+class AnthropicDecoder(BlockDecoding):
+    """Incremental decoder: ``feed(record)`` returns the IR events of one record."""
+
+    def __init__(self, notes: Notes) -> None:
+        self.notes = notes
+        self.line = 0
+        self.renamed = False  # an SSE event name that differs from the type was noted
+        self._message()
+        self._handlers = {
+            "message_start": self._start,
+            "content_block_start": self._block_start,
+            "content_block_delta": self._delta,
+            "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta,
+            "message_stop": self._stop,
+            "ping": self._ping,
+            "error": self._error,
+        }
+
+    def _message(self) -> None:
+        self.open = False  # a message started and has not stopped
+        self.index = 0  # content_block_start records in this message
+        self.block: Block | None = None
+        self.calls = 0
+        self.start: dict[str, int] = {}  # message_start's usage counts
+        self.counted = False  # a Usage was said for this message
+
+    def feed(self, record: Record) -> list[ir.Event]:
+        """Decode one record (an event, or a whole ``message`` object)."""
+        self.line = record.line
+        data = self._payload(record)
+        if data is None:
+            return []
+        kind = data.get("type")
+        handler = self._handlers.get(kind) if type(kind) is str else None
+        if handler is None:
+            return self._other(data, kind, record.line)
+        if record.event is not None and record.event != kind and not self.renamed:
+            self.renamed = True
+            self.notes.repaired(
+                f"SSE event name {record.event!r} differs from its type {kind!r}: "
+                "written as the type"
+            )
+        return handler(data)
+
+    def finish(self) -> list[ir.Event]:
+        """End of input. A message without its ``message_stop`` is left unended (no
+        ``StreamEnd``): nothing is invented. Its open block closes for other formats'
+        sake, marked ``~cut`` so that anthropic output leaves it as it came."""
+        out: list[ir.Event] = []
+        if self.open:
+            self.notes.warning("the stream ends without message_stop")
+            block = self.block
+            if block is not None and block.kind is not None:
+                out.append(ir.ItemEnd(0, block.kind, block.call, {"~cut": True}))
+            self._message()
+        return out
+
+    def _payload(self, record: Record) -> dict[str, Any] | None:
+        if record.done:
+            self.notes.warning("[DONE] is not part of an Anthropic stream: left out")
+            return None
+        if record.error:
+            raise InputError(record.error, line=record.line, expected="a JSON object")
+        if type(record.data) is not dict:
+            raise InputError(
+                "an Anthropic event must be a JSON object",
+                line=record.line,
+                expected='{"type": "message_start" | "content_block_delta" | …}',
+            )
+        return record.data
+
+    def _other(self, data: dict[str, Any], kind: Any, line: int) -> list[ir.Event]:
+        """A whole ``message``, or an event type this decoder does not know."""
+        if not self.open and whole.is_message(data):
+            return expand(self.feed, whole.events(data, self.notes), line)
+        if type(kind) is not str:
+            raise InputError(
+                'an Anthropic event needs a string "type"',
+                line=line,
+                expected='{"type": "message_start" | "content_block_delta" | …}',
+            )
+        self.notes.warning(f"event type {kind!r}: kept as it is, no IR meaning")
+        return [ir.Passthrough(NAME, data, kind, line)]
+
+    def _implicit(self, out: list[ir.Event]) -> None:
+        """A content record before any ``message_start``: the stream is read as begun
+        (anthropic output writes no start it did not have)."""
+        if not self.open:
+            self.notes.warning("the stream has no message_start")
+            self._message()
+            self.open = True
+            out.append(ir.StreamStart("", extra={"~implicit": True}))
+            out.append(ir.LaneStart(0))
+
+    # --- the message ---------------------------------------------------------------------
+
+    def _start(self, data: dict[str, Any]) -> list[ir.Event]:
+        out: list[ir.Event] = []
+        if self.open:
+            self.notes.warning("message_start before the last message stopped: a new one begins")
+            self._close_block(out, "~cut")
+        self._message()
+        self.open = True
+        message = data.get("message")
+        if type(message) is not dict:
+            message = {}
+        mid, model = message.get("id"), message.get("model")
+        mid = mid if type(mid) is str else ""
+        model = model if type(model) is str else None
+        usage = message.get("usage")
+        self.start = counts = r.counts_of(usage)
+        content = message.get("content")
+        content = content if type(content) is list else []
+        stop = [message.get("stop_reason"), message.get("stop_sequence")]
+        canonical = r.message_start(mid, model, dict(counts), content, stop)
+        extra: dict[str, Any] = diff(data, canonical)
+        extra["~usage"] = counts
+        if content:
+            extra["~content"] = content
+        if stop != [None, None]:
+            extra["~stop"] = stop
+        out.append(ir.StreamStart(mid, model, None, extra))
+        out.append(ir.LaneStart(0))
+        for block in content:
+            self._prefill(block, out)
+        if type(stop[0]) is str and stop[0]:
+            finish = r.finish_of(stop[0])
+            finish.extra = {"~prefill": True}
+            out.append(finish)
+        return out
+
+    def _prefill(self, block: Any, out: list[ir.Event]) -> None:
+        """A content block ``message_start`` already holds (programmatic tool calling
+        sends the whole turn there): its IR events, which anthropic output does not write
+        again (``~prefill``)."""
+        btype = block.get("type") if type(block) is dict else None
+        kind = r.BLOCK_KINDS.get(btype) if type(btype) is str else None
+        mark: dict[str, Any] = {"~prefill": True}
+        if kind is None or btype == "redacted_thinking":
+            self.notes.warning(f"a {btype or 'untyped'} block in message_start: kept as it is")
+            return
+        known = {"type", "id", "name", "input", "text", "thinking", "signature"}
+        rest = {k: v for k, v in block.items() if k not in known}
+        if kind == "tool_call":
+            call, self.calls = self.calls, self.calls + 1
+            call_id, name = block.get("id"), block.get("name")
+            start = ir.ItemStart(
+                0,
+                "tool_call",
+                None,
+                call,
+                call_id if type(call_id) is str else None,
+                name if type(name) is str else None,
+                {**rest, **mark},
+            )
+            value = block.get("input")
+            arguments = orjson.dumps(value).decode() if type(value) is dict and value else "{}"
+            out += [start, ir.ToolArgsDelta(0, call, arguments, dict(mark))]
+            out.append(ir.ItemEnd(0, "tool_call", call, dict(mark)))
+            return
+        out.append(ir.ItemStart(0, kind, None, None, None, None, {**rest, **mark}))
+        text = block.get("text" if kind == "message" else "thinking")
+        if type(text) is str and text:
+            if kind == "message":
+                out.append(ir.TextDelta(0, text, None, dict(mark)))
+            else:
+                out.append(ir.ReasoningDelta(0, text, "text", 0, dict(mark)))
+        signature = block.get("signature")
+        end = ir.ItemEnd(0, kind, None, dict(mark))
+        end.signature = signature if type(signature) is str and signature else None
+        out.append(end)
+
+    def _message_delta(self, data: dict[str, Any]) -> list[ir.Event]:
+        out: list[ir.Event] = []
+        self._implicit(out)
+        if self.block is not None:
+            self.notes.repaired(
+                f"content block {self.block.index} was not stopped before message_delta: "
+                "stopped there"
+            )
+            self._close_block(out)
+        delta = data.get("delta")
+        delta = delta if type(delta) is dict else {}
+        usage = data.get("usage")
+        read = r.read_usage(usage, self.start) if type(usage) is dict else None
+        word = delta.get("stop_reason")
+        finish = r.finish_of(word) if type(word) is str and word else None
+        canonical = r.message_delta(
+            (finish.raw or finish.reason) if finish is not None else None,
+            r.usage_record(read) if read is not None else None,
+        )
+        patch = diff(data, canonical)
+        if read is not None:
+            self.counted = True
+            out.append(read)
+        if finish is not None:
+            finish.extra = patch
+            out.append(finish)
+        elif read is not None:
+            read.extra = {**read.extra, "~patch": patch}
+        else:
+            out.append(ir.Meta(None, {"~record": data}))
+        return out
+
+    def _stop(self, data: dict[str, Any]) -> list[ir.Event]:
+        if not self.open:
+            self.notes.warning("message_stop with no message open: kept as it is")
+            return [ir.Meta(None, {"~record": data})]
+        out: list[ir.Event] = []
+        if self.block is not None:
+            self.notes.repaired(
+                f"content block {self.block.index} was not stopped before message_stop: "
+                "stopped there"
+            )
+            self._close_block(out)
+        if not self.counted and self.start:
+            # No message_delta (programmatic tool calling's turns): message_start's usage
+            # is the message's, as a client accumulates it.
+            usage = r.read_usage({}, self.start)
+            usage.extra = {"~start": True}
+            out.append(usage)
+        out.append(ir.StreamEnd(diff(data, r.message_stop())))
+        self._message()
+        return out
+
+    def _ping(self, data: dict[str, Any]) -> list[ir.Event]:
+        return [ir.Meta(None, {"~record": data})]
+
+    def _error(self, data: dict[str, Any]) -> list[ir.Event]:
+        """An ``error`` event ends the stream where it stands (no ``message_stop``)."""
+        error = r.read_error(data.get("error"))
+        out: list[ir.Event] = [error]
+        top = {k: v for k, v in data.items() if k not in ("type", "error")}
+        if "error" not in data:
+            top["error"] = ABSENT
+        elif type(data["error"]) is not dict:
+            top["error"] = data["error"]
+        if top:
+            out.append(ir.Meta(None, top))
+        self._message()
+        return out
