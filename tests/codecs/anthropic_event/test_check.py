@@ -7,13 +7,16 @@ otherwise.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
 
 from chatx.codecs.anthropic_event.check import AnthropicChecker
 from chatx.codecs.anthropic_event.rules import ANTHROPIC_RULES
+from chatx.errors import UsageError
 from chatx.record import Record
+from chatx.validation import make_checker, validate_records
 
 NAMED = object()  # the record's SSE event name is the data's type
 
@@ -432,3 +435,37 @@ def test_done_sentinels_are_ignored() -> None:
         checker.feed(Record(data, data["type"], line))
     checker.feed(Record(None, None, 7, done=True))
     assert checker.finish() == []
+
+
+def test_schema_checks_each_event_against_the_sdk_type() -> None:
+    pytest.importorskip("anthropic", reason="the anthropic SDK (chatx[anthropic]) is the oracle")
+    events = text_message()
+    events[3] = {"type": "content_block_stop", "index": 0, "note": "extra fields are allowed"}
+    events[1] = {**block(0), "content_block": {"type": "text", "text": 5}}
+    records = [Record(data, data["type"], line) for line, data in enumerate(events, 1)]
+    found = validate_records(records, "anthropic-event", schema=True, container="sse")
+    assert [(f.rule, f.line, f.message) for f in found] == [
+        ("ANT100", 2, "content_block_start: content_block.text: Input should be a valid string")
+    ]
+    # a ping has no SDK type (its reader skips pings), an error event the ErrorResponse
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": 3}}
+    records = [Record(data, data["type"], n) for n, data in enumerate([start(), PING, error], 1)]
+    found = validate_records(records, "anthropic-event", schema=True, container="sse")
+    assert [(f.rule, f.line) for f in found] == [("ANT004", 3), ("ANT014", 3), ("ANT100", 3)]
+
+
+def test_schema_without_the_anthropic_sdk_says_which_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> object:
+        return None if name == "anthropic" else real(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(UsageError) as raised:
+        make_checker("anthropic-event", schema=True)
+    assert str(raised.value) == (
+        "--schema needs the anthropic SDK, which is not installed (pip install 'chatx[anthropic]')"
+    )
+    make_checker("chat-chunk", schema=True)  # openai's formats need openai's

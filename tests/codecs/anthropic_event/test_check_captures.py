@@ -11,6 +11,7 @@ import pytest
 
 from chatx.codecs.anthropic_event.check import AnthropicChecker
 from chatx.reading import frame_bytes
+from chatx.validation import validate_records
 from tests import captures
 
 FORMAT = "anthropic-event"
@@ -49,3 +50,11 @@ def test_every_expected_capture_exists_and_says_why() -> None:
     names = {path.name for path in captures.captures(FORMAT)}
     assert set(EXPECTED) <= names
     assert all(why for _, why in EXPECTED.values())
+
+
+@pytest.mark.parametrize("path", captures.capture_params(FORMAT))
+def test_capture_matches_the_sdk_types(path: Path) -> None:
+    pytest.importorskip("anthropic", reason="the anthropic SDK (chatx[anthropic]) is the oracle")
+    found = validate_records(path.read_bytes(), FORMAT, schema=True, file=path.name)
+    expected, _why = EXPECTED.get(path.name, ([], ""))
+    assert [(f.rule, f.line) for f in found] == expected
