@@ -27,6 +27,7 @@ from tests.builders.responses_event import ResponsesBuilder, responses_usage
 from tests.meaning import summarize
 from tests.streams import CHAT, RESPONSES, convert, payloads, sse
 
+ANTHROPIC = "anthropic-event"
 EXAMPLES = int(os.environ.get("CHATX_PROPERTY_EXAMPLES", "60"))
 SETTINGS = settings(
     max_examples=EXAMPLES,
@@ -170,7 +171,7 @@ def input_and_cuts(draw: st.DrawFn) -> tuple[bytes, str, list[int]]:
 
 
 @SETTINGS
-@given(input_and_cuts(), st.sampled_from([CHAT, RESPONSES]))
+@given(input_and_cuts(), st.sampled_from([CHAT, RESPONSES, ANTHROPIC]))
 def test_feeding_in_pieces_gives_the_same_bytes(case, dst):
     data, src, cuts = case
     whole, _ = convert(data, dst, src)
@@ -220,7 +221,11 @@ def damaged(draw: st.DrawFn) -> bytes:
 
 
 @SETTINGS
-@given(damaged(), st.sampled_from([CHAT, RESPONSES]), st.sampled_from([None, CHAT, RESPONSES]))
+@given(
+    damaged(),
+    st.sampled_from([CHAT, RESPONSES, ANTHROPIC]),
+    st.sampled_from([None, CHAT, RESPONSES, ANTHROPIC]),
+)
 def test_bad_bytes_raise_only_chatx_errors(data, dst, src):
     with contextlib.suppress(ChatxError):
         convert(data, dst, src)
