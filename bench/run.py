@@ -238,18 +238,26 @@ class Planner:
     def size(self, n: int, kind: str) -> None:
         big = n >= 1_000_000
         runs = self.args.runs_1m if big else self.args.runs
+        self.directions(kind, n, runs)
+        if kind == "text":
+            self.commands_on(kind, n, runs, big)
+
+    def directions(self, kind: str, n: int, runs: int) -> None:
+        """Every direction of the text kind (each format into itself too), the main ones
+        of the others, and of all with --quick."""
         if self.args.quick or kind != "text":
             for a, b in MAIN:
                 self.convert(kind, n, a, b, runs)
-        else:
-            for a in self.formats:
-                for b in self.formats:
-                    if a != b:
-                        self.convert(kind, n, a, b, runs)
-            for a in self.formats:  # a stream converted into its own format
-                self.convert(kind, n, a, a, runs)
-        if kind != "text":
             return
+        for a in self.formats:
+            for b in self.formats:
+                if a != b:
+                    self.convert(kind, n, a, b, runs)
+        for a in self.formats:  # a stream converted into its own format
+            self.convert(kind, n, a, a, runs)
+
+    def commands_on(self, kind: str, n: int, runs: int, big: bool) -> None:
+        """validate, diff and collect on the text kind, and its floors."""
         validated = ("chat", "responses") if self.args.quick else tuple(self.formats)
         for fmt in validated:
             self.validate(kind, n, fmt, runs)
@@ -450,12 +458,26 @@ def checks(
     cases: list[Case], floors: dict[Path, Case], start: dict[str, object] | None
 ) -> list[str]:
     """The issue's targets, each with what this run measured."""
-    out = []
-
-    def mark(ok: bool) -> str:
-        return "ok  " if ok else "MISS"
-
     by = {(c.name, c.kind, c.n): c for c in cases}
+    out = _floor_checks(cases, floors)
+    out += _scale_checks(cases, by)
+    out += _validate_checks(cases, by)
+    if start:
+        wall = float(start["wall"])  # type: ignore[arg-type]
+        out.append(
+            f"{_mark(wall <= STARTUP_LIMIT)} start-up: {wall:.3f} s (target ≤ {STARTUP_LIMIT} s)"
+        )
+        out.append(f"{_mark(not start['openai'])} start-up does not import openai")
+    return out
+
+
+def _mark(ok: bool) -> str:
+    return "ok  " if ok else "MISS"
+
+
+def _floor_checks(cases: list[Case], floors: dict[Path, Case]) -> list[str]:
+    """Conversions at 100k and more within FLOOR_FACTOR of the floor."""
+    out = []
     for case in cases:
         base = floor_of(case, floors)
         if case.group not in ("convert", "same") or case.wall is None or not base:
@@ -463,7 +485,7 @@ def checks(
         ratio = case.wall / base
         if case.name == f"chat{ARROW}responses" and case.kind == "text" and case.n >= 100_000:
             out.append(
-                f"{mark(ratio <= FLOOR_FACTOR)} chat→responses {gen.size_name(case.n)}: "
+                f"{_mark(ratio <= FLOOR_FACTOR)} chat→responses {gen.size_name(case.n)}: "
                 f"{ratio:.2f}× the floor (target ≤ {FLOOR_FACTOR:.0f}×)"
             )
         elif case.n >= 100_000 and ratio > FLOOR_FACTOR:
@@ -471,21 +493,33 @@ def checks(
                 f"MISS {case.name} [{case.kind} {gen.size_name(case.n)}]: "
                 f"{ratio:.2f}× the floor (target ≤ {FLOOR_FACTOR:.0f}×)"
             )
+    return out
+
+
+def _scale_checks(cases: list[Case], by: dict[tuple[str, str, int], Case]) -> list[str]:
+    """At 1M: time linear in the size (against 100k), peak memory under RSS_LIMIT."""
+    out = []
     for case in cases:
         small = by.get((case.name, case.kind, 100_000))
-        if case.group == "floor":
+        if case.group == "floor" or case.n != 1_000_000:
             continue
-        if case.n == 1_000_000 and case.wall and small and small.wall:
+        if case.wall and small and small.wall:
             ratio = case.wall / small.wall
             out.append(
-                f"{mark(ratio <= LINEAR_FACTOR)} linear {case.name}: 1M takes "
+                f"{_mark(ratio <= LINEAR_FACTOR)} linear {case.name}: 1M takes "
                 f"{ratio:.1f}× the 100k time (target ≤ {LINEAR_FACTOR:.0f}×)"
             )
-        if case.n == 1_000_000 and case.peak is not None:
+        if case.peak is not None:
             out.append(
-                f"{mark(case.peak <= RSS_LIMIT)} memory {case.name} [{case.kind}] 1M: "
+                f"{_mark(case.peak <= RSS_LIMIT)} memory {case.name} [{case.kind}] 1M: "
                 f"{case.peak:.0f} MiB peak (target ≤ {RSS_LIMIT:.0f} MiB)"
             )
+    return out
+
+
+def _validate_checks(cases: list[Case], by: dict[tuple[str, str, int], Case]) -> list[str]:
+    """validate within about VALIDATE_FACTOR of converting the same stream."""
+    out = []
     for case in cases:
         if case.group != "validate" or case.wall is None or case.n < 100_000:
             continue
@@ -495,16 +529,10 @@ def checks(
         if conv and conv.wall:
             ratio = case.wall / conv.wall
             out.append(
-                f"{mark(ratio <= VALIDATE_FACTOR)} {case.name} "
+                f"{_mark(ratio <= VALIDATE_FACTOR)} {case.name} "
                 f"{gen.size_name(case.n)}: {ratio:.2f}× {conv.name} "
                 f"(target ≤ about {VALIDATE_FACTOR:.0f}×)"
             )
-    if start:
-        wall = float(start["wall"])  # type: ignore[arg-type]
-        out.append(
-            f"{mark(wall <= STARTUP_LIMIT)} start-up: {wall:.3f} s (target ≤ {STARTUP_LIMIT} s)"
-        )
-        out.append(f"{mark(not start['openai'])} start-up does not import openai")
     return out
 
 

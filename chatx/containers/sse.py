@@ -87,10 +87,7 @@ class SSEReader:
         # The hot path: one tight loop over lines, state in locals.
         out: list[Record] = []
         append = out.append
-        loads = orjson.loads
-        deep, digits, long_run = _DEEP_BYTES, DIGITS, LONG_RUN
-        reading = self._reading
-        carrying = reading.carrying  # half a surrogate pair waits for a record
+        parsed = self._parsed
         raw, over = self.raw, self.raw_over
         n, start, data, more, event = self._line, self._start, self._data, self._more, self._event
         for line in lines:
@@ -101,33 +98,13 @@ class SSEReader:
                         data = b"\n".join(more)
                     if raw or len(data) > over:
                         append(Record(None, event, start, False, None, data))
-                        start, data, more, event = 0, None, None, None
-                        continue
-                    try:
-                        parsed = loads(data)
-                    except ValueError as exc:
-                        append(off_the_fast_path(reading, data, None, exc, event, start))
-                        carrying = reading.carrying
-                        start, data, more, event = 0, None, None, None
-                        continue
-                    # A run of 19 digits may be an integer orjson read as a double.
-                    if (
-                        len(data) <= deep
-                        and not carrying
-                        and long_run not in data.translate(digits)
-                    ):
-                        append(Record(parsed, event, start))
                     else:
-                        append(off_the_fast_path(reading, data, parsed, None, event, start))
-                        carrying = reading.carrying
+                        append(parsed(data, event, start))
                 start, data, more, event = 0, None, None, None
                 continue
             if line[:6] == b"data: ":
-                if type(line) is bytes:
-                    value = line[6:]
-                else:  # a bytearray (see LineSplitter.split): cut in place, not copied
-                    del line[:6]  # type: ignore[attr-defined]  # typed bytes by LineSplitter
-                    value = line
+                # A bytearray (see LineSplitter.split) is cut in place, not copied.
+                value = line[6:] if type(line) is bytes else _cut(line, 6)
             elif line[0] == 0x3A:  # ":" starts a comment (OpenRouter's ": OPENROUTER PROCESSING")
                 continue
             elif line[:7] == b"event: ":  # a Responses block's first line
@@ -135,15 +112,12 @@ class SSEReader:
                 start = start or n
                 continue
             else:
-                name, _, value = line.partition(b":")
-                if value[:1] == b" ":
-                    value = value[1:]
-                if name != b"data":
-                    event = self._field(name, value, n, event)
-                    start = start or n
+                found, event = self._other_field(line, n, event)
+                start = start or n
+                if found is None:
                     continue
-            if not start:
-                start = n
+                value = found
+            start = start or n
             if data is None:
                 data = value
             elif more is None:
@@ -152,6 +126,23 @@ class SSEReader:
                 more.append(value)
         self._line, self._start, self._data, self._more, self._event = n, start, data, more, event
         return out
+
+    def _parsed(self, data: bytes, event: str | None, start: int) -> Record:
+        """The record of a block's payload, parsed here (not left raw for the decoder)."""
+        reading = self._reading
+        try:
+            value = orjson.loads(data)
+        except ValueError as exc:
+            return off_the_fast_path(reading, data, None, exc, event, start)
+        # A run of 19 digits may be an integer orjson read as a double; half a surrogate
+        # pair may wait for this record.
+        if (
+            len(data) <= _DEEP_BYTES
+            and not reading.carrying
+            and LONG_RUN not in data.translate(DIGITS)
+        ):
+            return Record(value, event, start)
+        return off_the_fast_path(reading, data, value, None, event, start)
 
     def _event_name(self, line: bytes) -> str | None:
         """The name an ``event: …`` line gives, decoded once per distinct line."""
@@ -163,6 +154,19 @@ class SSEReader:
             if name is not None and len(self._names) < 256:
                 self._names[line] = name
         return name
+
+    def _other_field(
+        self, line: bytes, n: int, event: str | None
+    ) -> tuple[bytes | None, str | None]:
+        """A line that is no ``data: ``, ``event: `` or comment line: the value of a
+        ``data:`` line written without its space, or None for any other field (said, or
+        kept, by :meth:`_field`); and the block's event name."""
+        name, _, value = line.partition(b":")
+        if value[:1] == b" ":
+            value = value[1:]
+        if name == b"data":
+            return value, event
+        return None, self._field(name, value, n, event)
 
     def _field(self, name: bytes, value: bytes, line: int, event: str | None) -> str | None:
         """A field other than data (Bedrock Mantle writes event: after data:; it still
@@ -180,6 +184,12 @@ class SSEReader:
         else:
             self.ignored.append((line, _unknown_field(name)))
         return event
+
+
+def _cut(line: Any, size: int) -> bytes:
+    """``line`` (a bytearray) without its first ``size`` bytes, cut in place."""
+    del line[:size]
+    return line
 
 
 def _unknown_field(name: bytes) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.chat_chunk import whole
+from chatx.codecs.chat_chunk.calls import CallEntry
 from chatx.codecs.chat_chunk.fast import FastChunks, Lane
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
@@ -90,6 +91,10 @@ class ChatChunkDecoder:
             # a chunk after [DONE] starts the next one.
             self.notes.warning("record after [DONE]: read as the start of another stream")
             self._reset()
+        return self._chunk(data, record.line)
+
+    def _chunk(self, data: dict[str, Any], line: int) -> list[ir.Event]:
+        """A chunk, an error frame, or Azure's first chunk that is neither."""
         choices = data.get("choices")
         error = data.get("error")
         if choices is None and isinstance(error, dict):
@@ -105,15 +110,23 @@ class ChatChunkDecoder:
         extra = self.fast.residue(data)
         if extra:
             out.append(ir.Meta(None, extra))
-        if choices and type(choices) is not list:
-            raise InputError(
-                f"choices must be a list, not {kind_of(choices)}",
-                line=record.line,
-                expected='"choices": [{"index": 0, "delta": …}]',
-            )
         if choices:
+            if type(choices) is not list:
+                raise InputError(
+                    f"choices must be a list, not {kind_of(choices)}",
+                    line=line,
+                    expected='"choices": [{"index": 0, "delta": …}]',
+                )
             for position, choice in enumerate(choices):
                 self._choice(choice, position, out)
+        self._beside_choices(data, extra, error, out)
+        return out
+
+    def _beside_choices(
+        self, data: dict[str, Any], extra: dict[str, Any], error: Any, out: list[ir.Event]
+    ) -> None:
+        """What a chunk says beside its choices: usage, an error, its obfuscation (which
+        goes on the chunk's deltas)."""
         usage = data.get("usage")
         if isinstance(usage, dict) and usage:
             out.append(decode_usage(usage))
@@ -121,7 +134,6 @@ class ChatChunkDecoder:
             out.append(decode_error(error))
         if type(extra.get("obfuscation")) is str:
             obfuscate(extra, out)
-        return out
 
     def finish(self) -> list[ir.Event]:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
@@ -169,13 +181,7 @@ class ChatChunkDecoder:
         if not isinstance(choice, dict):
             self.notes.warning(f"choice {position} is not an object: left out")
             return
-        number = choice.get("index")
-        if not isinstance(number, int):
-            self.notes.repaired(f"choice without an integer index: numbered {position}")
-            number = position
-        lane = self.lanes.get(number)
-        if lane is None:
-            lane = self.lanes[number] = Lane()
+        number, lane = self._lane(choice, position)
         delta = choice.get("delta")
         extra = {k: v for k, v in choice.items() if k not in _CHOICE_KEYS}
         delta_extra: dict[str, Any] = {}
@@ -196,6 +202,29 @@ class ChatChunkDecoder:
             lane.started = True
             self.notes.repaired(f"choice {number}: first delta had no role; role assistant added")
             out.append(ir.LaneStart(number))
+        self._finish_reason(number, lane, choice, extra, out)
+        if extra or delta_extra:
+            out.append(ir.Meta(number, extra, delta_extra or None))
+
+    def _lane(self, choice: dict[str, Any], position: int) -> tuple[int, Lane]:
+        """The choice's number (its position when it has no integer index) and lane."""
+        number = choice.get("index")
+        if not isinstance(number, int):
+            self.notes.repaired(f"choice without an integer index: numbered {position}")
+            number = position
+        lane = self.lanes.get(number)
+        if lane is None:
+            lane = self.lanes[number] = Lane()
+        return number, lane
+
+    def _finish_reason(
+        self,
+        number: int,
+        lane: Lane,
+        choice: dict[str, Any],
+        extra: dict[str, Any],
+        out: list[ir.Event],
+    ) -> None:
         reason = choice.get("finish_reason")
         if reason and not isinstance(reason, str):
             self.notes.warning(
@@ -211,8 +240,6 @@ class ChatChunkDecoder:
             out.append(ir.Finish(number, reason))
         elif "finish_reason" in choice:
             extra["finish_reason"] = reason
-        if extra or delta_extra:
-            out.append(ir.Meta(number, extra, delta_extra or None))
 
     def _delta(
         self,
@@ -234,26 +261,15 @@ class ChatChunkDecoder:
         elif "role" in delta:
             delta_extra["role"] = role
         text_lp, refusal_lp = lps
-        for name in _REASONING_FIELDS:
-            if name in delta:
-                value = delta[name]
-                if isinstance(value, str) and value:
-                    self._switch(number, lane, "reasoning", None, out)
-                    out.append(ir.ReasoningDelta(number, value, "text", 0, {}, name))
-                else:
-                    delta_extra[name] = value
+        self._reasoning(number, lane, delta, out, delta_extra)
         if "content" in delta and self._content(
             number, lane, delta["content"], text_lp, out, delta_extra
         ):
             text_lp = None
-        if "refusal" in delta:
-            value = delta["refusal"]
-            if isinstance(value, str) and value:
-                self._switch(number, lane, "message", None, out)
-                out.append(ir.RefusalDelta(number, value, refusal_lp))
-                refusal_lp = None
-            else:
-                delta_extra["refusal"] = value
+        if "refusal" in delta and self._refusal(
+            number, lane, delta["refusal"], refusal_lp, out, delta_extra
+        ):
+            refusal_lp = None
         if "tool_calls" in delta:
             calls = delta["tool_calls"]
             if isinstance(calls, list) and calls:
@@ -262,6 +278,40 @@ class ChatChunkDecoder:
             else:
                 delta_extra["tool_calls"] = calls
         return text_lp, refusal_lp
+
+    def _reasoning(
+        self,
+        number: int,
+        lane: Lane,
+        delta: dict[str, Any],
+        out: list[ir.Event],
+        delta_extra: dict[str, Any],
+    ) -> None:
+        for name in _REASONING_FIELDS:
+            if name in delta:
+                value = delta[name]
+                if isinstance(value, str) and value:
+                    self._switch(number, lane, "reasoning", None, out)
+                    out.append(ir.ReasoningDelta(number, value, "text", 0, {}, name))
+                else:
+                    delta_extra[name] = value
+
+    def _refusal(
+        self,
+        number: int,
+        lane: Lane,
+        value: Any,
+        logprobs: Any,
+        out: list[ir.Event],
+        delta_extra: dict[str, Any],
+    ) -> bool:
+        """Decode ``delta.refusal``; true when the refusal took the logprobs."""
+        if isinstance(value, str) and value:
+            self._switch(number, lane, "message", None, out)
+            out.append(ir.RefusalDelta(number, value, logprobs))
+            return True
+        delta_extra["refusal"] = value
+        return False
 
     def _content(
         self,
@@ -302,56 +352,13 @@ class ChatChunkDecoder:
         if not isinstance(entry, dict):
             self.notes.warning("tool_calls entry is not an object: left out")
             return
-        call = entry.get("index")
-        if not isinstance(call, int):
-            # Mistral sends a whole call without an index: a call with an id is new.
-            call = len(lane.calls) if entry.get("id") or lane.open_call is None else lane.open_call
-            self.notes.repaired(f"tool call without an index: numbered {call}")
-        function = entry.get("function")
-        if not isinstance(function, dict):
-            function = {}
-        fragment = function.get("arguments")
-        extra = {k: v for k, v in entry.items() if k not in ("index", "id", "type", "function")}
-        fextra = {k: v for k, v in function.items() if k not in ("name", "arguments")}
-        if not isinstance(fragment, str) or not fragment:
-            if "arguments" in function:
-                fextra["arguments"] = fragment
-            fragment = ""
-        if call not in lane.calls:
-            lane.calls.add(call)
-            self._switch(number, lane, "tool_call", call, out)
-            if "id" in entry and not isinstance(entry["id"], str):
-                extra["id"] = entry["id"]
-            if entry.get("type") != "function" and "type" in entry:
-                extra["type"] = entry.get("type")
-            if fextra:
-                extra["function"] = fextra
-            name = function.get("name")
-            out.append(
-                ir.ItemStart(
-                    number,
-                    "tool_call",
-                    call=call,
-                    call_id=entry["id"] if isinstance(entry.get("id"), str) else None,
-                    name=name if isinstance(name, str) else None,
-                    extra=extra,
-                )
-            )
-            if fragment:
-                out.append(ir.ToolArgsDelta(number, call, fragment))
+        read = CallEntry.read(entry, lane, self.notes)
+        if read.call in lane.calls:
+            out += read.more(number)
             return
-        # A call may resume after another one started (fragments of index 0, 1, then 0
-        # again): chat says that as it is, and the encoders of formats that write one
-        # call at a time hold the later calls (chatx/codecs/call_order.py).
-        for key in ("id", "type"):
-            if key in entry:
-                extra[key] = entry[key]
-        if "name" in function:
-            fextra["name"] = function["name"]
-        if fextra:
-            extra["function"] = fextra
-        if fragment or extra:
-            out.append(ir.ToolArgsDelta(number, call, fragment, extra))
+        lane.calls.add(read.call)
+        self._switch(number, lane, "tool_call", read.call, out)
+        out += read.start(number)
 
     def _switch(
         self, number: int, lane: Lane, kind: str, call: int | None, out: list[ir.Event]

@@ -11,6 +11,8 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.chat_chunk.calls import first_entry, join_fragment
+from chatx.codecs.chat_chunk.fields import usage_object
 from chatx.codecs.chat_chunk.mend import OBJECT, error_object, later_entry, one_stream
 from chatx.codecs.chat_chunk.runs import RunEncoding
 from chatx.codecs.finish import exact
@@ -55,12 +57,8 @@ class ChatChunkEncoder(RunEncoding):
         # each of its fragments, in time that grows with their square.
         self.scanned: dict[tuple[int, int], int] = {}
 
-    def feed(self, events: list[ir.Event]) -> list[Any]:  # noqa: C901 - one flat dispatch
-        """Encode one batch; a batch that says nothing writes nothing.
-
-        One flat ``if type(event) is ...`` chain, most frequent first: the hot path pays
-        no method lookup per event, and each branch narrows the event for the type
-        checker (a ``kind = type(event)`` alias would not; ``match`` costs 3x as much)."""
+    def feed(self, events: list[ir.Event]) -> list[Any]:
+        """Encode one batch; a batch that says nothing writes nothing."""
         if len(events) == 1:
             event = events[0]
             if (
@@ -81,88 +79,119 @@ class ChatChunkEncoder(RunEncoding):
                 if event.obfuscation is not None:
                     single["obfuscation"] = event.obfuscation
                 return [single]
+        return self._batch(events)
+
+    def _batch(self, events: list[ir.Event]) -> list[Any]:
+        """One flat ``if type(event) is ...`` chain, most frequent first: the hot path pays
+        no method lookup per event, and each branch narrows the event for the type
+        checker (a ``kind = type(event)`` alias would not; ``match`` costs 3x as much).
+        The events most batches do not have are in :meth:`_other_event`."""
         out: list[Any] = []
         choices: dict[int, dict[str, Any]] = {}
         if self.scanned:
             self.scanned.clear()
-        chunk: dict[str, Any] | None = None
+        usage: dict[str, Any] | None = None
         extras: list[ir.Meta] = []
         error: ir.Error | None = None
         obfuscation: str | None = None
         for event in events:
             if type(event) is ir.TextDelta:
-                _append(self._delta(choices, event.lane), "content", event.text)
-                if event.obfuscation is not None:
-                    obfuscation = event.obfuscation
-                if event.logprobs:
-                    _extend(self._logprobs(choices, event.lane), "content", event.logprobs)
-                if event.extra:
-                    self._extra(event.extra, "delta.")
+                self._text(choices, event)
+                obfuscation = event.obfuscation if event.obfuscation is not None else obfuscation
             elif type(event) is ir.Meta:
                 if self.own:
                     extras.append(event)
                 else:
                     self.lost_meta(event)
             elif type(event) is ir.ReasoningDelta:
-                field = self.options.reasoning_field or event.source_field or "reasoning_content"
-                _append(self._delta(choices, event.lane), field, event.text)
-                if event.extra:
-                    self._extra(event.extra, "reasoning.")
-                if event.obfuscation is not None:
-                    obfuscation = event.obfuscation
+                self._reasoning(choices, event)
+                obfuscation = event.obfuscation if event.obfuscation is not None else obfuscation
             elif type(event) is ir.ToolArgsDelta:
                 self._args(choices, event)
-                if event.obfuscation is not None:
-                    obfuscation = event.obfuscation
+                obfuscation = event.obfuscation if event.obfuscation is not None else obfuscation
             elif type(event) is ir.ItemStart:
-                if event.kind == "tool_call":
-                    self._call_start(choices, event)
-            elif type(event) is ir.RefusalDelta:
-                _append(self._delta(choices, event.lane), "refusal", event.text)
-                if event.logprobs:
-                    _extend(self._logprobs(choices, event.lane), "refusal", event.logprobs)
-            elif type(event) is ir.LaneStart:
-                self.roles.add(event.lane)
-                self._delta(choices, event.lane)["role"] = event.role
-            elif type(event) is ir.Finish:
-                if event.reason == "error" and self.failed:
-                    continue  # the error frame already ended the stream
-                if event.lane in self.finished:
-                    self.notes.repaired(
-                        f"choice {event.lane}: a second finish_reason "
-                        f"{event.reason!r} left out (a choice finishes once)"
-                    )
-                    continue
-                self.finished.add(event.lane)
-                self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
-                if event.extra:
-                    self._extra(event.extra, "finish.")
+                self._call_start(choices, event)
             elif type(event) is ir.Usage:
-                chunk = chunk or {}
-                chunk["usage"] = self._usage(event)
-            elif type(event) is ir.StreamStart:
-                out.extend(self._start(event))
+                usage = self._usage(event)
             elif type(event) is ir.Error:
                 error = event
-            elif type(event) is ir.Passthrough:
-                self._passthrough(event, out)
-            elif type(event) is ir.ItemEnd:
-                if event.extra:
-                    self._extra(event.extra, "")
-                if event.signature is not None or event.encrypted is not None:
-                    sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
-                    self._extra(sealed, "reasoning.")
-            elif type(event) is ir.StreamEnd:
-                self._end(event)
-        if chunk is not None and not choices and not self.failed and self.roles - self.finished:
+            else:
+                self._other_event(event, choices, out)
+        self._close_batch(choices, usage, extras, error, obfuscation, out)
+        return out
+
+    def _other_event(
+        self, event: ir.Event, choices: dict[int, dict[str, Any]], out: list[Any]
+    ) -> None:
+        if type(event) is ir.RefusalDelta:
+            _append(self._delta(choices, event.lane), "refusal", event.text)
+            if event.logprobs:
+                _extend(self._logprobs(choices, event.lane), "refusal", event.logprobs)
+        elif type(event) is ir.LaneStart:
+            self.roles.add(event.lane)
+            self._delta(choices, event.lane)["role"] = event.role
+        elif type(event) is ir.Finish:
+            self._finish_choice(choices, event)
+        elif type(event) is ir.StreamStart:
+            out.extend(self._start(event))
+        elif type(event) is ir.Passthrough:
+            self._passthrough(event, out)
+        elif type(event) is ir.ItemEnd:
+            if event.extra:
+                self._extra(event.extra, "")
+            if event.signature is not None or event.encrypted is not None:
+                sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
+                self._extra(sealed, "reasoning.")
+        elif type(event) is ir.StreamEnd:
+            self._end(event)
+
+    def _text(self, choices: dict[int, dict[str, Any]], event: ir.TextDelta) -> None:
+        _append(self._delta(choices, event.lane), "content", event.text)
+        if event.logprobs:
+            _extend(self._logprobs(choices, event.lane), "content", event.logprobs)
+        if event.extra:
+            self._extra(event.extra, "delta.")
+
+    def _reasoning(self, choices: dict[int, dict[str, Any]], event: ir.ReasoningDelta) -> None:
+        field = self.options.reasoning_field or event.source_field or "reasoning_content"
+        _append(self._delta(choices, event.lane), field, event.text)
+        if event.extra:
+            self._extra(event.extra, "reasoning.")
+
+    def _finish_choice(self, choices: dict[int, dict[str, Any]], event: ir.Finish) -> None:
+        if event.reason == "error" and self.failed:
+            return  # the error frame already ended the stream
+        if event.lane in self.finished:
+            self.notes.repaired(
+                f"choice {event.lane}: a second finish_reason "
+                f"{event.reason!r} left out (a choice finishes once)"
+            )
+            return
+        self.finished.add(event.lane)
+        self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
+        if event.extra:
+            self._extra(event.extra, "finish.")
+
+    def _close_batch(
+        self,
+        choices: dict[int, dict[str, Any]],
+        usage: dict[str, Any] | None,
+        extras: list[ir.Meta],
+        error: ir.Error | None,
+        obfuscation: str | None,
+        out: list[Any],
+    ) -> None:
+        """The batch's chunk (or chunks, or error frame), once all its events are read."""
+        if usage is not None and not choices and not self.failed and self.roles - self.finished:
             # The usage chunk comes after every choice finished (chat rule 5).
             out.append(self._finish_unfinished())
-        if choices and chunk is not None and not self.own:
+        top = {"usage": usage} if usage is not None else None
+        if choices and top is not None and not self.own:
             # Usage from another format goes in a last chunk of its own, as OpenAI sends it.
             out.append(self._chunk(choices, {}, extras, error, obfuscation))
-            out.append(self._chunk({}, chunk, [], None))
-        elif choices or chunk is not None or extras:
-            out.append(self._chunk(choices, chunk or {}, extras, error, obfuscation))
+            out.append(self._chunk({}, top, [], None))
+        elif choices or top is not None or extras:
+            out.append(self._chunk(choices, top or {}, extras, error, obfuscation))
         elif error is not None:
             # A bare error frame ends the stream (an error before any chunk opens one).
             self.failed = self.open = True
@@ -171,7 +200,6 @@ class ChatChunkEncoder(RunEncoding):
             self.unfinished_end = False
             if not self.failed and self.roles - self.finished:
                 out.append(self._finish_unfinished())
-        return out
 
     def _finish(self, reason: str) -> str:
         """The finish_reason to write: the source's own word from chat (vLLM's abort,
@@ -306,40 +334,19 @@ class ChatChunkEncoder(RunEncoding):
         return logprobs
 
     def _call_start(self, choices: dict[int, dict[str, Any]], event: ir.ItemStart) -> None:
+        if event.kind != "tool_call":
+            return  # chat says where a message or reasoning starts by its deltas alone
         self.called.add(event.lane)
-        entry: dict[str, Any] = {"index": event.call}
-        if event.call_id is not None:
-            entry["id"] = event.call_id
-        entry["type"] = "function"
-        entry["function"] = {"name": event.name or ""}
+        entry = first_entry(event, self.own)
         if self.own:
             merge(entry, event.extra)
-        else:
-            entry["function"]["arguments"] = ""
-            if event.extra:
-                self._extra(event.extra, "tool_call.")
+        elif event.extra:
+            self._extra(event.extra, "tool_call.")
         self._delta(choices, event.lane).setdefault("tool_calls", []).append(entry)
 
     def _args(self, choices: dict[int, dict[str, Any]], event: ir.ToolArgsDelta) -> None:
         calls = self._delta(choices, event.lane).setdefault("tool_calls", [])
-        key = (event.lane, event.call)
-        for position in range(self.scanned.get(key, 0), len(calls)):
-            # Join the call's opening entry; a second fragment of one call in one chunk
-            # stays a separate entry, as the source sent it (Bedrock does).
-            entry = calls[position]
-            function = entry.get("function")
-            if entry.get("index") == event.call and not (function or {}).get("arguments"):
-                function = entry.setdefault("function", {})
-                function["arguments"] = event.fragment
-                break
-        else:
-            position = len(calls)
-            entry = {"index": event.call}
-            if event.fragment or not self.own:
-                entry["function"] = {"arguments": event.fragment}
-            calls.append(entry)
-        # This entry may still be joined (its fragment was empty); none before it will.
-        self.scanned[key] = position
+        entry = join_fragment(calls, event, self.scanned, self.own)
         if event.extra:
             if "index" in event.extra:
                 self.scanned.clear()  # an entry may now stand for another call
@@ -349,20 +356,7 @@ class ChatChunkEncoder(RunEncoding):
                 self._extra(event.extra, "tool_call.")
 
     def _usage(self, event: ir.Usage) -> dict[str, Any]:
-        usage: dict[str, Any] = {}
-        if event.output is not None:
-            usage["completion_tokens"] = event.output
-        if event.input is not None:
-            usage["prompt_tokens"] = event.input
-        total = event.total
-        if total is None and event.input is not None and event.output is not None:
-            total = event.input + event.output
-        if total is not None:
-            usage["total_tokens"] = total
-        if event.reasoning is not None:
-            usage["completion_tokens_details"] = {"reasoning_tokens": event.reasoning}
-        if event.cached is not None:
-            usage["prompt_tokens_details"] = {"cached_tokens": event.cached}
+        usage = usage_object(event)
         if event.cache_write:
             self._extra({"cache_write_tokens": event.cache_write}, "usage.")
         if event.extra:

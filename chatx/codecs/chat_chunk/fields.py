@@ -1,5 +1,5 @@
 """Chat chunk fields the decoder reads apart from the delta: usage, logprobs, errors,
-obfuscation."""
+obfuscation; and usage as the encoder writes it."""
 
 from __future__ import annotations
 
@@ -24,6 +24,26 @@ USAGE = UsageNames(
 def decode_usage(usage: dict[str, Any]) -> ir.Usage:
     """Chat ``usage`` → IR Usage; the cached and reasoning counts come from the details."""
     return read_usage(usage, USAGE)
+
+
+def usage_object(event: ir.Usage) -> dict[str, Any]:
+    """IR Usage → chat ``usage`` (its residue aside); a total the source left out is the
+    sum of the two counts."""
+    usage: dict[str, Any] = {}
+    if event.output is not None:
+        usage["completion_tokens"] = event.output
+    if event.input is not None:
+        usage["prompt_tokens"] = event.input
+    total = event.total
+    if total is None and event.input is not None and event.output is not None:
+        total = event.input + event.output
+    if total is not None:
+        usage["total_tokens"] = total
+    if event.reasoning is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": event.reasoning}
+    if event.cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": event.cached}
+    return usage
 
 
 def split_logprobs(logprobs: Any, extra: dict[str, Any]) -> tuple[Any, Any]:

@@ -120,21 +120,7 @@ class ResponsesDecoder(ItemDecoding):
                 line=record.line,
                 expected='a "type" such as "response.output_text.delta"',
             )
-        for key in _INDEX_KEYS:
-            value = data.get(key)
-            if value is not None and type(value) is not int:
-                raise InputError(
-                    f"{key} must be an integer, not {type(value).__name__}",
-                    line=record.line,
-                    expected=f'"{key}": 0',
-                )
-        lps = data.get("logprobs")
-        if lps is not None and type(lps) is not list:
-            raise InputError(
-                "logprobs must be a list",
-                line=record.line,
-                expected='"logprobs": [{"token": …, "logprob": …}]',
-            )
+        _check_types(data, record.line)
         self._sequence(data)
         if self.ended and kind not in ("response.created", "response.queued", "error"):
             self.notes.warning(f"{kind} after the terminal event: left out")
@@ -369,6 +355,26 @@ class ResponsesDecoder(ItemDecoding):
         state.args.append(delta)
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
         return [ir.ToolArgsDelta(0, state.call or 0, delta, extra, _padding(extra))]
+
+
+def _check_types(data: dict[str, Any], line: int) -> None:
+    """An index that is not an integer, logprobs that are not a list: the event cannot
+    be read."""
+    for key in _INDEX_KEYS:
+        value = data.get(key)
+        if value is not None and type(value) is not int:
+            raise InputError(
+                f"{key} must be an integer, not {type(value).__name__}",
+                line=line,
+                expected=f'"{key}": 0',
+            )
+    lps = data.get("logprobs")
+    if lps is not None and type(lps) is not list:
+        raise InputError(
+            "logprobs must be a list",
+            line=line,
+            expected='"logprobs": [{"token": …, "logprob": …}]',
+        )
 
 
 def _padding(extra: dict[str, Any]) -> str | None:

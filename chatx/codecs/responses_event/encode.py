@@ -21,7 +21,7 @@ from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
-from chatx.codecs.responses_event.parts import OpenItem, PartEncoding, message_part
+from chatx.codecs.responses_event.parts import OpenItem, PartEncoding
 from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
@@ -67,13 +67,11 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
         it = iter(events)
         for event in it:
             # type() in each branch, not once in an alias: each branch narrows the event.
+            # Content first, most frequent first; the stream's own events after.
             if type(event) is ir.TextDelta:
                 self._text(event, out)
             elif type(event) is ir.Meta:
-                if self.own:
-                    self._meta(event, out)
-                elif type(event.extra) is not NullResidue:
-                    self.lost_meta(event)
+                self._meta(event, out)
             elif type(event) is ir.ReasoningDelta:
                 self._reasoning(event, out)
             elif type(event) is ir.ToolArgsDelta:
@@ -84,19 +82,23 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
                 self._item_end(event, out, it)
             elif type(event) is ir.RefusalDelta:
                 self._refusal(event, out)
-            elif type(event) is ir.StreamStart:
-                self._start(event, out)
-            elif type(event) is ir.Finish:
-                self._finish(event, out)
-            elif type(event) is ir.Usage:
-                self.usage = event
-            elif type(event) is ir.Error:
-                self._error(event, out)
-            elif type(event) is ir.Passthrough:
-                self._passthrough(event, out)
-            elif type(event) is ir.StreamEnd:
-                self._end(event, out)
+            else:
+                self._stream_event(event, out)
         return out
+
+    def _stream_event(self, event: ir.Event, out: list[dict[str, Any]]) -> None:
+        if type(event) is ir.StreamStart:
+            self._start(event, out)
+        elif type(event) is ir.Finish:
+            self._finish(event, out)
+        elif type(event) is ir.Usage:
+            self.usage = event
+        elif type(event) is ir.Error:
+            self._error(event, out)
+        elif type(event) is ir.Passthrough:
+            self._passthrough(event, out)
+        elif type(event) is ir.StreamEnd:
+            self._end(event, out)
 
     def _step(self, event: ir.Event, out: list[dict[str, Any]]) -> None:
         """One event as :meth:`feed` encodes it when nothing is held. While a call is held
@@ -152,7 +154,12 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
         return out
 
     def _meta(self, event: ir.Meta, out: list[dict[str, Any]]) -> None:
-        """Responses residue: patches for derived events, and parts opened early."""
+        """Responses residue: patches for derived events, and parts opened early; another
+        format's is lost (but for its nulls)."""
+        if not self.own:
+            if type(event.extra) is not NullResidue:
+                self.lost_meta(event)
+            return
         extra = event.extra
         if PATCH in extra:
             self.patches.update(extra[PATCH])
@@ -374,18 +381,8 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
         self.item = None
         self._close_part(item, out)
         base: dict[str, Any] = {"type": "response.output_item.done", "output_index": item.index}
-        if item.kind == "message":
-            done = shapes.message_item(item.id, "completed", [message_part(p) for p in item.parts])
-        elif item.kind == "reasoning":
-            summary = [
-                shapes.summary_part(p.texts.text()) for p in item.parts if p.kind == "summary_text"
-            ]
-            content = [
-                shapes.reasoning_text_part(p.texts.text())
-                for p in item.parts
-                if p.kind == "reasoning_text"
-            ]
-            done = shapes.reasoning_item(item.id, summary, content)
+        if item.kind != "tool_call":
+            done = item.done()
         else:
             arguments = item.args.text()
             self._emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))

@@ -107,6 +107,13 @@ def envelope(rid: str, created: Any, model: Any, request: dict[str, Any] | None)
 
 def _apply_request(response: dict[str, Any], request: dict[str, Any]) -> None:
     """Fill the envelope from the request body, as a server echoes its settings."""
+    _apply_settings(response, request)
+    _apply_text(response, request)
+    _apply_prompt(response, request)
+
+
+def _apply_settings(response: dict[str, Any], request: dict[str, Any]) -> None:
+    """The settings a request names as Responses does, the output limit, the tools."""
     for key in _SAME_NAME:
         if key in request:
             response[key] = request[key]
@@ -118,6 +125,10 @@ def _apply_request(response: dict[str, Any], request: dict[str, Any]) -> None:
         response["tools"] = [_tool(tool) for tool in request["tools"]]
     if "tool_choice" in request:
         response["tool_choice"] = _tool_choice(request["tool_choice"])
+
+
+def _apply_text(response: dict[str, Any], request: dict[str, Any]) -> None:
+    """The output's format and verbosity, which chat asks for at the top level."""
     if isinstance(request.get("text"), dict):
         response["text"] = request["text"]
     elif isinstance(request.get("response_format"), dict):
@@ -125,6 +136,10 @@ def _apply_request(response: dict[str, Any], request: dict[str, Any]) -> None:
     if request.get("verbosity") is not None and "verbosity" not in response["text"]:
         # Chat asks for it at the top level; Responses has it in text.
         response["text"] = {**response["text"], "verbosity": request["verbosity"]}
+
+
+def _apply_prompt(response: dict[str, Any], request: dict[str, Any]) -> None:
+    """Instructions (a chat request's system messages), reasoning, the model."""
     if "instructions" not in request:
         instructions = _instructions(request.get("messages"))
         if instructions is not None:

@@ -54,6 +54,18 @@ class OpenItem:
         self.args = Pieces()
         self.summary_mode = True
 
+    def done(self) -> dict[str, Any]:
+        """The item its ``output_item.done`` says, a message or a reasoning item, its
+        parts' texts joined."""
+        parts = self.parts
+        if self.kind == "message":
+            return shapes.message_item(self.id, "completed", [message_part(p) for p in parts])
+        summary = [shapes.summary_part(p.texts.text()) for p in parts if p.kind == "summary_text"]
+        content = [
+            shapes.reasoning_text_part(p.texts.text()) for p in parts if p.kind == "reasoning_text"
+        ]
+        return shapes.reasoning_item(self.id, summary, content)
+
 
 class PartEncoding:
     """The part half of :class:`~chatx.codecs.responses_event.encode.ResponsesEncoder`."""
