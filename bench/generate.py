@@ -14,9 +14,9 @@ Kinds:
 - ``mixed``: ``reasoning_content`` for the first 30 % of the chunks, text for the next
   40 %, then tool calls as in ``tools``: what an agent's turn looks like.
 
-The responses-event and llama-stack-event sources are the chat stream converted by
-chatx itself. Everything is cached under ``bench/out/`` (git-ignored); a manifest
-keeps the hash of what made each file (this module, and chatx's source for the
+The responses-event, llama-stack-event and anthropic-event sources are the chat stream
+converted by chatx itself. Everything is cached under ``bench/out/`` (git-ignored); a
+manifest keeps the hash of what made each file (this module, and chatx's source for the
 converted ones), so a stale file is rebuilt, never reused.
 
     python bench/generate.py --kind text --size 10k --format responses   # prints the path
@@ -44,7 +44,12 @@ MANIFEST = OUT / "manifest.json"
 KINDS = ("text", "reasoning", "tools", "mixed")
 SIZES = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 # Short names used on the command line and in file names → chatx format names.
-FORMATS = {"chat": "chat-chunk", "responses": "responses-event", "llama": "llama-stack-event"}
+FORMATS = {
+    "chat": "chat-chunk",
+    "responses": "responses-event",
+    "llama": "llama-stack-event",
+    "anthropic": "anthropic-event",
+}
 
 # Fragments per tool call in the ``tools`` kind.
 CALL_FRAGMENTS = 50

@@ -35,7 +35,14 @@ ARROW = "→"
 MIB = 1024 * 1024
 
 # Main directions: the ones the quick run measures (and every size of the other kinds).
-MAIN = (("chat", "responses"), ("responses", "chat"), ("chat", "llama"), ("llama", "chat"))
+MAIN = (
+    ("chat", "responses"),
+    ("responses", "chat"),
+    ("chat", "llama"),
+    ("llama", "chat"),
+    ("chat", "anthropic"),
+    ("anthropic", "chat"),
+)
 STARTUP_RUNS = 10
 # Targets from issue 8 (and issue 4 for validate).
 FLOOR_FACTOR = 2.0  # at least half the floor's throughput

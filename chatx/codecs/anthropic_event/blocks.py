@@ -143,7 +143,12 @@ class BlockDecoding:
         text = delta.get(field)
         if type(text) is not str or not text:
             return [ir.Meta(0, {"~record": data})]
-        patch = diff(data, r.block_delta(block.index, make(text)))
+        if len(data) == 3 and len(delta) == 2 and data.get("index") == block.index:
+            # The canonical record (type, index, delta of type and text): nearly every
+            # delta of a stream, so it is told without building and diffing it.
+            patch: dict[str, Any] = {} if type(data["index"]) is int else {"index": data["index"]}
+        else:
+            patch = diff(data, r.block_delta(block.index, make(text)))
         if block.kind == "message":
             return [ir.TextDelta(0, text, None, patch)]
         if block.kind == "reasoning":
