@@ -440,3 +440,13 @@ def test_a_bare_error_event_is_not_certain_but_is_anthropic_alone():
     record = Record({"type": "error", "error": {"type": "api_error", "message": "x"}}, line=1)
     assert sniff([record]).name == ANTHROPIC
     assert probe([Record(done=True), Record(error="bad", line=2)]) == 0
+
+
+def test_a_delta_whose_index_is_not_an_integer_keeps_it_as_residue():
+    # 1.0 and true equal 1 in Python: the record still differs from the canonical one.
+    for index in (1.0, True):
+        events = [message_start(), *text(0, "a"), block_start(1, {"type": "text", "text": ""})]
+        events.append(block_delta(index, {"type": "text_delta", "text": "b"}))
+        (delta,) = flat(events)[-2:-1]
+        assert delta.text == "b" and delta.extra == {"index": index}
+        assert type(delta.extra["index"]) is type(index)
