@@ -128,6 +128,9 @@ CODEC = Codec(
     collect_as="anthropic",
     describe=Describe(_kinds, _preview, rank=3, item=_item),
     other_item=_other_item,
+    # A message's and a tool call's ids, and a thinking block's signature, differ from
+    # one run of a request to the next.
+    volatile=frozenset(("id", "tool_use_id", "signature")),
 )
 
 __all__ = ["CODEC", "AnthropicDecoder", "AnthropicEncoder", "probe"]

@@ -120,3 +120,11 @@ def test_show_renders_an_anthropic_stream(tmp_path: Path):
     out = result.stdout.decode()
     assert "anthropic-event" in out and "msg_show" in out and "Hello" in out
     assert "content_block_delta 1" in out
+
+
+def test_diff_leaves_out_the_ids_and_signatures_of_two_runs(tmp_path: Path):
+    one, two = tmp_path / "one.sse", tmp_path / "two.sse"
+    one.write_bytes(sse_events(stream(tool_use(0, "toolu_a", "f", "{}"), mid="msg_a")))
+    two.write_bytes(sse_events(stream(tool_use(0, "toolu_b", "f", "{}"), mid="msg_b")))
+    assert run(["diff", str(one), str(two)]).code == 0
+    assert run(["diff", "--no-normalize", str(one), str(two)]).code == 1
