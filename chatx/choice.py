@@ -45,8 +45,9 @@ class Lanes:
         return self._chosen(events, self.choice)
 
     def select_run(self, run: DeltaRun) -> DeltaRun | None:
-        """``run`` as it goes on, or None when its lane does not (with ``--choice``:
-        a run has no LaneStart, so a one-lane target has nothing to check)."""
+        """``run`` as it goes on, or None when its lane does not (its records' residue
+        of no lane, ``run.before``, still does: the caller hands it on record by record).
+        A run has no LaneStart, so without ``--choice`` there is nothing to check."""
         choice = self.choice
         if choice is None or run.lane == choice == 0:
             return run

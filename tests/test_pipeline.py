@@ -221,9 +221,10 @@ def test_pieces_equal_a_text_without_joining(pieces, text, same):
     assert (collected.text() == text) is same
 
 
-def _two_choices(count: int) -> bytes:
+def _two_choices(count: int, **envelope: str) -> bytes:
     """A two-choice chat stream, each choice's text chunks one after another."""
     head = {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    head.update(envelope)
 
     def chunk_of(index: int, delta: dict[str, str], finish: str | None = None) -> Any:
         choice = {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -276,3 +277,24 @@ def test_runs_stay_on_under_choice():
     out += transcoder.feed(body[600:]) + transcoder.finish()
     assert runs and {lane for lane, _ in runs} == {0} and max(n for _, n in runs) > 20
     assert out == convert(body, "chat-chunk", choice=1)[0]
+
+
+@pytest.mark.parametrize("dst", ["chat-chunk", "responses-event", "llama-stack-event"])
+@pytest.mark.parametrize("choice", [0, 1, 2])
+def test_choice_says_the_same_read_whole_or_in_runs(dst, choice):
+    """Read whole (no runs: every record is parsed before the format is known) or in
+    blocks (runs): the same bytes and notes, the residue of the other choice's records
+    (their system_fingerprint) counted as often."""
+    body = _two_choices(30, system_fingerprint="fp_1")
+    results = []
+    for step in (len(body), 300):
+        notes = Notes()
+        transcoder = Transcoder(dst, choice=choice, notes=notes)
+        try:
+            out = b"".join(transcoder.feed(body[i : i + step]) for i in range(0, len(body), step))
+            out += transcoder.finish()
+        except ChatxError as exc:
+            out = str(exc).encode()
+        said = sorted((n.kind, n.message, n.line or 0) for n in notes.summary())
+        results.append((out, said))
+    assert results[0] == results[1]
