@@ -7,8 +7,8 @@ choice), and counted three times:
 * **converted**: chatx wrote it without an error;
 * **SDK same**: the openai SDK's own stream accumulator (``ChatCompletionStreamState`` /
   ``ResponseStreamState``, through ``tests.test_oracle``) rebuilds from the output the
-  text, refusal, tool calls, usage and errors the source says (Llama Stack output has no
-  SDK: ``-``). A → A gives the recording back as it is, so there a capture the SDK already
+  text, refusal, tool calls, usage and errors the source says (Llama Stack and Anthropic
+  output are not the openai SDK's: ``-``). A → A gives the recording back as it is, so there a capture the SDK already
   refuses as recorded (an SDK ``model_dump`` with ``type: null`` in tool-call deltas, a
   usage without ``cache_write_tokens``…) counts when the output is refused alike; how
   many are is printed under the table;
@@ -38,7 +38,11 @@ from tests.meaning import lanes_of
 from tests.streams import CHAT, RESPONSES, convert
 
 LLAMA = "llama-stack-event"
-FORMATS = (CHAT, RESPONSES, LLAMA)
+ANTHROPIC = "anthropic-event"
+FORMATS = (CHAT, RESPONSES, LLAMA, ANTHROPIC)
+# Targets the openai SDK does not read (the anthropic SDK's accumulator checks anthropic
+# output in tests/codecs/anthropic_event/test_oracle.py): "SDK same" is "-".
+NO_SDK = (LLAMA, ANTHROPIC)
 
 pytestmark = pytest.mark.skipif(
     not CAPTURES.is_dir(), reason=f"no real captures: {CAPTURES} is absent"
@@ -56,6 +60,16 @@ pytestmark = pytest.mark.skipif(
 # * chat-chunk → chat-chunk: a choice the source never finished (Snowflake, and Kimi
 #   behind OpenRouter in simonw/llm) gets the finish_reason every chat choice ends with,
 #   said as repaired (4).
+# * → anthropic-event: a source without usage gets zero counts, as a message must say
+#   some (30 chat and the 12 Llama Stack captures with metrics null; said as a
+#   warning); a usage total that is not input + output has no place (4); no refusal
+#   (written as text, 2); a chat choice never finished gets a stop reason (4); no
+#   Responses built-in items (46), and the usage a response.failed says after its error.
+# * anthropic-event → *: server tool blocks (web search and fetch, code execution, MCP,
+#   tool search, advisor, compaction…) have no place in the other formats (29); Llama
+#   Stack has no reasoning either, and reads a call whose input was cut as text. The
+#   openai SDK refuses pause_turn as a Responses incomplete reason (1), which Open
+#   Responses takes (said lost).
 EXPECTED: dict[tuple[str, str], tuple[int, int | None, int]] = {
     (CHAT, CHAT): (172, 172, 168),
     (CHAT, RESPONSES): (177, 177, 177),
@@ -66,6 +80,13 @@ EXPECTED: dict[tuple[str, str], tuple[int, int | None, int]] = {
     (LLAMA, CHAT): (36, 36, 36),
     (LLAMA, RESPONSES): (36, 36, 36),
     (LLAMA, LLAMA): (36, None, 36),
+    (CHAT, ANTHROPIC): (177, None, 137),
+    (RESPONSES, ANTHROPIC): (121, None, 74),
+    (LLAMA, ANTHROPIC): (36, None, 24),
+    (ANTHROPIC, CHAT): (104, 104, 75),
+    (ANTHROPIC, RESPONSES): (104, 103, 75),
+    (ANTHROPIC, LLAMA): (104, None, 59),
+    (ANTHROPIC, ANTHROPIC): (104, None, 104),
 }
 
 
@@ -97,7 +118,7 @@ def check(path: Path, src: str, dst: str, choice: int | None) -> dict[str, bool]
     except ChatxError:
         return {"converted": False, "sdk": False, "same": False, "refused": False}
     sdk = refused = False
-    if dst != LLAMA:
+    if dst not in NO_SDK:
         sdk = sdk_same(out, dst, data, src, choice)
         if not sdk and src == dst:
             refused = not sdk_same(data, src, data, src, choice)
@@ -124,11 +145,11 @@ def table() -> tuple[Rows, dict[str, list[str]], dict[str, int]]:
                 name = path.name if choice is None else f"{path.name}#choice{choice}"
                 for key, ok in check(path, src, dst, choice).items():
                     counts[key] += ok
-                    if not ok and key != "refused" and not (key == "sdk" and dst == LLAMA):
+                    if not ok and key != "refused" and not (key == "sdk" and dst in NO_SDK):
                         failing.setdefault(f"{src} → {dst}: {key}", []).append(name)
-            sdk = None if dst == LLAMA else counts["sdk"]
+            sdk = None if dst in NO_SDK else counts["sdk"]
             rows[(src, dst)] = (counts["converted"], sdk, counts["same"])
-            if src == dst != LLAMA:
+            if src == dst and dst not in NO_SDK:
                 refused[src] = counts["refused"]
     return rows, failing, refused
 
