@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import chatx
+from tests.quirk_probes_anthropic import ANTHROPIC_PROBES
 
 
 @dataclass(frozen=True)
@@ -396,6 +397,9 @@ PROBES: dict[str, Callable[[Stream], bool]] = {
     "stop-on-succeeded": stop_on_succeeded,
     "code-interpreter-python": code_interpreter_call,
 }
+
+
+PROBES.update(ANTHROPIC_PROBES)
 
 
 def probe(quirk: str) -> Callable[[Stream], bool]:

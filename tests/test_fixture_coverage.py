@@ -112,6 +112,27 @@ streamed-tool-call | toolstream-json.jsonl | llama-stack-recorded__*-toolstream-
 text-then-parse | text-then-parse-json.jsonl | llama-stack-recorded__*-tool-* | Text-then-parse: the tool-call JSON streams as ordinary
 stop-on-succeeded | toolstream-json.jsonl | llama-stack-recorded__*-tool* | already carries `stop_reason:"end_of_turn"`, one chunk before
 code-interpreter-python | builtin-code-interpreter.jsonl | llama-stack-recorded__* | writes code-interpreter calls as raw python
+[anthropic-event]
+anthropic-json-padding | text.sse | simonw-llm-anthropic__prompt__i0.sse | carry a random run of spaces
+anthropic-ping-after-first-block | text.sse | openllmetry__anthropic-anthropic_message_streaming_legacy__i0.sse | It usually comes right after the first `content_block_start`
+anthropic-delta-input-tokens | text.sse | vercel-ai__anthropic-anthropic-text.jsonl | also repeats `input_tokens`, `cache_creation_input_tokens` and `cache_read_input_tokens`
+anthropic-cache-creation-object | text.sse | vercel-ai__anthropic-anthropic-text.jsonl | `cache_creation:{ephemeral_5m_input_tokens,ephemeral_1h_input_tokens}` object
+anthropic-signature | thinking-signature.sse | simonw-llm-anthropic__thinking_prompt__i0.sse | then one `signature_delta`
+anthropic-empty-thinking-delta | thinking-signature.sse | openinference-js__anthropic-thinking-streaming.sse | send an empty `{"thinking":""}` delta right before the signature
+anthropic-redacted-thinking | redacted-thinking.sse | pydantic-ai__anthropic_model_thinking_part_redacted_stream* | carries its opaque `data` in `content_block_start`
+anthropic-empty-first-input-json | tool-use.sse | openinference__anthropic-multiple_tool_calling_streaming__i0.sse | The first `input_json_delta` is always `partial_json:""`
+anthropic-tool-without-arguments | tool-use.sse | vercel-ai__anthropic-anthropic-tool-no-args.jsonl | A tool with no arguments sends only that empty delta
+anthropic-server-result-whole | web-search.sse | pydantic-ai__anthropic_web_search_tool_stream__i0.sse | The result blocks arrive whole in `content_block_start`
+anthropic-citation-before-text | web-search.sse | pydantic-ai__anthropic_web_search_tool_stream__i0.sse | Each `citations_delta` arrives before the text deltas it annotates
+anthropic-char-location | citations.sse | ruby-llm__chat_citations_* | or `char_location` for the document citations
+anthropic-pause-turn | pause-turn.sse | pydantic-ai__anthropic-pause_turn_web_search_streaming_vcr__i0.sse | A long search stops with `stop_reason:"pause_turn"`
+anthropic-stop-sequence | stop-sequence.sse | mirascope__call_with_params-anthropic-stream__i0.sse | The matched string is in `delta.stop_sequence`
+anthropic-unstopped-block | missing-block-stop.sse | anthropic-sdk-python__incomplete_partial_json_response.sse | gets no `content_block_stop` before the `message_delta`
+anthropic-no-cache-fields | max-tokens.sse | dd-trace-py__anthropic_completion_stream__i0.sse | they are absent from claude-3-haiku (2024), claude-3-opus (early 2024)
+bedrock-invocation-metrics | bedrock.jsonl | *bedrock* | carries `"amazon-bedrock-invocationMetrics":{inputTokenCount,outputTokenCount,invocationLatency,firstByteLatency}`
+bedrock-ids | bedrock.jsonl | *bedrock* | ids are `msg_bdrk_…` and `toolu_bdrk_…`
+anthropic-prefilled-turn | concatenated-prefilled.jsonl | vercel-ai__anthropic-anthropic-programmatic-tool-calling.1.jsonl | Each intermediate turn is just a `message_start` followed by `message_stop`
+anthropic-concatenated | concatenated-prefilled.jsonl | vercel-ai__anthropic-anthropic-programmatic-tool-calling.1.jsonl | Several vercel fixtures concatenate several turns in one file
 """
 
 
@@ -178,6 +199,21 @@ PLAIN = {
         + '"stop_reason":"end_of_turn"},"metrics":[{"metric":"prompt_tokens","value":1,"unit":null}]}\n'
     ),
 }
+
+_ANT = [
+    ("message_start", '"message":{"id":"msg_plain","type":"message","role":"assistant",'
+     '"model":"m","content":[],"stop_reason":null,"stop_sequence":null,'
+     '"usage":{"input_tokens":1,"cache_read_input_tokens":0,"output_tokens":1}}'),
+    ("content_block_start", '"index":0,"content_block":{"type":"text","text":""}'),
+    ("content_block_delta", '"index":0,"delta":{"type":"text_delta","text":"Hi"}'),
+    ("content_block_stop", '"index":0'),
+    ("message_delta", '"delta":{"stop_reason":"end_turn","stop_sequence":null},'
+     '"usage":{"output_tokens":2}'),
+]  # fmt: skip
+PLAIN["anthropic-event"] = (
+    "".join(f'event: {kind}\ndata: {{"type":"{kind}",{body}}}\n\n' for kind, body in _ANT)
+    + 'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+)
 
 ids = [q.name for q in QUIRKS]
 needs_captures = pytest.mark.skipif(
