@@ -73,7 +73,10 @@ def _list(spec: str, rows: list[Stream]) -> list[str]:
             rows.append(_bare(source, address))
             return []
         for stream in inputs.streams(source, address.index):
-            stream.data = b""  # listed: the body is not kept
+            # Listed: neither the body nor the exchange that holds it is kept.
+            stream.data = b""
+            if stream.entry is not None:
+                stream.entry.load = _gone
             rows.append(stream)
     trouble = [
         f"{row.address}: its body cannot be decoded ({row.note})"
@@ -85,6 +88,10 @@ def _list(spec: str, rows: list[Stream]) -> list[str]:
     elif address.index is not None and not rows[0].readable and not trouble:
         trouble.append(f"{rows[0].address}: not a stream: {rows[0].kind}")
     return trouble
+
+
+def _gone() -> bytes:
+    return b""
 
 
 def _bare(source: Any, address: Any) -> Stream:

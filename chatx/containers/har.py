@@ -31,7 +31,7 @@ from chatx.containers.bodies import (
 )
 from chatx.errors import InputError
 
-_BLOCK = 1 << 20
+_BLOCK = 1 << 22  # most entries fit in one read: a string cut by a read is scanned again
 # A whole string, or a lone quote when the string does not end in the bytes read so far.
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|["{}\[\]:,]')
 _INNER = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|["{}\[\]]')  # inside an entry: depth only
