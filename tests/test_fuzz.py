@@ -35,7 +35,7 @@ EXAMPLES = int(os.environ.get("CHATX_FUZZ_EXAMPLES", "0"))
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SEEDS = {
     path: path.read_bytes()
-    for folder in ("chat-chunk", "responses-event", "llama-stack-event")
+    for folder in ("chat-chunk", "responses-event", "llama-stack-event", "anthropic-event")
     for path in sorted((FIXTURES / folder).iterdir())
 }
 assert SEEDS, "no seed streams under fixtures/"
@@ -71,7 +71,7 @@ def campaign(inner: Any, **strategies: Any) -> None:
 
 # -- the commands ---------------------------------------------------------------------------
 
-TARGETS = ("chat-chunk", "responses-event", "llama-stack-event")
+TARGETS = ("chat-chunk", "responses-event", "llama-stack-event", "anthropic-event")
 
 
 @st.composite
@@ -427,6 +427,7 @@ def test_rechunked_sse_gives_what_the_whole_input_gives():
                 ["convert", "-", "--to", "responses-event"],
                 ["convert", "-", "--to", "chat-chunk", "--strict"],
                 ["convert", "-", "--to", "llama-stack-event"],
+                ["convert", "-", "--to", "anthropic-event"],
                 ["validate", "-"],
                 ["collect", "-"],
             ]
@@ -436,7 +437,12 @@ def test_rechunked_sse_gives_what_the_whole_input_gives():
 
 def test_the_fuzzers_reach_every_command_and_format():
     """The seeds cover every format and container; the harness reads piped-in chunks."""
-    assert {p.parent.name for p in SEEDS} == {"chat-chunk", "responses-event", "llama-stack-event"}
+    assert {p.parent.name for p in SEEDS} == {
+        "chat-chunk",
+        "responses-event",
+        "llama-stack-event",
+        "anthropic-event",
+    }
     assert {p.suffix for p in SEEDS} >= {".sse", ".jsonl", ".json"}
     body = SEEDS[FIXTURES / "chat-chunk" / "text.sse"]
     result = run_chunked(["convert", "-", "--to", "chat-chunk"], body, [1] * 50)
