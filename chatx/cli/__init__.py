@@ -44,6 +44,7 @@ _COMMANDS = (
     "diff",
     "show",
     "collect",
+    "ls",
     "capture",
     "proxy",
     "serve",
