@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from chatx import outdir, pipeline
+from chatx import codecs, outdir, pipeline
 from chatx.errors import ExitStatus, UsageError
 from tests.builders.chat_chunk import chat_text, chunk
 from tests.builders.responses_event import ResponsesBuilder
 from tests.streams import CHAT, RESPONSES, sse
 
 LLAMA = "llama-stack-event"
+FORMATS = codecs.names()  # every registered format, in registry order
+SINGLE_LANE = [codec.name for codec in codecs.CODECS if codec.single_lane]
 CHAT_BODY = sse(chat_text("Hello", " there"))
 RESPONSES_BODY = ResponsesBuilder().message("Hi").end().bytes()
 TWO_CHOICES = sse(
@@ -71,7 +73,8 @@ def captures(tmp_path: Path) -> Path:
 
 def test_targets_repeated_comma_separated_all_and_aliases_once():
     assert outdir.targets(["responses-event,chat-chunk", "chat-chunk"]) == [RESPONSES, CHAT]
-    assert outdir.targets(["all"]) == [CHAT, RESPONSES, LLAMA]
+    assert outdir.targets(["all"]) == FORMATS
+    assert FORMATS[:3] == [CHAT, RESPONSES, LLAMA]  # registry order
     assert outdir.targets([" chat-chunk , "]) == [CHAT]
     with pytest.raises(UsageError, match="unknown format"):
         outdir.targets(["chat-chunk,nope"])
@@ -310,7 +313,11 @@ def test_parallel_run_says_and_writes_what_a_serial_run_does(tmp_path, captures)
         ]
         runs[workers] = (outcomes, tree(out))
     assert runs[1] == runs[3]
-    assert len(runs[1][1]) == 5 * 3 - 2  # n2 fails for the two one-choice formats
+    # n2 (two choices) fails for the formats that hold one choice only
+    assert SINGLE_LANE and CHAT not in SINGLE_LANE
+    assert len(runs[1][1]) == 5 * len(FORMATS) - len(SINGLE_LANE)
+    failed = sorted(o[1].split(":")[0].rsplit("/", 1)[-1] for o in runs[1][0] if o[0] == "failed")
+    assert failed == ["n2.sse"] * len(SINGLE_LANE)
 
 
 def test_tally_exit_status_is_the_worst():
@@ -441,8 +448,9 @@ def test_progress_bar_on_a_terminal_only(tmp_path, captures):
     args = ["convert", str(captures), "--to", "all", "-d", str(tmp_path / "out")]
     code, stdout, terminal = _with_terminal_stderr(args, tmp_path)
     assert code == 0 and stdout == b""
-    assert b"converting" in terminal and b"9/9" in terminal
-    assert b"9 converted, 0 unchanged, 9 written, 0 failed" in terminal
+    jobs = 3 * len(FORMATS)  # three captures, each to every format
+    assert b"converting" in terminal and f"{jobs}/{jobs}".encode() in terminal
+    assert f"{jobs} converted, 0 unchanged, {jobs} written, 0 failed".encode() in terminal
     piped = chatx("convert", str(captures), "--to", "all", "-d", str(tmp_path / "out2"))
     assert b"converting" not in piped.stderr
     assert all(line.startswith(b"chatx: ") for line in piped.stderr.splitlines())
