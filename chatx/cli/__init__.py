@@ -147,7 +147,7 @@ def _closed_streams() -> str | None:
     return "output" if sys.stdout is None else None
 
 
-def _run(load: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one funnel
+def _run(load: Any, args: list[str], debug: bool) -> int:
     try:
         # Loading the commands happens inside the funnel: a signal that arrives while
         # they are imported ends the run as one arriving later does, with no traceback.
@@ -155,52 +155,53 @@ def _run(load: Any, args: list[str], debug: bool) -> int:  # noqa: C901 - one fu
         with command.make_context("chatx", args) as ctx:
             status = command.invoke(ctx)
         return int(status or 0)
-    except BrokenPipeError:
+    except (BrokenPipeError, SystemExit, KeyboardInterrupt, typer.Exit, typer.Abort) as exc:
+        return _stopped(exc, debug)
+    except Exception as exc:
+        return _failed(exc, debug)
+
+
+def _stopped(exc: BaseException, debug: bool) -> int:
+    """The run stopped short: its reader went away, a signal, --help, an abort. Called
+    while ``exc`` is handled: a bare ``raise`` raises it again."""
+    if isinstance(exc, BrokenPipeError):
         return _quiet_pipe()
-    except SystemExit as exc:
+    if isinstance(exc, SystemExit):
         # rich's Console meets a broken pipe with SystemExit(1): quiet, as any other.
         if isinstance(exc.__context__, BrokenPipeError):
             return _quiet_pipe()
         raise
-    except Terminated:
-        if debug:
-            raise
-        return ExitStatus.TERMINATED
-    except KeyboardInterrupt:
-        if debug:
-            raise
+    if isinstance(exc, typer.Exit):  # --help, or a command that exits early
+        return int(exc.exit_code or 0)
+    if isinstance(exc, typer.Abort):
         return ExitStatus.INTERRUPTED
-    except ChatxError as exc:
-        if debug:
-            raise
+    if debug:
+        raise
+    return ExitStatus.TERMINATED if isinstance(exc, Terminated) else ExitStatus.INTERRUPTED
+
+
+def _failed(exc: Exception, debug: bool) -> int:
+    """An error, said in one line (the traceback with --traceback). Called while ``exc``
+    is handled: a bare ``raise`` raises it again."""
+    if debug:
+        raise
+    if isinstance(exc, ChatxError):
         error(str(exc))
         return int(exc.exit_status)
-    except typer.Exit as exc:  # --help, or a command that exits early
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        return ExitStatus.INTERRUPTED
-    except _UsageProblem as exc:  # usage errors: unknown option, missing value…
-        if debug:
-            raise
+    if isinstance(exc, _UsageProblem):  # usage errors: unknown option, missing value…
         _usage_error(exc)
         return ExitStatus.ERROR
-    except OSError as exc:
-        if debug:
-            raise
+    if isinstance(exc, OSError):
         if streams.is_stdout_failure(exc):
             return streams.output_failed(exc, ExitStatus.OK)
         error(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "))
         return ExitStatus.ERROR
-    except MemoryError:
-        if debug:
-            raise
+    if isinstance(exc, MemoryError):
         error("out of memory")
         return ExitStatus.ERROR
-    except Exception as exc:  # a bug: say so in one line, the traceback on request
-        if debug:
-            raise
-        error(f"internal error: {type(exc).__name__}: {exc} ({_BUG})")
-        return ExitStatus.INTERNAL
+    # A bug: say so in one line, the traceback on request.
+    error(f"internal error: {type(exc).__name__}: {exc} ({_BUG})")
+    return ExitStatus.INTERNAL
 
 
 def _usage_error(exc: Any) -> None:
