@@ -454,3 +454,12 @@ def test_progress_bar_on_a_terminal_only(tmp_path, captures):
     piped = chatx("convert", str(captures), "--to", "all", "-d", str(tmp_path / "out2"))
     assert b"converting" not in piped.stderr
     assert all(line.startswith(b"chatx: ") for line in piped.stderr.splitlines())
+
+
+def test_outdir_is_three_modules_under_400_lines_each():
+    # walking (what a walk finds), planning (jobs), running (convert, write, count)
+    package = Path(outdir.__file__).parent
+    sizes = {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")}
+    assert set(sizes) == {"__init__.py", "walking.py", "planning.py", "running.py"}
+    assert max(sizes.values()) < 400, sizes
+    assert outdir.walk is outdir.walking.walk and outdir.run is outdir.running.run

@@ -1,0 +1,97 @@
+"""What a directory walk finds (``convert DIR --out-dir``, ``validate DIR``, ``serve
+DIR``): the files whose names say they hold captures, sorted, hidden entries and
+symlinked directories left out, what is no regular file (a FIFO) passed over and said.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+from chatx import codecs, containers
+
+# What a directory walk picks up. Other names (vercel's ``*.chunks.txt``) are converted
+# when named on the command line: a folder of captures often holds notes and READMEs too.
+CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json")
+# The request a capture was answered for, written beside it by capture and proxy: no stream.
+REQUEST_SUFFIX = ".request.json"
+NO_CAPTURES = (
+    f"no captures in this directory (looked for {', '.join('*' + s for s in CAPTURE_SUFFIXES)})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """An input of a many-file run: the file, how messages name it, and where its
+    outputs go under the output directory."""
+
+    path: Path
+    name: str
+    subdir: PurePath  # where its outputs go under DIR
+    index: int | None = None  # FILE#N as given
+
+
+def walk(top: Path, passed: list[str] | None = None) -> list[Path]:
+    """The captures under directory ``top`` as a many-file convert finds them (``validate
+    DIR`` reads the same files), outputs of earlier runs included; what the walk passed
+    over (a FIFO, a socket, a device) is added to ``passed``."""
+    return [source.path for source in sources_under(top, None, passed)]
+
+
+def sources_under(
+    top: Path, out_dir: Path | None, passed: list[str] | None = None
+) -> Iterator[Source]:
+    """Captures under ``top``, sorted, each with its directory relative to ``top``; what
+    an earlier run wrote into ``out_dir`` (when given) is left out, and so is what is no
+    regular file (a FIFO would wait for a writer forever), said in ``passed``."""
+    outputs = None if out_dir is None else resolved(out_dir)
+    for dirpath, dirnames, filenames in os.walk(top):  # symlinked directories not followed
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        here = Path(dirpath)
+        in_outputs = outputs is not None and resolved(here).is_relative_to(outputs)
+        for filename in sorted(filenames):
+            if (
+                filename.startswith(".")
+                or not filename.endswith(CAPTURE_SUFFIXES)
+                or filename.endswith(REQUEST_SUFFIX)
+            ):
+                continue
+            if in_outputs and _looks_like_output(filename):
+                continue  # what an earlier run wrote, not an input
+            path = here / filename
+            kind = _not_a_file(path)
+            if kind:
+                if passed is not None:
+                    passed.append(f"{path}: {kind}, not a capture file: skipped")
+                continue
+            yield Source(path, str(path), here.relative_to(top))
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What ``path`` is when it is no regular file (a symlink is what it points to); None
+    for a file, or for what cannot be looked at (reading it says why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def _looks_like_output(filename: str) -> bool:
+    parts = filename.rsplit(".", 2)
+    return len(parts) == 3 and parts[1] in codecs.names() and parts[2] in containers.CONTAINERS
+
+
+def resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
