@@ -137,6 +137,10 @@ class AnthropicChecker(Checker):
         if not message.started:
             message.started = True  # said once; the events that follow are checked as usual
             self.report("ANT001", f"stream starts with {etype}, not message_start")
+        self._in_message(etype, data)
+
+    def _in_message(self, etype: str, data: dict[str, Any]) -> None:
+        """An event of the open message."""
         if etype == "content_block_start":
             self._block_start(data)
         elif etype == "content_block_delta":

@@ -108,20 +108,13 @@ class ContentEncoding(CallOrder):
         return self._open("tool_call", call, out, r.tool_block(call_id, name or ""))
 
     def _item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
-        extra = event.extra
         if self.own:
-            if "~prefill" in extra:
-                return
-            if "~cut" in extra:
-                return  # the input ended in the block: it stays open (--finish closes it)
-            block, self.block = self.block, None
-            index = block.index if block is not None else self.index - 1
-            out.append(self._merged(r.block_stop(index), extra))
+            self._own_item_end(event.extra, out)
             return
         if not self._lane_ok(event.lane):
             return
-        if extra:
-            report(extra, self.notes, "item.")
+        if event.extra:
+            report(event.extra, self.notes, "item.")
         block = self.block
         if event.kind == "tool_call":
             mine = block is not None and block.kind == "tool_use" and block.call == event.call
@@ -129,25 +122,39 @@ class ContentEncoding(CallOrder):
                 self._close_block(out)
             return
         if event.kind == "reasoning" and block is not None and block.kind == "thinking":
-            encrypted, signature = event.encrypted, event.signature
-            if not block.started and encrypted is not None:
-                # Reasoning withheld, nothing shown: what redacted_thinking says.
-                block.started = True
-                out.append(r.block_start(block.index, r.redacted_block(encrypted)))
-                self.index += 1
-                encrypted = None
-                if signature is not None:
-                    self.notes.lost_field("reasoning.signature")
-                    signature = None
-            if not block.started and signature is not None:
-                self._start_thinking(block, out)
-            if signature is not None:
-                out.append(r.block_delta(block.index, r.signature_delta(signature)))
-            if encrypted is not None:
-                self.notes.lost_field("reasoning.encrypted_content")
-            self._close_block(out)
+            self._close_thinking(block, event, out)
         elif event.kind == "message" and block is not None and block.kind == "text":
             self._close_block(out)
+
+    def _own_item_end(self, extra: dict[str, Any], out: list[Any]) -> None:
+        if "~prefill" in extra:
+            return
+        if "~cut" in extra:
+            return  # the input ended in the block: it stays open (--finish closes it)
+        block, self.block = self.block, None
+        index = block.index if block is not None else self.index - 1
+        out.append(self._merged(r.block_stop(index), extra))
+
+    def _close_thinking(self, block: OpenBlock, event: ir.ItemEnd, out: list[Any]) -> None:
+        """A thinking block ends with its signature; reasoning withheld, nothing shown,
+        is a redacted_thinking block."""
+        encrypted, signature = event.encrypted, event.signature
+        if not block.started and encrypted is not None:
+            # Reasoning withheld, nothing shown: what redacted_thinking says.
+            block.started = True
+            out.append(r.block_start(block.index, r.redacted_block(encrypted)))
+            self.index += 1
+            encrypted = None
+            if signature is not None:
+                self.notes.lost_field("reasoning.signature")
+                signature = None
+        if not block.started and signature is not None:
+            self._start_thinking(block, out)
+        if signature is not None:
+            out.append(r.block_delta(block.index, r.signature_delta(signature)))
+        if encrypted is not None:
+            self.notes.lost_field("reasoning.encrypted_content")
+        self._close_block(out)
 
     def _close_block(self, out: list[Any]) -> None:
         block, self.block = self.block, None
