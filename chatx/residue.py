@@ -65,7 +65,8 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
-    """The patch that :func:`merge` applies to ``canonical`` to give back ``source``."""
+    """The patch that :func:`merge` applies to ``canonical`` to give back ``source``.
+    Values compare as Python compares them (``1 == 1.0 == True``): see :func:`exact_diff`."""
     patch: dict[str, Any] = {}
     for key, value in source.items():
         if key not in canonical:
@@ -76,6 +77,42 @@ def diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
             continue
         if isinstance(value, dict) and isinstance(old, dict) and value and old:
             patch[key] = diff(value, old)
+        else:
+            patch[key] = value
+    for key in canonical:
+        if key not in source:
+            patch[key] = ABSENT
+    return patch
+
+
+def same(one: Any, two: Any) -> bool:
+    """JSON equality. Python's ``==`` takes ``1``, ``1.0`` and ``true`` for one value
+    (and ``0``, ``0.0``, ``false``); JSON tells them apart, so this compares types too,
+    all the way down."""
+    kind = type(one)
+    if kind is not type(two):
+        return False
+    if kind is dict:
+        return one.keys() == two.keys() and all(same(v, two[k]) for k, v in one.items())
+    if kind is list:
+        return len(one) == len(two) and all(map(same, one, two))
+    return bool(one == two)
+
+
+def exact_diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
+    """:func:`diff` that keeps a value of another JSON type than the canonical one's
+    (``"index": 1.0`` or ``true`` where the canonical record says ``1``): with it, a
+    same-format conversion gives back the source's JSON values exactly."""
+    patch: dict[str, Any] = {}
+    for key, value in source.items():
+        if key not in canonical:
+            patch[key] = value
+            continue
+        old = canonical[key]
+        if same(value, old):
+            continue
+        if type(value) is dict and type(old) is dict and value and old:
+            patch[key] = exact_diff(value, old)
         else:
             patch[key] = value
     for key in canonical:

@@ -12,7 +12,7 @@ import orjson
 from chatx import ir
 from chatx.errors import InputError
 from chatx.notes import Notes
-from chatx.residue import diff
+from chatx.residue import exact_diff
 
 from . import records as r
 
@@ -104,7 +104,7 @@ class BlockDecoding:
                         if kind == "message"
                         else ir.ReasoningDelta(0, seed, "text", 0, {"~seed": 1})
                     )
-        start.extra = {**diff(data, r.block_start(index, canonical)), **tilde}
+        start.extra = {**exact_diff(data, r.block_start(index, canonical)), **tilde}
         out.append(start)
         if seeded is not None:
             out.append(seeded)
@@ -148,7 +148,7 @@ class BlockDecoding:
             # delta of a stream, so it is told without building and diffing it.
             patch: dict[str, Any] = {} if type(data["index"]) is int else {"index": data["index"]}
         else:
-            patch = diff(data, r.block_delta(block.index, make(text)))
+            patch = exact_diff(data, r.block_delta(block.index, make(text)))
         if block.kind == "message":
             return [ir.TextDelta(0, text, None, patch)]
         if block.kind == "reasoning":
@@ -165,7 +165,7 @@ class BlockDecoding:
         if block.kind is None:
             return [ir.Passthrough(NAME, data, "content_block_stop", self.line, "")]
         out: list[ir.Event] = []
-        self._end_block(block, diff(data, r.block_stop(block.index)), out)
+        self._end_block(block, exact_diff(data, r.block_stop(block.index)), out)
         return out
 
     def _close_block(self, out: list[ir.Event], mark: str | None = None) -> None:

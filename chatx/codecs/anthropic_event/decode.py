@@ -34,7 +34,7 @@ from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
-from chatx.residue import ABSENT, diff
+from chatx.residue import ABSENT, exact_diff
 
 from . import records as r
 from . import whole
@@ -159,7 +159,7 @@ class AnthropicDecoder(BlockDecoding):
         content = content if type(content) is list else []
         stop = [message.get("stop_reason"), message.get("stop_sequence")]
         canonical = r.message_start(mid, model, dict(counts), content, stop)
-        extra: dict[str, Any] = diff(data, canonical)
+        extra: dict[str, Any] = exact_diff(data, canonical)
         extra["~usage"] = counts
         if content:
             extra["~content"] = content
@@ -235,7 +235,7 @@ class AnthropicDecoder(BlockDecoding):
             (finish.raw or finish.reason) if finish is not None else None,
             r.usage_record(read) if read is not None else None,
         )
-        patch = diff(data, canonical)
+        patch = exact_diff(data, canonical)
         if read is not None:
             self.counted = True
             out.append(read)
@@ -265,7 +265,7 @@ class AnthropicDecoder(BlockDecoding):
             usage = r.read_usage({}, self.start)
             usage.extra = {"~start": True}
             out.append(usage)
-        out.append(ir.StreamEnd(diff(data, r.message_stop())))
+        out.append(ir.StreamEnd(exact_diff(data, r.message_stop())))
         self._message()
         return out
 

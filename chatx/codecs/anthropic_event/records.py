@@ -2,7 +2,7 @@
 
 The canonical records here are what the encoder writes for an IR event; the decoder
 builds the same record for what it read and keeps the difference as the event's
-residue (:func:`chatx.residue.diff`), so anthropic → anthropic merges it back and gives
+residue (:func:`chatx.residue.exact_diff`), so anthropic → anthropic merges it back and gives
 the source's JSON values, and another format reports exactly what it cannot hold.
 """
 

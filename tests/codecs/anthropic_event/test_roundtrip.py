@@ -15,13 +15,20 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from chatx import codecs
-from tests.builders.anthropic_event import ANTHROPIC
+from tests.builders.anthropic_event import (
+    ANTHROPIC,
+    MESSAGE_STOP,
+    block_delta,
+    message_delta,
+    message_start,
+)
 from tests.captures import capture_choices, capture_params
 from tests.meaning import summarize
-from tests.streams import CHAT, RESPONSES, convert, payloads
+from tests.streams import CHAT, RESPONSES, convert, payloads, sse
 
 LLAMA = "llama-stack-event"
 OTHERS = (CHAT, RESPONSES, LLAMA)
@@ -201,3 +208,31 @@ def test_another_format_through_anthropic_says_the_same(src: str, path: Path, ch
 
 def test_the_registry_has_the_format():
     assert codecs.get("anthropic").name == ANTHROPIC
+
+
+def test_values_of_another_json_type_come_back_as_they_came() -> None:
+    """1, 1.0 and true are one value to Python and three to JSON: anthropic → anthropic
+    gives back each as it came, not the canonical record's integer."""
+    events = [
+        message_start(),
+        {"type": "content_block_start", "index": False, "content_block": text_block()},
+        block_delta(0, {"type": "text_delta", "text": "a"}),
+        {"type": "content_block_stop", "index": 0.0},
+        {"type": "content_block_start", "index": True, "content_block": text_block()},
+        block_delta(1, {"type": "text_delta", "text": "b"}),
+        {"type": "content_block_stop", "index": 1.0},
+        message_delta("end_turn", {"output_tokens": 5}),
+        MESSAGE_STOP,
+    ]
+    data = sse(events, done=False, events=True)
+    out, notes = convert(data, ANTHROPIC, ANTHROPIC)
+    got = payloads(out)
+    assert [orjson.dumps(p, option=orjson.OPT_SORT_KEYS) for p in got] == [
+        orjson.dumps(p, option=orjson.OPT_SORT_KEYS) for p in events
+    ]
+    assert [type(p.get("index")) for p in got[1:7]] == [bool, int, float, bool, int, float]
+    assert notes.summary() == []
+
+
+def text_block() -> dict[str, Any]:
+    return {"type": "text", "text": ""}
