@@ -113,6 +113,7 @@ class Lane:
     tool_calls: dict[int, ToolCall] = field(default_factory=dict)
     finish: str | None = None  # chat vocabulary, see ir.FINISH_REASONS
     raw_finish: str | None = None  # the source's own word when it differs
+    stop_sequence: str | None = None  # the stop sequence matched (see ir.Finish)
     reasoning_field: str | None = None  # chat: reasoning_content or reasoning
     open: Item | None = None
 
@@ -302,6 +303,7 @@ class Assembler:
     def _finish(self, event: ir.Finish) -> None:
         lane = self.lane(event.lane)
         lane.finish, lane.raw_finish = event.reason, event.raw
+        lane.stop_sequence = event.stop_sequence
         lane.open = None
 
     def _error(self, event: ir.Error) -> None:

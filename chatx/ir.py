@@ -181,6 +181,9 @@ class Finish:
     reason: str
     raw: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The stop sequence that ended the text (Anthropic's stop_sequence, with stop_reason
+    # stop_sequence): the string matched, which the text leaves out.
+    stop_sequence: str | None = None
 
 
 @dataclass(slots=True)

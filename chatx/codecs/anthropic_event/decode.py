@@ -170,7 +170,7 @@ class AnthropicDecoder(BlockDecoding):
         for block in content:
             self._prefill(block, out)
         if type(stop[0]) is str and stop[0]:
-            finish = r.finish_of(stop[0])
+            finish = r.finish_of(stop[0], stop[1])
             finish.extra = {"~prefill": True}
             out.append(finish)
         return out
@@ -230,10 +230,13 @@ class AnthropicDecoder(BlockDecoding):
         usage = data.get("usage")
         read = r.read_usage(usage, self.start) if type(usage) is dict else None
         word = delta.get("stop_reason")
-        finish = r.finish_of(word) if type(word) is str and word else None
+        finish = (
+            r.finish_of(word, delta.get("stop_sequence")) if type(word) is str and word else None
+        )
         canonical = r.message_delta(
             (finish.raw or finish.reason) if finish is not None else None,
             r.usage_record(read) if read is not None else None,
+            finish.stop_sequence if finish is not None else None,
         )
         patch = exact_diff(data, canonical)
         if read is not None:

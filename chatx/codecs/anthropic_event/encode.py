@@ -159,7 +159,9 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
                 "the input has no usage: message_delta says 0 tokens (the API requires counts)"
             )
             usage = ir.Usage()
-        out.append(r.message_delta(self._stop_word(), r.usage_object(usage, False)))
+        finish = self.finish_event
+        sequence = finish.stop_sequence if finish is not None else None
+        out.append(r.message_delta(self._stop_word(), r.usage_object(usage, False), sequence))
         self.delta_written = True
 
     def _stop_word(self) -> str:
@@ -183,7 +185,10 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
     def _own_delta(self, out: list[Any]) -> None:
         finish, usage = self.finish_event, self.usage
         word = (finish.raw or finish.reason) if finish is not None else None
-        record = r.message_delta(word, r.usage_record(usage) if usage is not None else None)
+        sequence = finish.stop_sequence if finish is not None else None
+        record = r.message_delta(
+            word, r.usage_record(usage) if usage is not None else None, sequence
+        )
         if finish is not None:
             self._merged(record, finish.extra)
         elif usage is not None:

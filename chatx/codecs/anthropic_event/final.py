@@ -64,7 +64,7 @@ def final(
         "model": stream.model or "",
         "content": content,
         "stop_reason": word,
-        "stop_sequence": None,
+        "stop_sequence": lane.stop_sequence,
         "usage": _usage(stream, own),
     }
     if own:

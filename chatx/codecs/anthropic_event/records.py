@@ -69,10 +69,14 @@ BLOCK_KINDS: dict[str, ir.ItemKind] = {
 }
 
 
-def finish_of(word: str) -> ir.Finish:
-    """The IR Finish of a stop reason: the chat word, and the API's word as ``raw``."""
+def finish_of(word: str, stop_sequence: Any = None) -> ir.Finish:
+    """The IR Finish of a stop reason: the chat word, and the API's word as ``raw``; the
+    stop sequence matched, when it is a string."""
     reason = STOP_TO_FINISH.get(word, word)
-    return ir.Finish(0, reason, word if word != reason else None)
+    finish = ir.Finish(0, reason, word if word != reason else None)
+    if type(stop_sequence) is str:
+        finish.stop_sequence = stop_sequence
+    return finish
 
 
 def stop_word(reason: str, raw: str | None) -> str | None:
@@ -150,10 +154,12 @@ def block_stop(index: int) -> dict[str, Any]:
     return {"type": "content_block_stop", "index": index}
 
 
-def message_delta(word: Any, usage: dict[str, Any] | None) -> dict[str, Any]:
+def message_delta(
+    word: Any, usage: dict[str, Any] | None, stop_sequence: str | None = None
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "type": "message_delta",
-        "delta": {"stop_reason": word, "stop_sequence": None},
+        "delta": {"stop_reason": word, "stop_sequence": stop_sequence},
     }
     if usage is not None:
         record["usage"] = usage

@@ -171,6 +171,8 @@ class ChatChunkEncoder(RunEncoding):
         self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
         if event.extra:
             self._extra(event.extra, "finish.")
+        if event.stop_sequence is not None:  # Anthropic's: chat says only "stop"
+            self._extra({"stop_sequence": event.stop_sequence}, "finish.")
 
     def _close_batch(
         self,

@@ -85,6 +85,8 @@ def _choice(lane: Lane, notes: Notes) -> dict[str, Any]:
         notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
     if any(i.kind == "other" for i in lane.items):
         notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
+    if lane.stop_sequence is not None:
+        notes.lost(f"choice {lane.index}: the stop sequence has no place in a chat.completion")
     return {"index": lane.index, "message": message, "logprobs": logprobs, "finish_reason": reason}
 
 

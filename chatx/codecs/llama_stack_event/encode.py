@@ -292,6 +292,8 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
         if not self._lane_ok(event.lane):
             return
         ls = self._own(event.extra, "finish.")
+        if event.stop_sequence is not None and not self.own:  # Anthropic's
+            self.notes.lost_field("finish.stop_sequence")
         self._flush(out)
         self.stop = r.stop_word(event.reason, event.raw)
         self.reason = event.reason

@@ -41,6 +41,8 @@ def to_llama_stack(
         notes.lost("reasoning has no place in a Llama Stack response: left out")
     if lane.refusal:
         notes.lost("the refusal is written as message content")
+    if lane.stop_sequence is not None:
+        notes.lost("the stop sequence has no place in a Llama Stack response")
     stop = (
         lane.raw_finish
         if source == NAME and lane.raw_finish

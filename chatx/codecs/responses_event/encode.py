@@ -256,6 +256,8 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
             return
         if event.extra:
             self._lost(event.extra, "finish.")
+        if event.stop_sequence is not None:  # Anthropic's: Responses has no stop sequences
+            self.notes.lost_field("finish.stop_sequence")
         if exact(event.reason) is None:
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Responses status: written as "

@@ -73,6 +73,8 @@ def to_response(
             opened["usage"] = usage
         return opened
     status, details = shapes.terminal_status(lane.finish, error is not None)
+    if lane.stop_sequence is not None:
+        notes.lost("the stop sequence has no place in a Responses response")
     response = shapes.terminal_response(opened, status, details, output, error, usage)
     if own and stream.end_extra:
         # "~" keys are the codec's own bookkeeping (fields beside the response), not
