@@ -45,11 +45,15 @@ def joined(parts: Pieces) -> str:
 class OtherItem:
     """An output item the IR has no words for, as one passthrough payload carries it:
     ``key`` tells the item apart from the stream's others (Responses: its
-    ``output_index``), ``done`` says the payload finishes it (else it adds it)."""
+    ``output_index``), ``done`` says the payload finishes it (else it adds it).
+    ``fragment`` is a piece of the input the item's call streams (Anthropic's server
+    tool blocks say theirs in ``input_json_delta`` records): the payload adds it to the
+    item ``key`` names, whose ``input`` keeps the pieces."""
 
     key: Any
     item: dict[str, Any]
     done: bool
+    fragment: str | None = None
 
 
 # What a passthrough event adds to the output items, if anything.
@@ -98,6 +102,8 @@ class Item:
     # withheld (encrypted).
     signature: str | None = None
     encrypted: str | None = None
+    # An other item's input as its call streamed it (see OtherItem.fragment).
+    input: Pieces | None = None
 
     def reasoning_text(self) -> str:
         return "".join(joined(parts) for parts in self.reasoning.values())
@@ -315,6 +321,13 @@ class Assembler:
         self.passthrough[str(event.event or kind or "?")] += 1
         found = self.other_items(event) if self.other_items is not None else None
         if found is None:
+            return
+        if found.fragment is not None:
+            known = self._others.get(found.key)
+            if known is not None:
+                if known.input is None:
+                    known.input = Pieces()
+                known.input.append(found.fragment)
             return
         # Items the IR has no words for: kept whole, in output order.
         if not found.done:

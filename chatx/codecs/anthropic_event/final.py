@@ -29,8 +29,19 @@ _WHAT = "an Anthropic message"
 
 def other_item(data: Any) -> OtherItem | None:
     """A content block the IR has no words for (a server tool's call or result), as its
-    ``content_block_start`` carries it: kept in output order by ``collect`` and ``show``."""
-    if type(data) is not dict or data.get("type") != "content_block_start":
+    ``content_block_start`` carries it: kept in output order by ``collect`` and ``show``;
+    the ``input_json_delta`` records of a server tool's call stream its input."""
+    if type(data) is not dict:
+        return None
+    kind = data.get("type")
+    if kind == "content_block_delta":
+        delta = data.get("delta")
+        if type(delta) is dict and delta.get("type") == "input_json_delta":
+            fragment = delta.get("partial_json")
+            if type(fragment) is str:
+                return OtherItem(("block", data.get("index")), {}, False, fragment)
+        return None
+    if kind != "content_block_start":
         return None
     block = data.get("content_block")
     if type(block) is not dict:
@@ -120,7 +131,12 @@ def _block(
             "input": _input(call.arguments, notes),
         }
     if item.format == NAME and type(item.data) is dict:
-        return dict(item.data)
+        block = dict(item.data)
+        if item.input is not None and "input" in block:
+            # A server tool's call: its input is what its input_json_delta records said,
+            # as the SDK's accumulator joins and parses them.
+            block["input"] = _input(item.input.text(), notes)
+        return block
     kind = item.data.get("type") if type(item.data) is dict else item.kind
     notes.lost(f"{kind} item has no place in an Anthropic message")
     return None

@@ -95,7 +95,45 @@ def test_other_item_is_a_block_the_ir_has_no_words_for():
         False,
     )
     assert other_item(block_stop(3)) is None
-    assert other_item(block_delta(3, {"type": "input_json_delta", "partial_json": ""})) is None
+    assert other_item(block_delta(3, {"type": "text_delta", "text": "x"})) is None
+
+
+def test_other_item_of_an_input_delta_is_a_fragment_of_the_blocks_input():
+    found = other_item(block_delta(3, {"type": "input_json_delta", "partial_json": '{"q'}))
+    assert found is not None and (found.key, found.item, found.done, found.fragment) == (
+        ("block", 3),
+        {},
+        False,
+        '{"q',
+    )
+    assert other_item(block_delta(3, {"type": "input_json_delta", "partial_json": 7})) is None
+
+
+def test_a_server_tool_calls_input_is_what_its_deltas_streamed(tmp_path: Path):
+    search = collect(FIXTURES / "web-search.sse", "--as", "anthropic")
+    assert search["content"][0] == {
+        "type": "server_tool_use",
+        "id": "srvtoolu_chatx_search01",
+        "name": "web_search",
+        "input": {"query": "tide tables Bergen"},
+    }
+    # A call that streams no input keeps the {} of its start; the result block has none.
+    path = tmp_path / "empty.sse"
+    call = {"type": "server_tool_use", "id": "srvtoolu_e", "name": "advisor", "input": {}}
+    path.write_bytes(
+        sse_events(
+            stream(
+                [
+                    block_start(0, call),
+                    block_delta(0, {"type": "input_json_delta", "partial_json": ""}),
+                    block_stop(0),
+                ],
+                text(1, "ok"),
+            )
+        )
+    )
+    content = collect(path)["content"]
+    assert content[0] == call and "input" not in search["content"][1]
 
 
 def test_show_names_each_event_and_its_block_or_delta():

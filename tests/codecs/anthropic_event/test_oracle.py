@@ -10,6 +10,7 @@ accumulator is fed what comes before it.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +149,33 @@ def test_the_sdk_rebuilds_what_the_source_says(src: str, path: Path, choice: int
         if two["finish"] in ("function_call", "error") or two["finish"] not in STOP_WORDS.values():
             two["finish"] = one["finish"]  # said lost: a word Anthropic has none for
     assert rebuilt == expected
+
+
+def server_cases() -> list[Any]:
+    """Every fixture and capture of Anthropic's with a server tool's call in it."""
+    params = [pytest.param(p, id=p.name) for p in sorted((FIXTURES / ANTHROPIC).glob("*.*"))]
+    out = []
+    for param in [*params, *capture_params(ANTHROPIC)]:
+        path = param.values[0]
+        if path is None:
+            out.append(param)
+        elif re.search(rb'"type": ?"server_tool_use"', path.read_bytes()):
+            out.append(param)
+    return out
+
+
+@pytest.mark.parametrize("path", server_cases())
+def test_collect_gives_a_server_tool_call_the_input_the_sdk_parses(path: Path) -> None:
+    from chatx.assemble import load, streams_of
+    from chatx.collect import collect
+
+    data = path.read_bytes()
+    side = load(data, path.name)
+    built = [collect(stream, "anthropic", source=ANTHROPIC) for stream in streams_of(side)]
+
+    def calls(blocks: list[Any]) -> list[Any]:
+        return [(b["id"], b["name"], b["input"]) for b in blocks if b["type"] == "server_tool_use"]
+
+    sdk = [calls([b.model_dump(mode="json") for b in m.content]) for m in sdk_messages(data)]
+    assert [calls(message["content"]) for message in built] == sdk
+    assert any(sdk)
