@@ -637,9 +637,24 @@ def main(argv: list[str] | None = None) -> int:
         run_case(case, args.timeout, floors)
     text, markdown = report(cases, start, notes, args, time.perf_counter() - began, where)
     print(text)
-    args.output.write_text(markdown)
+    args.output.write_text(markdown + kept(args.output))
     print(f"written to {args.output}", file=sys.stderr)
     return 0
+
+
+# Sections measured by hand (bench/big_har.py's HAR listing) follow this line in
+# results.md; a run keeps them.
+KEPT = "<!-- measured by hand: bench/run.py keeps what follows -->"
+
+
+def kept(path: Path) -> str:
+    """What follows :data:`KEPT` in the results written before, with the line itself."""
+    try:
+        old = path.read_text()
+    except FileNotFoundError:
+        return ""
+    at = old.find(KEPT)
+    return "" if at < 0 else "\n" + old[at:]
 
 
 if __name__ == "__main__":

@@ -4,9 +4,7 @@ applied, headers in each recorder's shape)."""
 
 from __future__ import annotations
 
-import base64
 import binascii
-import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +55,9 @@ def header(headers: Any, name: str) -> str | None:
     return None
 
 
+_BLANKS = b" \t\n\r\x0b\x0c"  # what \s matches in a bytes regular expression
+
+
 def b64(text: str | bytes) -> bytes:
     """Base64 text decoded (line breaks allowed, nothing else); BodyError otherwise."""
     if isinstance(text, str):
@@ -64,8 +65,8 @@ def b64(text: str | bytes) -> bytes:
             text = text.encode("ascii")
         except UnicodeEncodeError:
             raise BodyError("bad base64: a character that is not base64") from None
-    try:
-        return base64.b64decode(re.sub(rb"\s+", b"", text), validate=True)
+    try:  # whitespace deleted by translate: C speed, where a regex took 40 ms a MB
+        return binascii.a2b_base64(text.translate(None, _BLANKS), strict_mode=True)
     except (binascii.Error, ValueError) as exc:
         raise BodyError(f"bad base64: {exc}") from None
 

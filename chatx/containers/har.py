@@ -1,9 +1,17 @@
 """HAR 1.2 (JSON): ``log.entries[]``, each a request and its response.
 
-The file is read as it comes, never parsed whole: a scanner finds each entry's bytes
-(strings are skipped by one regular expression, so a long body costs no Python loop),
-orjson parses that one entry, and its body is decoded only when asked. A 1 GB HAR
-then holds one entry at a time, not every body's text.
+The file is read as it comes, never parsed whole: a scanner finds each entry's bytes,
+orjson parses that one entry, and its body is decoded only when asked. A 1 GB HAR then
+holds one entry at a time, not every body's text.
+
+The scanner does no Python work per byte of a body, nor per escape in it. orjson finds
+where an entry ends: it parses a window of the bytes read that ends where the next
+entry likely opens (``}, {"``: outside every string, since a quote inside one is
+escaped), and either the window is the entry, or orjson says where the entry ends
+inside it (content after the document), or the window is widened. When orjson's error
+says neither (bad UTF-8 anywhere in the window, an entry that is not JSON), the entry is
+found exactly by its brackets, on a *masked* copy of the bytes (see :func:`mask`), and
+then parsed alone, so its error names the right entry and line.
 
 Bodies: ``response.content.text``, plain text (an SSE stream is plain text), or with
 ``encoding: "base64"`` the base64 of the bytes. Polly.JS stores a JSON array of base64
@@ -31,20 +39,39 @@ from chatx.containers.bodies import (
 )
 from chatx.errors import InputError
 
-_BLOCK = 1 << 22  # most entries fit in one read: a string cut by a read is scanned again
-# A whole string, or a lone quote when the string does not end in the bytes read so far.
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|["{}\[\]:,]')
-_INNER = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|["{}\[\]]')  # inside an entry: depth only
+_BLOCK = 1 << 22  # most entries fit in one read: an entry cut by a read is parsed again
+_WINDOW = 1 << 12  # the first window; then half the entry before
+# Outside entries: a whole string, or a lone quote when it does not end in the bytes read.
+_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|["{}\[\]:,]')
+# Where the next entry likely opens: this entry's last byte is the ``}``.
+_NEXT = re.compile(rb'\}\s*,\s*\{\s*"')
+# In the mask, inside an entry: everything up to the next bracket of a nested value (or
+# a lone quote, or the end of the bytes read): strings, plain values and flat objects.
+_SKIP = re.compile(rb'(?:[^"{}\[\]]++|"[^"]*+"|\{(?:[^"{}\[\]]++|"[^"]*+")*+\})*+')
 _OPEN = {ord("{"), ord("[")}
 _CLOSE = {ord("}"), ord("]")}
+_QUOTE = ord('"')
+_UNSURE = object()  # orjson's error did not say where the entry ends
+
+
+def mask(data: bytes) -> bytes:
+    """``data`` with every escaped backslash and escaped quote made ``__``: the same
+    length, and each quote left is a string's start or end. ``data`` starts outside a
+    string or at its opening quote (JSON has no backslash elsewhere), so the escapes
+    pair up from the left as a JSON reader pairs them."""
+    if b"\\\\" in data:
+        data = data.replace(b"\\\\", b"__")
+    return data.replace(b'\\"', b"__")
 
 
 class _Scanner:
-    """Finds the bytes of each element of ``log.entries`` in a JSON stream."""
+    """Finds and parses each element of ``log.entries`` in a JSON stream."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self.read = getattr(stream, "read1", stream.read)
-        self.buf = b""
+        self.buf = b""  # the bytes held, from a point outside every string's inside
+        self.masked: bytes | None = None  # mask(buf), made when needed
+        self.ascii = True  # buf is ASCII: orjson's character positions are byte offsets
         self.pos = 0
         self.eof = False
         self.lines = 1  # the line at buf[counted]
@@ -52,24 +79,27 @@ class _Scanner:
         # One frame per open object or array: [is_object, expecting_key, last_key].
         self.stack: list[list[Any]] = []
         self.index = 0  # entries found
+        self.window = _WINDOW
 
     def _more(self) -> bool:
-        """Read more bytes (as many again as are held, so a long token is rescanned a
-        bounded number of times); False at the end of the input."""
+        """Drop what is before ``pos``, read more (as many again as are held, so a long
+        entry is parsed again a bounded number of times); False at the end."""
         if self.eof:
             return False
         keep = self.pos
         if self.counted < keep:
             self.lines += self.buf.count(b"\n", self.counted, keep)
             self.counted = keep
-        self.buf = self.buf[keep:]
         self.counted -= keep
         self.pos = 0
-        chunk = self.read(max(_BLOCK, len(self.buf)))
+        self.masked = None
+        chunk = self.read(max(_BLOCK, len(self.buf) - keep))
         if not chunk:
             self.eof = True
+            self.buf = self.buf[keep:]
             return False
-        self.buf += chunk
+        self.buf = self.buf[keep:] + chunk
+        self.ascii = self.buf.isascii()
         return True
 
     def _line_at(self, at: int) -> int:
@@ -78,15 +108,12 @@ class _Scanner:
             self.counted = at
         return self.lines
 
-    def entries(self) -> Iterator[tuple[int, bytes]]:
-        """(line, bytes) of each entry object, in order."""
+    def entries(self) -> Iterator[tuple[int, Any]]:
+        """(line, parsed entry) of each entry, in order."""
         while True:
             match = _TOKEN.search(self.buf, self.pos)
             if match is None or match.end() - match.start() == 1 and self.buf[match.start()] == 34:
-                if match is not None:
-                    self.pos = match.start()
-                else:
-                    self.pos = len(self.buf)
+                self.pos = len(self.buf) if match is None else match.start()
                 if not self._more():
                     break
                 continue
@@ -104,8 +131,9 @@ class _Scanner:
     def _in_entries(self) -> bool:
         return len(self.stack) >= 3 and self.stack[2][2] == "entries"
 
-    def _token(self, match: re.Match[bytes]) -> tuple[int, bytes] | None:
-        char = self.buf[match.start()]
+    def _token(self, match: re.Match[bytes]) -> tuple[int, Any] | None:
+        start = match.start()
+        char = self.buf[start]
         stack = self.stack
         if char == 34:  # a string: a key when an object expects one
             if stack and stack[-1][0] and stack[-1][1]:
@@ -123,7 +151,7 @@ class _Scanner:
                 stack.pop()
             return None
         if char == 123 and self._at_entries():
-            return self._entry(match.start())
+            return self._entry(start)
         # The array that is log.entries remembers it in its frame's key slot.
         key = "entries" if char == 91 and self._names_entries() else None
         stack.append([char == 123, char == 123, key])
@@ -142,44 +170,92 @@ class _Scanner:
     def _at_entries(self) -> bool:
         return len(self.stack) == 3 and self.stack[2][2] == "entries"
 
-    def _entry(self, start: int) -> tuple[int, bytes]:
-        """The bytes of the entry object that opens at ``start``."""
+    def _entry(self, start: int) -> tuple[int, Any]:
+        """The entry object that opens at ``start``, parsed; ``pos`` then follows it.
+        Until then ``pos`` is the entry's start, which every read keeps."""
         line = self._line_at(start)
-        depth, at = 1, start + 1
-        while depth:
-            match = _INNER.search(self.buf, at)
-            if match is None or match.end() - match.start() == 1 and self.buf[match.start()] == 34:
-                resume = (match.start() if match else len(self.buf)) - start
-                self.pos = start
-                if not self._more():
-                    raise InputError(
-                        f"truncated JSON: the input ends inside log.entries[{self.index}]"
-                        f" (opened at line {line})",
-                        line=self._line_at(len(self.buf)),
-                    )
-                start, at = 0, resume
-                continue
-            char = self.buf[match.start()]
-            if char in _OPEN:
-                depth += 1
-            elif char in _CLOSE:
-                depth -= 1
-            at = match.end()
-        self.pos = at
+        self.pos = start
+        item = self._parsed(line)
+        if item is _UNSURE:
+            item = self._scanned(line)
         self.index += 1
-        return line, self.buf[start:at]
+        return line, item
+
+    def _parsed(self, line: int) -> Any:
+        """The entry at ``pos`` as orjson finds it in windows of the bytes read."""
+        window = self.window
+        while True:
+            start = self.pos
+            found = _NEXT.search(self.buf, start + window - 1)
+            end = found.start() + 1 if found is not None else len(self.buf)
+            with memoryview(self.buf) as view:
+                try:
+                    item = orjson.loads(view[start:end])
+                except orjson.JSONDecodeError as exc:
+                    at = self._offset(view[start:end], exc.pos)
+                    item = _UNSURE
+                    if at < end - start:  # content after the entry, or an error inside it
+                        try:
+                            item, end = orjson.loads(view[start : start + at]), start + at
+                        except orjson.JSONDecodeError:
+                            return _UNSURE
+            if item is _UNSURE:  # the window ends inside the entry: wider, or read more
+                if end < len(self.buf):
+                    window = 2 * (end - start)
+                elif not self._more():
+                    self._truncated(line)
+                continue
+            self.pos = end
+            self.window = max(_WINDOW, (end - start) // 2)
+            return item
+
+    def _offset(self, window: memoryview, position: int) -> int:
+        """The byte offset in ``window`` of orjson's error position (in characters)."""
+        if self.ascii:
+            return position
+        text = str(window, "utf-8", "surrogateescape")
+        return len(text[:position].encode("utf-8", "surrogateescape"))
+
+    def _mask(self) -> bytes:
+        if self.masked is None:
+            self.masked = mask(self.buf)
+        return self.masked
+
+    def _scanned(self, line: int) -> Any:
+        """The entry at ``pos`` found by its brackets in the mask, then parsed alone."""
+        depth, at = 1, self.pos + 1
+        while depth:
+            masked = self._mask()
+            at = _SKIP.match(masked, at).end()  # type: ignore[union-attr]  # matches ''
+            if at == len(masked) or masked[at] == _QUOTE:  # cut by the read
+                resume = at - self.pos
+                if not self._more():
+                    self._truncated(line)
+                at = resume
+                continue
+            depth += 1 if masked[at] in _OPEN else -1
+            at += 1
+        start, self.pos = self.pos, at
+        with memoryview(self.buf) as view:
+            try:
+                return orjson.loads(view[start:at])
+            except orjson.JSONDecodeError as exc:
+                raise InputError(
+                    f"not valid JSON in log.entries[{self.index}]: {exc.msg}",
+                    line=line + exc.lineno - 1,
+                ) from None
+
+    def _truncated(self, line: int) -> None:
+        raise InputError(
+            f"truncated JSON: the input ends inside log.entries[{self.index}]"
+            f" (opened at line {line})",
+            line=self._line_at(len(self.buf)),
+        )
 
 
 def entries(stream: BinaryIO) -> Iterator[Entry]:
     """The entries of a HAR read from ``stream``, one parsed at a time."""
-    for index, (line, text) in enumerate(_Scanner(stream).entries()):
-        try:
-            item = orjson.loads(text)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(
-                f"not valid JSON in log.entries[{index}]: {exc.msg}",
-                line=line + text.count(b"\n", 0, exc.pos),
-            ) from None
+    for index, (line, item) in enumerate(_Scanner(stream).entries()):
         yield _entry(index, line, item)
 
 
