@@ -45,14 +45,22 @@ def _read(record: Record) -> Record:
     return record
 
 
-def _describes() -> list[Describe]:
-    """The formats' descriptions, in the order they are asked: rank, then registry."""
+def _describes(fmt: str | None) -> list[Describe]:
+    """The formats' descriptions, in the order they are asked: the stream's own format
+    first when its shapes are its own (rank above 0: a Responses ``error`` event is
+    Responses' in a Responses stream, though Anthropic's has its shape), then every
+    format by rank, ties in registry order."""
     found = [codec.describe for codec in codecs.CODECS if codec.describe is not None]
-    return sorted(found, key=lambda describe: -describe.rank)
+    ranked = sorted(found, key=lambda describe: -describe.rank)
+    own = codecs.get(fmt).describe if fmt is not None else None
+    if own is None or own.rank <= 0:
+        return ranked
+    return [own, *(describe for describe in ranked if describe is not own)]
 
 
-def record_kinds(record: Record) -> list[str]:
-    """What a record carries, as short names (a chat chunk can carry several)."""
+def record_kinds(record: Record, fmt: str | None = None) -> list[str]:
+    """What a record carries, as short names (a chat chunk can carry several); ``fmt``
+    is the stream's format."""
     record = _read(record)
     if record.done:
         return ["[DONE]"]
@@ -61,22 +69,22 @@ def record_kinds(record: Record) -> list[str]:
     data = record.data
     if not isinstance(data, dict):
         return [type(data).__name__]
-    for describe in _describes():
+    for describe in _describes(fmt):
         kinds = describe.kinds(data)
         if kinds is not None:
             return kinds
     return [type(data).__name__]
 
 
-def record_preview(record: Record) -> str:
-    """A short, escaped glimpse of what the record says."""
+def record_preview(record: Record, fmt: str | None = None) -> str:
+    """A short, escaped glimpse of what the record says; ``fmt`` is the stream's format."""
     record = _read(record)
     data = record.data
     text: str | None = None
     if record.error is not None:
         text = record.error
     elif isinstance(data, dict):
-        for describe in _describes():
+        for describe in _describes(fmt):
             text = describe.preview(data)
             if text is not None:
                 break
@@ -101,7 +109,7 @@ def render(side: Side, *, events: bool = False) -> Iterator[RenderableType]:
                 kept.append(record)
             yield record
             # Named once decoded: a long payload comes raw, and its decoder parses it.
-            kinds.update(record_kinds(record))
+            kinds.update(record_kinds(record, side.format))
 
     side.decode_only()
     streams = streams_of(side, tally())
@@ -116,7 +124,7 @@ def render(side: Side, *, events: bool = False) -> Iterator[RenderableType]:
         yield from (Text("  " + escape_text(str(note)), style="yellow") for note in notes)
     if events:
         yield Text("events", style="bold")
-        yield timeline(kept)
+        yield timeline(kept, side.format)
 
 
 def show(side: Side, console: Console, *, events: bool = False) -> None:
@@ -253,21 +261,21 @@ def _when(created: Any) -> str:
     return f"{created} ({stamp})"
 
 
-def timeline(records: list[Record]) -> Text:
+def timeline(records: list[Record], fmt: str | None = None) -> Text:
     """The compact event list: index, line, type, preview — one line per record.
 
     Plain fixed-width lines, not a rich Table: a table measures every cell, which
     costs seconds on a capture of a few thousand events.
     """
-    width = max((len("+".join(record_kinds(r))) for r in records), default=4)
+    width = max((len("+".join(record_kinds(r, fmt))) for r in records), default=4)
     width = min(width, 40)
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"{'#':>5} {'line':>6}  {'type':<{width}}  preview", style="bold")
     for index, record in enumerate(records):
-        kind = escape_text("+".join(record_kinds(record)))
+        kind = escape_text("+".join(record_kinds(record, fmt)))
         if len(kind) > width:
             kind = kind[: width - 1] + "…"
         out.append(f"\n{index:>5} {record.line:>6}  ")
         out.append(f"{kind:<{width}}", style="cyan")
-        out.append("  " + record_preview(record))
+        out.append("  " + record_preview(record, fmt))
     return out

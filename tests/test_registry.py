@@ -15,7 +15,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from chatx import codecs
+from chatx.codecs.base import Codec, Describe
+from chatx.record import Record
 
 PACKAGE = Path(__file__).resolve().parent.parent / "chatx"
 
@@ -243,3 +247,35 @@ def test_a_registered_codec_is_known_to_every_command(tmp_path: Path) -> None:
     # volatile field dropped, the first difference is that last record.
     assert diff["code"] == 1 and "event 2 (lines 3 / 3): toy_end" in diff["out"]
     assert "toy_id" not in diff["out"]
+
+
+def test_show_asks_the_streams_own_format_before_a_higher_rank(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A format that claims every string ``type`` above Responses' rank (as one whose
+    error event has Responses' nested error shape) describes such a record, but not in a
+    Responses stream, whose own format claims it; a chat stream (rank 0, it claims any
+    object) asks by rank."""
+    from chatx.show import record_kinds, record_preview
+
+    wide = Codec(
+        name="wide-event",
+        description="claims every typed object",
+        decoder=lambda notes: None,  # type: ignore[arg-type,return-value]
+        encoder=lambda notes, options: None,  # type: ignore[arg-type,return-value]
+        probe=lambda records: 0,
+        describe=Describe(
+            lambda data: ["wide"] if isinstance(data.get("type"), str) else None,
+            lambda data: "wide" if isinstance(data.get("type"), str) else None,
+            rank=9,
+        ),
+    )
+    monkeypatch.setattr(codecs, "CODECS", (*codecs.CODECS, wide))
+    error = {"type": "error", "error": {"type": "server_error", "message": "down"}}
+    record = Record(data={**error, "sequence_number": 3}, line=1)
+    assert record_kinds(record) == ["wide"] and record_preview(record) == "wide"
+    assert record_kinds(record, "responses-event") == ["error"]
+    assert record_preview(record, "responses-event") == ""
+    assert record_kinds(record, "chat-chunk") == ["wide"]
+    chunk = Record(data={"object": "chat.completion.chunk", "choices": []}, line=2)
+    assert record_kinds(chunk, "responses-event") == ["empty chunk"]

@@ -272,7 +272,9 @@ def _context(console: Console, result: DiffResult) -> None:
         table.add_column(column)
     first = result.differences[0].row
     for row in result.context:
-        label = escape_text("+".join(record_kinds(row.record))) + " " + record_preview(row.record)
+        fmt = result.a.format if row.index_a is not None else result.b.format
+        kinds = record_kinds(row.record, fmt)
+        label = escape_text("+".join(kinds)) + " " + record_preview(row.record, fmt)
         table.add_row(
             ">" if row.number == first else "",
             _index(row.index_a, row.line_a),
