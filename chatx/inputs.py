@@ -26,7 +26,8 @@ from chatx.containers.lines import MAX_LINE
 from chatx.errors import InputError
 from chatx.exchanges import Stream, classify, judge
 
-__all__ = ["Address", "Picked", "Source", "Stream", "each", "judge", "open_source", "parse", "pick"]
+__all__ = ["Address", "NoStreams", "Picked", "Source", "Stream", "each", "judge", "open_source",
+           "parse", "pick"]  # fmt: skip
 
 _ADDRESS = re.compile(r"^(.*)#(\d+)$", re.S)
 _READ = 1 << 16
@@ -267,12 +268,17 @@ def _only(source: Source) -> Picked:
     return Picked(source, found.address, found, skipped)
 
 
-def none_streaming(name: str, total: int, skipped: list[str]) -> InputError:
+class NoStreams(InputError):
+    """A file of exchanges none of which is a stream chatx reads: an error when it is
+    named, passed over with a warning when a directory walk found it."""
+
+
+def none_streaming(name: str, total: int, skipped: list[str]) -> NoStreams:
     """A file of exchanges none of which is a stream chatx reads."""
     plural = "" if total == 1 else "s"
     said = "".join(f"; {message}" for message in skipped)
-    return InputError(f"no streams in {name} ({total} interaction{plural}, none streaming){said}",
-                      file=name)  # fmt: skip
+    return NoStreams(f"no streams in {name} ({total} interaction{plural}, none streaming){said}",
+                     file=name)  # fmt: skip
 
 
 def each(spec: str) -> Iterator[tuple[str | Source | Stream, str]]:
@@ -321,14 +327,10 @@ def _each(source: Source) -> Iterator[tuple[str | Source | Stream, str]]:
 
 # -- many files at once (convert --out-dir) -------------------------------------------------
 
-_COMPRESSED = (".gz", ".bz2", ".xz", ".zst")
-
 
 def stem(path: Any) -> str:
     """A file's name without its suffix, nor the compression's (``a.sse.gz`` → ``a``)."""
-    name = str(path.name)
-    if name.endswith(_COMPRESSED):
-        name = name.rsplit(".", 1)[0]
+    name = compressed.without_suffix(str(path.name))
     return name.rsplit(".", 1)[0] if "." in name[1:] else name
 
 

@@ -83,10 +83,10 @@ def validate(
         raise UsageError("--output takes 'text' or 'json'")
     if container is not None:
         containers.get(container)  # a UsageError names the known ones
-    from chatx.inputs import each
+    from chatx.inputs import NoStreams, each
 
     status = ExitStatus.OK
-    for spec in _inputs(files or ["-"]):
+    for spec, walked in _inputs(files or ["-"]):
         if spec == "-":
             reading_stdin(fmt)
         # A file of recorded exchanges (HAR, cassette…) gives each stream it holds, FILE#N.
@@ -99,6 +99,13 @@ def validate(
                 result = check_file(
                     file, name, fmt=fmt, container=container, schema=schema, printer=Printer(output)
                 )
+            except NoStreams as exc:  # beside others in a folder, a file of no streams is said
+                if not walked:
+                    error(str(exc.located(name)))
+                    status = max(status, ExitStatus.ERROR)
+                else:
+                    sys.stderr.write(f"chatx: warning: {escape_text(str(exc))}: skipped\n")
+                continue
             except InputError as exc:
                 error(str(exc.located(name)))
                 status = max(status, ExitStatus.ERROR)
@@ -110,12 +117,12 @@ def validate(
     return int(status)
 
 
-def _inputs(files: list[str]) -> Iterator[str]:
-    """Each file to check; a directory gives the captures under it, found by the walk a
-    many-file convert makes (or itself, when it holds none)."""
+def _inputs(files: list[str]) -> Iterator[tuple[str, bool]]:
+    """Each file to check, and whether a walk found it; a directory gives the captures
+    under it, found by the walk a many-file convert makes (or itself, when it holds none)."""
     for file in files:
         if file == "-" or not os.path.isdir(file):
-            yield file
+            yield file, False
             continue
         from chatx import outdir
 
@@ -123,7 +130,7 @@ def _inputs(files: list[str]) -> Iterator[str]:
         found = outdir.walk(Path(file), passed)
         for message in passed:  # a FIFO would wait for a writer forever
             sys.stderr.write(f"chatx: warning: {escape_text(message)}\n")
-        yield from [str(path) for path in found] or [file]
+        yield from [(str(path), True) for path in found] or [(file, False)]
 
 
 @dataclass

@@ -21,6 +21,23 @@ _MAGIC = (
 )
 
 
+# Each compression: its name, the suffix files are given, the module that reads it, and
+# the extra that installs that module (None: the standard library). Input is told by its
+# magic bytes whatever its name; a directory walk and output names go by the suffixes.
+READERS = (
+    ("gzip", ".gz", "gzip", None),
+    ("bz2", ".bz2", "bz2", None),
+    ("xz", ".xz", "lzma", None),
+    ("zstd", ".zst", "zstandard", "zstd"),
+)
+SUFFIXES = tuple(suffix for _, suffix, _, _ in READERS)
+
+
+def without_suffix(name: str) -> str:
+    """A file name without its compression suffix (``a.sse.gz`` -> ``a.sse``)."""
+    return name.rsplit(".", 1)[0] if name.endswith(SUFFIXES) else name
+
+
 def detect(head: bytes) -> str | None:
     """The compression ``head`` (the first bytes) starts with, or None."""
     for magic, name in _MAGIC:

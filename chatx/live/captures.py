@@ -1,26 +1,29 @@
 """The captures ``chatx serve`` replays, read once at start-up.
 
 A capture is any stream chatx reads (SSE, JSON lines, a JSON array, a non-streaming
-object), in any format; its recorded request, when one was written beside it (as
-``capture`` and ``proxy`` write ``NAME.request.json``), is what a request is matched
-against. A directory is walked as ``convert DIR`` walks one, in name order; recorded
-requests and unfinished ``.part`` recordings are not captures.
+object), in any format, compressed or not, or each stream of a file of recorded
+exchanges (a HAR, a VCR cassette: ``NAME#N``); its recorded request, when one was written
+beside it (as ``capture`` and ``proxy`` write ``NAME.request.json``) or recorded with it
+in the file, is what a request is matched against. A directory is walked as ``convert
+DIR`` walks one, in name order; recorded requests and unfinished ``.part`` recordings are
+not captures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from chatx import codecs
+from chatx import codecs, inputs
 from chatx.assemble import Assembler, streams_of
 from chatx.assemble import load as load_side
 from chatx.errors import InputError, UsageError
 from chatx.live.recording import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
+from chatx.outdir.walking import capture_stem
 
 
 @dataclass(slots=True, eq=False)
@@ -37,9 +40,9 @@ class Capture:
 
     @property
     def stem(self) -> str:
-        """The name without its suffix (``chat/text.sse`` -> ``chat/text``)."""
-        name = PurePosixPath(self.name)
-        return str(name.with_suffix("")) if name.suffix in CAPTURE_SUFFIXES else self.name
+        """The name without its suffixes (``chat/text.sse.gz`` -> ``chat/text``); a
+        stream of a file of exchanges (``calls.har#2``) is named whole."""
+        return capture_stem(self.name)
 
     @property
     def lanes(self) -> list[int]:
@@ -49,28 +52,31 @@ class Capture:
 
 
 def load(paths: list[str], skipped: list[str] | None = None) -> list[Capture]:
-    """Every capture under ``paths``, in order. A file named that is no stream is an
-    error; one a directory walk found is left out, said in ``skipped``."""
+    """Every capture under ``paths``, in order: each stream of a file of recorded
+    exchanges (a HAR, a cassette: ``NAME#N``, its recorded request beside it) is one. A
+    file named that is no stream is an error; one a directory walk found is left out,
+    said in ``skipped``."""
     found: list[Capture] = []
     names: dict[str, str] = {}
     for given in paths:
         walked = Path(given).is_dir()
-        for path, name in _files(given):
-            if name in names:
-                raise UsageError(
-                    f"two captures named {name!r}: {names[name]} and {path} "
-                    "(pass their directories, or rename one)"
-                )
+        for path, name in _files(given, skipped):
             try:
-                capture = _read(path, name)
+                read = _read(path, name, skipped)
             except InputError as exc:
                 if not walked:
                     raise
                 if skipped is not None:
                     skipped.append(f"{exc}: not a capture, skipped")
                 continue
-            names[name] = str(path)
-            found.append(capture)
+            for capture in read:
+                if capture.name in names:
+                    raise UsageError(
+                        f"two captures named {capture.name!r}: {names[capture.name]} and "
+                        f"{capture.path} (pass their directories, or rename one)"
+                    )
+                names[capture.name] = capture.path
+                found.append(capture)
     if not found:
         raise UsageError(
             f"no captures in {' '.join(paths)} "
@@ -79,12 +85,13 @@ def load(paths: list[str], skipped: list[str] | None = None) -> list[Capture]:
     return found
 
 
-def _files(given: str) -> list[tuple[Path, str]]:
+def _files(given: str, skipped: list[str] | None) -> list[tuple[Path, str]]:
     top = Path(given)
     if top.is_dir():
         # Named under the directory's own name: two directories given keep theirs apart.
         label = top.resolve().name or "captures"
-        return [(path, f"{label}/{path.relative_to(top).as_posix()}") for path in walk(top)]
+        found = walk(top, skipped)
+        return [(path, f"{label}/{path.relative_to(top).as_posix()}") for path in found]
     if not top.exists():
         raise UsageError(f"{given}: no such file or directory")
     if top.name.endswith(REQUEST_SUFFIX):
@@ -92,12 +99,31 @@ def _files(given: str) -> list[tuple[Path, str]]:
     return [(top, top.name)]
 
 
-def _read(path: Path, name: str) -> Capture:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
+    """The captures of one file: a bare stream (read decompressed), or each stream of a
+    file of recorded exchanges with the request recorded with it."""
     label = str(path)
+    with inputs.open_source(label) as source:
+        if source.kind is None:
+            try:
+                data = source.stream.read()
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            return [_capture(data, label, name, _request(path))]
+        read, total = [], 0
+        for stream in inputs.streams(source):
+            total += 1
+            if stream.readable:  # a stream, or a non-streaming object chatx reads
+                address = f"{name}#{stream.index}"
+                read.append(_capture(stream.data, stream.address, address, stream.request))
+            elif stream.kind == "unreadable" and skipped is not None:
+                skipped.append(f"{stream.address}: its body cannot be decoded ({stream.note})")
+    if not read:
+        raise inputs.none_streaming(label, total, [])
+    return read
+
+
+def _capture(data: bytes, label: str, name: str, request: dict[str, Any] | None) -> Capture:
     side = load_side(data, label, keep=True)
     streams = streams_of(side)
     first = next((record for record in side.kept or () if not record.done), None)
@@ -105,7 +131,6 @@ def _read(path: Path, name: str) -> Capture:
         raise InputError("no events in the capture", file=label, line=1, expected="a stream")
     whole_of = codecs.get(side.format).whole
     whole = bool(whole_of is not None and first.data is not None and whole_of(first.data))
-    request = _request(path)
     return Capture(
         name=name,
         path=label,

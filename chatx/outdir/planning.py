@@ -68,13 +68,20 @@ def plan(
 
     Problems (a path that does not exist, a directory without captures) are returned as
     messages so the rest still runs; clashing outputs raise :class:`UsageError`. What a
-    walk passed over (a FIFO, a socket, a device) is added to ``passed``.
+    walk passed over (a FIFO, a socket, a device, a YAML file that is no cassette, a file
+    of exchanges none of which streams) is added to ``passed``.
     """
     sources, problems = _sources(inputs, out_dir, passed)
     jobs = []
     for source in sources:
         try:  # a file of recorded exchanges: one output per stream, <stem>.<N>.<format>…
             streams = addressed.planned(source.path, source.index)
+        except addressed.NoStreams as exc:
+            if not source.walked:
+                problems.append(str(exc.located(source.name)))
+            elif passed is not None:  # a cassette of calls that do not stream, beside others
+                passed.append(f"{exc.located(source.name)}: skipped")
+            continue
         except InputError as exc:
             problems.append(str(exc.located(source.name)))
             continue

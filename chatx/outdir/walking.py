@@ -12,15 +12,42 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from chatx import codecs, containers
+from chatx.containers import compressed
+from chatx.errors import InputError
 
-# What a directory walk picks up. Other names (vercel's ``*.chunks.txt``) are converted
-# when named on the command line: a folder of captures often holds notes and READMEs too.
-CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json")
+# What a directory walk picks up: bare streams, and files of recorded exchanges (HAR,
+# VCR cassettes, httprr traces; a Llama Stack recording is a .json), each also compressed
+# (``a.sse.gz``, ``calls.yaml.zst``, or ``x.gz`` with no other suffix, not ``x.tar.gz``).
+# Other names (vercel's ``*.chunks.txt``) are converted when named on the command line: a
+# folder of captures often holds notes and READMEs too.
+CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json", ".har", ".yaml", ".yml", ".httprr")
+# A YAML file is a capture only as a VCR cassette (a folder may hold configuration too).
+_CASSETTE_ONLY = (".yaml", ".yml")
 # The request a capture was answered for, written beside it by capture and proxy: no stream.
 REQUEST_SUFFIX = ".request.json"
 NO_CAPTURES = (
-    f"no captures in this directory (looked for {', '.join('*' + s for s in CAPTURE_SUFFIXES)})"
+    "no captures in this directory (looked for "
+    f"{', '.join('*' + s for s in CAPTURE_SUFFIXES)}, each also compressed: "
+    f"{', '.join(compressed.SUFFIXES)})"
 )
+
+
+def is_capture_name(name: str) -> bool:
+    """Whether a walk takes a file of this name."""
+    inner = compressed.without_suffix(name)
+    if name.startswith(".") or inner.endswith(REQUEST_SUFFIX):
+        return False
+    return inner.endswith(CAPTURE_SUFFIXES) or (inner != name and "." not in inner)
+
+
+def capture_stem(name: str) -> str:
+    """A capture's name without its suffixes (``chat/a.sse.gz`` -> ``chat/a``); another
+    name as it is."""
+    inner = compressed.without_suffix(name)
+    for suffix in CAPTURE_SUFFIXES:
+        if inner.endswith(suffix):
+            return inner.removesuffix(suffix)
+    return inner
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +59,7 @@ class Source:
     name: str
     subdir: PurePath  # where its outputs go under DIR
     index: int | None = None  # FILE#N as given
+    walked: bool = False  # found by a walk: a file that holds no stream is passed over
 
 
 def walk(top: Path, passed: list[str] | None = None) -> list[Path]:
@@ -53,21 +81,17 @@ def sources_under(
         here = Path(dirpath)
         in_outputs = outputs is not None and resolved(here).is_relative_to(outputs)
         for filename in sorted(filenames):
-            if (
-                filename.startswith(".")
-                or not filename.endswith(CAPTURE_SUFFIXES)
-                or filename.endswith(REQUEST_SUFFIX)
-            ):
+            if not is_capture_name(filename):
                 continue
             if in_outputs and _looks_like_output(filename):
                 continue  # what an earlier run wrote, not an input
             path = here / filename
-            kind = _not_a_file(path)
+            kind = _not_a_file(path) or _not_a_cassette(path)
             if kind:
                 if passed is not None:
                     passed.append(f"{path}: {kind}, not a capture file: skipped")
                 continue
-            yield Source(path, str(path), here.relative_to(top))
+            yield Source(path, str(path), here.relative_to(top), walked=True)
 
 
 def _not_a_file(path: Path) -> str | None:
@@ -86,6 +110,21 @@ def _not_a_file(path: Path) -> str | None:
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
     return "not a regular file"
+
+
+def _not_a_cassette(path: Path) -> str | None:
+    """What a YAML file is when it is no VCR cassette (told by its first bytes); None for
+    a cassette, any other file, or what cannot be read (reading it says why)."""
+    if not compressed.without_suffix(path.name).endswith(_CASSETTE_ONLY):
+        return None
+    from chatx import inputs
+
+    try:
+        with inputs.open_source(str(path)) as source:
+            kind = source.kind
+    except InputError:
+        return None
+    return None if kind == "vcr" else "a YAML file that is no VCR cassette"
 
 
 def _looks_like_output(filename: str) -> bool:
