@@ -456,10 +456,11 @@ def test_progress_bar_on_a_terminal_only(tmp_path, captures):
     assert all(line.startswith(b"chatx: ") for line in piped.stderr.splitlines())
 
 
-def test_outdir_is_three_modules_under_400_lines_each():
-    # walking (what a walk finds), planning (jobs), running (convert, write, count)
+def test_outdir_is_four_modules_under_400_lines_each():
+    # walking (what a walk finds), planning (jobs), sources (the streams they read),
+    # running (convert, write, count)
     package = Path(outdir.__file__).parent
     sizes = {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")}
-    assert set(sizes) == {"__init__.py", "walking.py", "planning.py", "running.py"}
+    assert set(sizes) == {"__init__.py", "walking.py", "planning.py", "sources.py", "running.py"}
     assert max(sizes.values()) < 400, sizes
     assert outdir.walk is outdir.walking.walk and outdir.run is outdir.running.run

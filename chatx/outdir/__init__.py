@@ -20,9 +20,10 @@ only when its bytes change (unchanged outputs keep their mtime). ``check=True`` 
 nothing and says whether each output is ``unchanged``, ``stale`` or ``missing``. A job
 that fails is an outcome, not an exception: the others go on.
 
-Three modules, in the run's order: :mod:`~chatx.outdir.walking` (what a walk finds),
-:mod:`~chatx.outdir.planning` (the jobs and their outputs), :mod:`~chatx.outdir.running`
-(converting, writing or checking, counting).
+Four modules, in the run's order: :mod:`~chatx.outdir.walking` (what a walk finds),
+:mod:`~chatx.outdir.planning` (the jobs and their outputs), :mod:`~chatx.outdir.sources`
+(the streams they read, a file of recorded exchanges read once for all its jobs),
+:mod:`~chatx.outdir.running` (converting, writing or checking, counting).
 """
 
 from chatx.outdir.planning import Job, out_container_of, output_name, plan, targets

@@ -13,6 +13,7 @@ from pathlib import Path, PurePath
 from chatx import codecs, containers
 from chatx import inputs as addressed
 from chatx.errors import InputError, UsageError
+from chatx.outdir.sources import planned, stem_of
 from chatx.outdir.walking import NO_CAPTURES, Source, resolved, sources_under
 
 
@@ -75,7 +76,7 @@ def plan(
     jobs = []
     for source in sources:
         try:  # a file of recorded exchanges: one output per stream, <stem>.<N>.<format>…
-            streams = addressed.planned(source.path, source.index)
+            streams = planned(source.path, source.index)
         except addressed.NoStreams as exc:
             if not source.walked:
                 problems.append(str(exc.located(source.name)))
@@ -86,7 +87,7 @@ def plan(
             problems.append(str(exc.located(source.name)))
             continue
         for index in streams:
-            stem = addressed.stem(source.path) + ("" if index is None else f".{index}")
+            stem = stem_of(source.path) + ("" if index is None else f".{index}")
             given = source.name if index is None else f"{source.name}#{index}"
             for target in formats:
                 name = output_name(stem, target, out_container_of(target, out_container))

@@ -10,10 +10,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from chatx import inputs as addressed
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import ChatxError, ExitStatus, InputError
 from chatx.notes import Note, Notes
+from chatx.outdir import sources
 from chatx.outdir.planning import Job
 from chatx.outdir.walking import resolved
 from chatx.pipeline import Transcoder
@@ -88,7 +88,7 @@ def _serial(jobs: Sequence[Job], settings: Settings, check: bool) -> Iterator[Ou
         for job in jobs:
             yield convert_job(job, settings, check)
     finally:  # the file of exchanges the last jobs read stays open until here
-        addressed.release()
+        sources.release()
 
 
 def _in_order(pool: ProcessPoolExecutor, futures: list[Future[Outcome]]) -> Iterator[Outcome]:
@@ -113,7 +113,7 @@ def convert_job(job: Job, settings: Settings, check: bool = False) -> Outcome:
         return _failed(job, Notes(), message, ExitStatus.ERROR)
     notes = Notes()
     try:
-        data, request = addressed.job_input(job.source, job.stream)
+        data, request = sources.job_input(job.source, job.stream)
         transcoder = settings.recorded(request).transcoder(job.target, job.name, notes)
         out = transcoder.feed(data) + transcoder.finish()
         status = _compare(job, out) if check else _write(job, out)
