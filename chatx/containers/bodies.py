@@ -92,8 +92,38 @@ def decoded(data: bytes, encoding: str | None) -> bytes:
             except zlib.error:
                 return data  # already decoded
     if "br" in words and data and not _looks_like_text(data):
-        raise BodyError("a brotli-compressed body (Content-Encoding: br) cannot be read")
+        return _unbrotli(data)
     return data
+
+
+_BROTLI = ("brotli", "brotlicffi")  # brotlicffi: the same module under another name
+# Content-Encoding values a recorded body may still carry, and what reads each: the
+# standard library, or a package chatx imports only when a body needs it (its extra).
+ENCODINGS = (
+    ("gzip", "gzip", None),
+    ("deflate", "zlib", None),
+    ("br", _BROTLI, "brotli"),
+)
+
+
+def _unbrotli(data: bytes) -> bytes:
+    """A brotli body (no magic bytes tell it: its header says so) through the brotli
+    package, or brotlicffi."""
+    from importlib.util import find_spec
+
+    name = next((n for n in _BROTLI if find_spec(n) is not None), None)
+    if name is None:
+        raise BodyError(
+            "a brotli-compressed body (Content-Encoding: br) needs the brotli package"
+            " (pip install 'chatx[brotli]')"
+        )
+    from importlib import import_module
+
+    module: Any = import_module(name)
+    try:
+        return bytes(module.decompress(data))
+    except Exception as exc:  # brotli.error, brotlicffi.error: each its own class
+        raise BodyError(f"bad brotli data: {exc or type(exc).__name__}") from None
 
 
 def _looks_like_text(data: bytes) -> bool:
