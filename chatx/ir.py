@@ -50,17 +50,60 @@ class StreamStart:
 
 
 @dataclass(slots=True)
+class Citation:
+    """What a message's text cites, in the words two formats share: a web page (``url``,
+    ``title``: Anthropic's web search result location, a Responses ``url_citation``) or a
+    file (``file_id``, ``filename``: a document citation of Anthropic's with its file id,
+    a Responses ``file_citation``). ``start`` and ``end`` are the cited span of the
+    message item's text, in characters, where the source says it (Responses); ``None``:
+    the item's whole text (an Anthropic citation covers its text block, one message
+    item). ``extra`` holds the source's other fields (Anthropic's ``cited_text``…), lost
+    elsewhere."""
+
+    kind: Literal["url", "file"]
+    url: str | None = None
+    title: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+    start: int | None = None
+    end: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class WebSearch:
+    """One step of a web search the provider ran for the model: Anthropic's
+    ``web_search`` server tool (its ``server_tool_use`` block, then its
+    ``web_search_tool_result``), a Responses ``web_search_call`` item. ``step`` is
+    ``begin`` (the call opens), ``query`` (its query is known) or ``end`` (its results
+    are in: ``sources``, each ``{"url", "title"}``, or ``failed``). ``action`` is what the
+    call did (Responses also opens pages and finds in them: ``open_page``…), ``extra`` the
+    source's other fields (result titles' encrypted content…), lost elsewhere."""
+
+    id: str
+    step: Literal["begin", "query", "end"]
+    query: str | None = None
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    failed: bool = False
+    action: str = "search"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Meta:
     """Fields of one source record that the IR has no name for.
 
     ``lane`` is ``None`` for record-level fields (a chat chunk's ``system_fingerprint`` or
     ``obfuscation``), a lane number for choice-level ones (``logprobs: null``,
     ``content_filter_results``); ``delta`` holds that choice's delta-level leftovers.
+    ``meaning`` is what the record says in words a target with a place for it writes
+    (an Anthropic ``citations_delta``'s citation); a target without reports ``extra``.
     """
 
     lane: int | None
     extra: dict[str, Any] = field(default_factory=dict)
     delta: dict[str, Any] | None = None
+    meaning: Citation | None = None
 
 
 @dataclass(slots=True)
@@ -211,6 +254,10 @@ class Passthrough:
     # block): the item's type on the record that opens it, "" on its later records, so
     # a target without a place for it reports the item once. None: a record on its own.
     item: str | None = None
+    # What the record says in words a target with a place for it writes (a web search's
+    # step, a Responses annotation's citation); a target without reports the record as
+    # it would without them.
+    meaning: Citation | WebSearch | None = None
 
 
 @dataclass(slots=True)

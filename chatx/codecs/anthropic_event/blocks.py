@@ -12,9 +12,12 @@ import orjson
 from chatx import ir
 from chatx.errors import InputError
 from chatx.notes import Notes
+from chatx.pieces import Pieces
 from chatx.residue import exact_diff
 
 from . import records as r
+from . import searches
+from .citations import citation_of
 
 NAME = r.NAME
 
@@ -23,7 +26,7 @@ class Block:
     """The content block open in the decoder. ``kind`` is None for a block that passes
     through (a server tool's, or one the IR has no words for)."""
 
-    __slots__ = ("index", "kind", "call", "args", "signature", "encrypted")
+    __slots__ = ("index", "kind", "call", "args", "signature", "encrypted", "search", "input")
 
     def __init__(self, index: int, kind: ir.ItemKind | None, call: int | None = None) -> None:
         self.index = index
@@ -32,6 +35,8 @@ class Block:
         self.args = False  # a non-empty argument fragment came
         self.signature: str | None = None
         self.encrypted: str | None = None
+        self.search: str | None = None  # a web search call's id (see .searches)
+        self.input: Pieces | None = None  # that call's input as its deltas stream it
 
 
 class BlockDecoding:
@@ -42,6 +47,7 @@ class BlockDecoding:
     index: int
     calls: int
     block: Block | None
+    queries: dict[str, str | None]  # each web search call's query, by its id
 
     def _implicit(self, out: list[ir.Event]) -> None:  # pragma: no cover - the decoder's
         raise NotImplementedError
@@ -66,9 +72,20 @@ class BlockDecoding:
         index, self.index = self.index, self.index + 1
         kind = r.BLOCK_KINDS.get(btype) if type(btype) is str else None
         if kind is None:
-            self.block = Block(index, None)
+            state = self.block = Block(index, None)
             item = btype if type(btype) is str else "untyped"
-            out.append(ir.Passthrough(NAME, data, "content_block_start", self.line, item))
+            passed = ir.Passthrough(NAME, data, "content_block_start", self.line, item)
+            if btype == searches.RESULT:
+                query = self.queries.get(str(block.get("tool_use_id")))
+                passed.meaning = searches.result(block, query)
+            else:
+                passed.meaning = searches.begin(block)
+                if passed.meaning is not None:
+                    state.search, state.input = passed.meaning.id, Pieces()
+                    seed = block.get("input")
+                    if type(seed) is dict and seed:  # an input said whole, not streamed
+                        state.input.append(orjson.dumps(seed).decode())
+            out.append(passed)
             return out
         tilde: dict[str, Any] = {}
         seeded: ir.Event | None = None
@@ -116,6 +133,11 @@ class BlockDecoding:
             self.notes.warning("content_block_delta with no content block open: kept as it is")
             return [ir.Meta(None, {"~record": data})]
         if block.kind is None:
+            delta = data.get("delta")
+            if block.input is not None and type(delta) is dict:
+                fragment = delta.get("partial_json")
+                if type(fragment) is str:
+                    block.input.append(fragment)
             return [ir.Passthrough(NAME, data, "content_block_delta", self.line, "")]
         delta = data.get("delta")
         delta = delta if type(delta) is dict else {}
@@ -132,7 +154,8 @@ class BlockDecoding:
                 block.signature = (block.signature or "") + signature
             return [ir.Meta(0, {"~record": data})]
         if dtype == "citations_delta":
-            return [ir.Meta(0, {"~record": data, "citations": [delta.get("citation")]})]
+            cite = citation_of(delta.get("citation")) if block.kind == "message" else None
+            return [ir.Meta(0, {"~record": data, "citations": [delta.get("citation")]}, None, cite)]
         # A delta the IR has no words for (compaction_delta), or one of another block's
         # kind: kept for anthropic output, and reported by others under its type.
         rest = {k: v for k, v in delta.items() if k != "type"}
@@ -163,7 +186,11 @@ class BlockDecoding:
             return [ir.Meta(None, {"~record": data})]
         self.block = None
         if block.kind is None:
-            return [ir.Passthrough(NAME, data, "content_block_stop", self.line, "")]
+            passed = ir.Passthrough(NAME, data, "content_block_stop", self.line, "")
+            if block.search is not None and block.input is not None:
+                query = self.queries[block.search] = searches.query_of(block.input.text())
+                passed.meaning = ir.WebSearch(block.search, "query", query)
+            return [passed]
         out: list[ir.Event] = []
         self._end_block(block, exact_diff(data, r.block_stop(block.index)), out)
         return out

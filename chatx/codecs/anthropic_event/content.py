@@ -16,6 +16,8 @@ from chatx.pieces import Pieces
 from chatx.residue import merge, report
 
 from . import records as r
+from .citations import CitationEncoding
+from .searches import SearchEncoding
 
 # IR events the encoder of this format does not write again (see the decoder).
 _SKIP = ("~prefill", "~seed", "~empty")
@@ -25,7 +27,7 @@ class OpenBlock:
     """The content block being written. A ``thinking`` block is ``started`` only once
     it has something to say."""
 
-    __slots__ = ("index", "kind", "call", "args", "started", "part")
+    __slots__ = ("index", "kind", "call", "args", "started", "part", "start", "cited")
 
     def __init__(self, index: int, kind: str, call: int | None = None) -> None:
         self.index = index
@@ -34,9 +36,11 @@ class OpenBlock:
         self.args = Pieces()
         self.started = kind != "thinking"
         self.part: int | None = None  # the reasoning part the thinking came from
+        self.start = 0  # where in its message item's text a text block starts
+        self.cited = False  # a citation came after its text: the next text is a new block
 
 
-class ContentEncoding(CallOrder):
+class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
     """The content block half of :class:`~chatx.codecs.anthropic_event.encode.AnthropicEncoder`."""
 
     notes: Notes
@@ -48,6 +52,8 @@ class ContentEncoding(CallOrder):
     noted: set[str]
     started_calls: set[int | None]
     called: bool
+    said: int
+    cited: bool
 
     def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         extra = event.extra
@@ -71,6 +77,7 @@ class ContentEncoding(CallOrder):
         if extra:
             report(extra, self.notes, "item.")
         if event.kind == "message":
+            self.said, self.cited = 0, False
             self._open("message", None, out, r.text_block())
         elif event.kind == "reasoning":
             self._close_block(out)
@@ -90,6 +97,7 @@ class ContentEncoding(CallOrder):
         name = {"message": "text", "reasoning": "thinking", "tool_call": "tool_use"}[kind]
         opened = self.block = OpenBlock(self.index, name, call)
         opened.started = True
+        opened.start = self.said
         record = r.block_start(self.index, block)
         out.append(self._merged(record, extra) if extra else record)
         self.index += 1
@@ -114,7 +122,8 @@ class ContentEncoding(CallOrder):
         if not self._lane_ok(event.lane):
             return
         if event.extra:
-            report(event.extra, self.notes, "item.")
+            extra = self._end_extra(event.extra) if event.kind == "message" else event.extra
+            report(extra, self.notes, "item.")
         block = self.block
         if event.kind == "tool_call":
             mine = block is not None and block.kind == "tool_use" and block.call == event.call
@@ -197,8 +206,9 @@ class ContentEncoding(CallOrder):
         if not text:
             return
         block = self.block
-        if block is None or block.kind != "text":
+        if block is None or block.kind != "text" or block.cited:
             block = self._open("message", None, out, r.text_block())
+        self.said += len(text)
         out.append(r.block_delta(block.index, r.text_delta(text)))
 
     def _reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:

@@ -67,6 +67,7 @@ class AnthropicDecoder(BlockDecoding):
         self.index = 0  # content_block_start records in this message
         self.block: Block | None = None
         self.calls = 0
+        self.queries: dict[str, str | None] = {}  # each web search call's query, by its id
         self.start: dict[str, int] = {}  # message_start's usage counts
         self.counted = False  # a Usage was said for this message
 

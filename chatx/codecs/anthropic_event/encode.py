@@ -66,6 +66,8 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         self.lane: int | None = None
         self.started_calls: set[int | None] = set()
         self.called = False
+        self.said = 0  # characters of the open message item's text written
+        self.cited = False  # a citation was written in the open message item
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
         """Encode one batch; from this codec's own decoder, one record per batch."""
@@ -277,6 +279,12 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
             if type(data) is dict and data.get("type") == "content_block_start":
                 self.index += 1
             out.append(data)
+            return
+        meaning = event.meaning
+        if type(meaning) is ir.WebSearch:
+            self._search(meaning, out)
+            return
+        if type(meaning) is ir.Citation and self._cite(meaning, out):
             return
         data = event.data if isinstance(event.data, dict) else {}
         what, item = data.get("type"), data.get("item")

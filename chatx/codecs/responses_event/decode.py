@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.responses_event import shapes, whole
+from chatx.codecs.responses_event import citations, shapes, whole
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
 from chatx.codecs.responses_event.fast import FastDeltas
 from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState, PartState
@@ -142,7 +142,8 @@ class ResponsesDecoder(ItemDecoding):
             return self._derived(kind, data)
         if kind == "error":
             return [self._error(data)]
-        return [ir.Passthrough(NAME, data, record.event, record.line)]
+        meaning = citations.said(kind, data)  # a citation another format may write
+        return [ir.Passthrough(NAME, data, record.event, record.line, meaning=meaning)]
 
     def finish(self) -> list[ir.Event]:
         """End of input; a stream without a terminal event stays unfinished, and chatx

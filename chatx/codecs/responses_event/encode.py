@@ -19,9 +19,11 @@ from chatx.codecs.base import BaseEncoder, EncodeOptions
 from chatx.codecs.call_order import CallOrder
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.citations import CitationEncoding
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
-from chatx.codecs.responses_event.parts import OpenItem, PartEncoding
+from chatx.codecs.responses_event.parts import OpenItem
+from chatx.codecs.responses_event.searches import SearchEncoding
 from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
@@ -31,7 +33,7 @@ NAME = "responses-event"
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
+class ResponsesEncoder(CitationEncoding, SearchEncoding, CallOrder, BaseEncoder):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -157,7 +159,9 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
         """Responses residue: patches for derived events, and parts opened early; another
         format's is lost (but for its nulls)."""
         if not self.own:
-            if type(event.extra) is not NullResidue:
+            if event.meaning is not None:
+                self._cite(event, out)
+            elif type(event.extra) is not NullResidue:
                 self.lost_meta(event)
             return
         extra = event.extra
@@ -282,10 +286,7 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
 
     def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
         if event.format != NAME:
-            if event.item:  # a record of an item is said once, where the item opens
-                self.notes.lost(f"{event.format} {event.item} item with no Responses equivalent")
-            elif event.item is None:
-                self.notes.lost(f"{event.format} record with no Responses equivalent")
+            self._foreign(event, out)
             return
         data = dict(event.data)
         data.pop("sequence_number", None)
@@ -383,7 +384,9 @@ class ResponsesEncoder(PartEncoding, CallOrder, BaseEncoder):
         self.item = None
         self._close_part(item, out)
         base: dict[str, Any] = {"type": "response.output_item.done", "output_index": item.index}
-        if item.kind != "tool_call":
+        if item.search is not None:
+            done = self._search_done(item, out)
+        elif item.kind != "tool_call":
             done = item.done()
         else:
             arguments = item.args.text()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir
-from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event import searches, shapes
 from chatx.pieces import Pieces
 from chatx.residue import diff
 
@@ -94,7 +94,7 @@ class ItemDecoding:
         self.unfinished.add(index)
         if kind is None:
             self.items[index] = ItemState("passthrough", iid)
-            return [ir.Passthrough(NAME, data, data.get("type"))]
+            return [ir.Passthrough(NAME, data, data.get("type"), meaning=searches.begin(item))]
         state = self.items[index] = ItemState(kind, iid)
         event_extra = {
             k: v
@@ -140,7 +140,7 @@ class ItemDecoding:
         self.unfinished.discard(data.get("output_index"))
         if state.kind == "passthrough":
             self.output.append(item)
-            return [ir.Passthrough(NAME, data, data.get("type"))]
+            return [ir.Passthrough(NAME, data, data.get("type"), meaning=searches.end(item))]
         self._check_derived(state)
         out: list[ir.Event] = []
         if state.kind == "message":

@@ -16,12 +16,16 @@ from chatx.pieces import Pieces
 class OpenPart:
     """A part of the open item: its type (``output_text``, ``refusal``, ``summary_text``
     or ``reasoning_text``), its text so far, its index among the item's content (or
-    summary) parts, and the logprobs its deltas carried."""
+    summary) parts, and the logprobs its deltas carried; another format's citations
+    (``cites``: each with where in the text it came), said as ``annotations`` when the
+    part closes (:mod:`.citations`)."""
 
     kind: str
     texts: Pieces
     number: int
     logprobs: list[Any] = field(default_factory=list)
+    cites: list[tuple[ir.Citation, int]] = field(default_factory=list)
+    annotations: list[dict[str, Any]] = field(default_factory=list)
 
 
 class OpenItem:
@@ -39,6 +43,7 @@ class OpenItem:
         "part",
         "args",
         "summary_mode",
+        "search",
     )
 
     def __init__(self, kind: str, iid: str, index: int) -> None:
@@ -53,6 +58,7 @@ class OpenItem:
         self.part: OpenPart | None = None
         self.args = Pieces()
         self.summary_mode = True
+        self.search: Any = None  # a web search item's SearchState (.searches)
 
     def done(self) -> dict[str, Any]:
         """The item its ``output_item.done`` says, a message or a reasoning item, its
@@ -108,14 +114,24 @@ class PartEncoding:
         self._emit(out, shapes.part_added(item.id, item.index, part.number, ptype))
         return part
 
+    def _annotate(
+        self, item: OpenItem, part: OpenPart, out: list[dict[str, Any]]
+    ) -> None:  # pragma: no cover
+        raise NotImplementedError
+
     def _close_part(self, item: OpenItem, out: list[dict[str, Any]]) -> None:
         part = item.part
         if part is None:
             return
         item.part = None
-        for payload in shapes.part_done(
+        if part.cites:
+            self._annotate(item, part, out)
+        payloads = shapes.part_done(
             item.id, item.index, part.number, part.kind, part.texts.text(), part.logprobs
-        ):
+        )
+        if part.annotations:
+            payloads[-1]["part"]["annotations"] = list(part.annotations)
+        for payload in payloads:
             self._emit(out, payload)
 
     def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, OpenPart]:
@@ -285,7 +301,10 @@ def message_part(part: OpenPart) -> dict[str, Any]:
     text = part.texts.text()
     if part.kind == "refusal":
         return shapes.refusal_part(text)
-    return shapes.text_part(text, part.logprobs)
+    said = shapes.text_part(text, part.logprobs)
+    if part.annotations:
+        said["annotations"] = list(part.annotations)
+    return said
 
 
 def _logprob(entry: dict[str, Any]) -> dict[str, Any]:

@@ -279,11 +279,25 @@ def test_a_cut_short_source_is_left_open_unless_asked_to_finish():
 
 def test_a_responses_built_in_item_is_lost_once():
     builder = ResponsesBuilder()
+    builder.builtin(
+        {"type": "code_interpreter_call", "id": "ci_1"},
+        "response.code_interpreter_call.interpreting",
+    )
+    data = builder.message("Found.").end(usage=responses_usage()).bytes()
+    events, notes = to_anthropic(data, RESPONSES)
+    assert [n for n in notes if "code_interpreter_call" in n] == [
+        "lost: code_interpreter_call item has no place in Anthropic messages"
+    ]
+    assert [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"] == ["Found."]
+
+
+def test_a_web_search_call_without_a_search_action_is_lost_once():
+    builder = ResponsesBuilder()
     builder.builtin({"type": "web_search_call", "id": "ws_1"}, "response.web_search_call.searching")
     data = builder.message("Found.").end(usage=responses_usage()).bytes()
     events, notes = to_anthropic(data, RESPONSES)
     assert [n for n in notes if "web_search_call" in n] == [
-        "lost: web_search_call item has no place in Anthropic messages"
+        "lost: web_search_call item (no action) has no place in Anthropic messages"
     ]
     assert [e["delta"]["text"] for e in events if e["type"] == "content_block_delta"] == ["Found."]
 
@@ -382,9 +396,9 @@ SERVER_TOOL = sse_events(
     stream(
         [
             block_start(
-                0, {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {}}
+                0, {"type": "server_tool_use", "id": "srv_1", "name": "code_execution", "input": {}}
             ),
-            block_delta(0, {"type": "input_json_delta", "partial_json": '{"query": "x"}'}),
+            block_delta(0, {"type": "input_json_delta", "partial_json": '{"code": "1 + 1"}'}),
             block_stop(0),
         ],
         stop="pause_turn",
