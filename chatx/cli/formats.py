@@ -10,7 +10,7 @@ its input (a terminal's stdin included), as a usage error with the nearest name.
 
 # No ``from __future__ import annotations`` here: typer reads the callbacks' annotations at
 # every start, and evaluating them from strings made a start 2 ms slower.
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -18,22 +18,98 @@ from chatx.errors import UsageError
 
 
 def register(app: typer.Typer) -> None:
-    app.command("formats", help="List the stream formats (codecs), their aliases and containers.")(
-        formats
-    )
+    app.command(
+        "formats",
+        help="List the stream formats (codecs), their aliases, the containers, the files of "
+        "recorded exchanges and the compressions chatx reads.",
+    )(formats)
 
 
-def formats() -> None:
+def formats(
+    output: Annotated[
+        str, typer.Option("--output", help="text, or json (one object a line, with its kind).")
+    ] = "text",
+) -> None:
+    if output not in ("text", "json"):
+        raise UsageError("--output takes 'text' or 'json'")
+    rows = _rows()
+    if output == "json":
+        import orjson
+
+        for row in rows:
+            typer.echo(orjson.dumps(row).decode())
+        return
+    for kind, heading in _HEADINGS.items():
+        mine = [row for row in rows if row["kind"] == kind]
+        width = max(20, *(len(row["name"]) for row in mine))
+        typer.echo(heading)
+        for row in mine:
+            typer.echo(f"  {row['name']:<{width}} {_text(row)}")
+            if row.get("aliases"):
+                typer.echo(f"  {'':<{width}} also: {', '.join(row['aliases'])}")
+
+
+_HEADINGS = {
+    "format": "formats:",
+    "container": "containers:",
+    "exchanges": "files of recorded exchanges (told by content; chatx ls lists their streams):",
+    "compression": "compressed input (told by its first bytes, below every container):",
+    "body-encoding": "recorded bodies still encoded (their Content-Encoding header):",
+}
+
+
+def _rows() -> list[dict[str, Any]]:
+    """What chatx reads and writes, each a JSON object with its kind."""
     from chatx import codecs, containers
+    from chatx.containers import bodies, compressed, demux
 
-    typer.echo("formats:")
-    for codec in codecs.CODECS:
-        typer.echo(f"  {codec.name:<20} {codec.description} [writes {codec.container}]")
-        if codec.aliases:
-            typer.echo(f"  {'':<20} also: {', '.join(codec.aliases)}")
-    typer.echo("containers:")
-    for name, container in containers.CONTAINERS.items():
-        typer.echo(f"  {name:<20} {container.description}")
+    rows: list[dict[str, Any]] = [
+        {"kind": "format", "name": c.name, "description": c.description,
+         "aliases": list(c.aliases), "writes": c.container}
+        for c in codecs.CODECS
+    ]  # fmt: skip
+    rows += [
+        {"kind": "container", "name": name, "description": container.description}
+        for name, container in containers.CONTAINERS.items()
+    ]
+    rows += [
+        {"kind": "exchanges", "name": name, "description": description}
+        for name, description in demux.KINDS.items()
+    ]
+    rows += [
+        {"kind": "compression", "name": name, "suffix": suffix, **_reader(module, extra)}
+        for name, suffix, module, extra in compressed.READERS
+    ]
+    rows += [
+        {"kind": "body-encoding", "name": name, **_reader(module, extra)}
+        for name, module, extra in bodies.ENCODINGS
+    ]
+    return rows
+
+
+def _reader(modules: str | tuple[str, ...], extra: str | None) -> dict[str, Any]:
+    """What reads a compression: a standard library module, or a package (the first of
+    ``modules`` installed, or the first named) and its extra, and whether it is installed."""
+    from importlib.util import find_spec
+
+    names = (modules,) if isinstance(modules, str) else modules
+    found = names[0] if extra is None else next((n for n in names if find_spec(n)), None)
+    return {"module": found or names[0], "extra": extra, "installed": found is not None}
+
+
+def _text(row: dict[str, Any]) -> str:
+    kind = row["kind"]
+    if kind == "format":
+        return f"{row['description']} [writes {row['writes']}]"
+    if kind in ("container", "exchanges"):
+        return str(row["description"])
+    suffix = f"{row['suffix']}, " if row.get("suffix") else ""
+    if row["extra"] is None:
+        return f"{suffix}read by the standard library ({row['module']})"
+    state = (
+        "installed" if row["installed"] else f"not installed (pip install 'chatx[{row['extra']}]')"
+    )
+    return f"{suffix}read by the {row['module']} package: {state}"
 
 
 def spellings() -> list[str]:
