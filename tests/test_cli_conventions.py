@@ -280,7 +280,8 @@ def test_no_suggestion_when_nothing_is_near() -> None:
     assert result.code == 2
     assert result.err == (
         "chatx: error: --to: unknown format 'xml' (known: chat-chunk, responses-event, "
-        "llama-stack-event; aliases: chat, chat-completions, responses, llama-stack, llama)\n"
+        "llama-stack-event, anthropic-event; aliases: chat, chat-completions, responses, "
+        "llama-stack, llama, anthropic)\n"
     )
 
 
