@@ -1,6 +1,6 @@
 """The JSON-array reader chatx had before it read arrays element by element: the whole
 input held, parsed at the end, and read element by element only when it did not parse.
-tests/test_json_array_reading.py holds the streaming reader to the records this one
+tests/containers/test_json_array.py holds the streaming reader to the records this one
 gives, errors and lines included, whatever the input and its chunking."""
 
 from __future__ import annotations

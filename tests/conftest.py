@@ -17,10 +17,3 @@ from hypothesis import settings
 if not os.environ.get("CHATX_FUZZ_EXAMPLES"):
     settings.register_profile("repeatable", derandomize=True, database=None)
     settings.load_profile("repeatable")
-
-# Until every test imports the modules above, the old names are found here too.
-from tests.builders.chat_chunk import *  # noqa: E402, F403
-from tests.builders.responses_event import *  # noqa: E402, F403
-from tests.captures import *  # noqa: E402, F403
-from tests.meaning import *  # noqa: E402, F403
-from tests.streams import *  # noqa: E402, F403

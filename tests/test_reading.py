@@ -15,8 +15,8 @@ from chatx.collect import collect
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.reading import load
 from chatx.record import Record
+from tests.codecs.test_templates import responses_with
 from tests.inprocess import run
-from tests.test_templates import responses_with
 
 WORDS = [f'w{n} é😀 "q" ' for n in range(60000)]
 TEXT = "Hello! How can I help?" + "".join(WORDS)  # the fixture's deltas, then these

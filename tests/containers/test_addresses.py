@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.containers import make_fixtures as made
 from tests.containers.common import chatx, fixture, write
 
 MANY = fixture("many.har")
 
 
-def test_every_command_takes_an_address(tmp_path: Path) -> None:
-    bare = write(tmp_path, "r.sse", made.RESPONSES)
+def test_every_command_takes_an_address(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # show fits the file name to the terminal: a short name keeps it on one line
+    monkeypatch.chdir(tmp_path)
+    bare = write(Path(), "r.sse", made.RESPONSES)
     for command in (["convert", "-q"], ["collect", "-q"], ["show"]):
         one, other = chatx(*command, MANY + "#1"), chatx(*command, bare)
         assert one.code == other.code == 0, (command, one.err)

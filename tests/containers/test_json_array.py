@@ -1,0 +1,140 @@
+"""A JSON array is read element by element as it arrives (containers/jsonarray.py).
+
+* The records are those the reader that held the whole array gave (tests/array_oracle.py),
+  errors and lines included, for any array, damaged or not, in any chunking.
+* Each element's record comes out when the element is whole, not at the end.
+* Memory holds the element being read, not the array.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tracemalloc
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chatx.containers.jsonarray import JSONArrayReader
+from chatx.record import Record
+from tests.array_oracle import WholeArrayReader
+from tests.builders.chat_chunk import chat_text
+from tests.inprocess import run
+from tests.streams import CHAT, convert
+
+
+def read(reader_class: type, data: bytes, size: int) -> list[Record]:
+    reader = reader_class()
+    out = []
+    for at in range(0, len(data), size):
+        out += reader.feed(data[at : at + size])
+    return out + reader.finish()
+
+
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-1000, 1000)
+    | st.sampled_from([1.5, -0.25])
+    | st.text(alphabet='ab,]}[{"\\\n é😀:', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(alphabet='ab,]"', max_size=3), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+def layout(items: list, how: int) -> bytes:
+    if how == 0:
+        return json.dumps(items).encode()
+    if how == 1:  # one element a line, as chatx and recorders write it
+        lines = (json.dumps(i, ensure_ascii=False, separators=(",", ":")) for i in items)
+        return b"[\n" + ",\n".join(lines).encode() + b"\n]\n"
+    if how == 2:
+        return json.dumps(items, indent=2).encode()
+    return json.dumps(items).replace(", ", ",\r\n").encode()  # CRLF, a blank line or two
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    items=st.lists(values, max_size=5),
+    how=st.integers(0, 3),
+    edits=st.lists(
+        st.tuples(st.integers(0, 300), st.integers(0, 3), st.binary(max_size=2)), max_size=3
+    ),
+    cut=st.one_of(st.none(), st.integers(0, 300)),
+    size=st.sampled_from([1, 2, 3, 5, 8, 64, 1 << 20]),
+)
+def test_the_records_are_those_of_the_array_read_whole(items, how, edits, cut, size):
+    data = bytearray(layout(items, how))
+    for at, length, put in edits:
+        data[at : at + length] = put
+    if cut is not None:
+        del data[cut:]
+    data = bytes(data)
+    if b"\\u" in data or re.search(rb"\d{19}", data):
+        return  # read as JavaScript reads them now: tests/containers/test_json_values.py
+    assert read(JSONArrayReader, data, size) == read(WholeArrayReader, data, 1 << 20)
+
+
+def test_cases_the_whole_reader_had_words_for():
+    for data in [b"[", b"[,]", b"[1,]", b"[1,2] x", b"[] x", b"\x0c[]", b"[1 2]", b"[1}",
+                 b"[}", b'[1, "x,y', b'[1, "x\\', b"[1,,2]", b"[[DONE]]", b"\xef\xbb[]",
+                 b"[\r\n1\r\n,\r2\r]", b'\n{\n  "a": 1\n}\n', b'\n"a"', b"  \n"]:  # fmt: skip
+        for size in (1, 2, 7, 100):
+            assert read(JSONArrayReader, data, size) == read(WholeArrayReader, data, 100), data
+
+
+def test_each_element_comes_out_when_it_is_whole():
+    reader = JSONArrayReader()
+    assert reader.feed(b'[\n{"a": 1},\n{"b"') == [Record({"a": 1}, None, 2)]
+    assert reader.feed(b': "x,]"}') == []  # whole, but a comma or "]" may still follow
+    assert reader.feed(b"\n, [1,") == [Record({"b": "x,]"}, None, 3)]
+    assert reader.feed(b" 2]]") == [Record([1, 2], None, 4)]
+    assert reader.finish() == []
+
+
+def test_a_compact_array_comes_out_element_by_element_too():
+    reader = JSONArrayReader()
+    assert reader.feed(b'[{"a":"],"},{"b":[') == [Record({"a": "],"}, None, 1)]
+    assert reader.feed(b"2]}]") == [Record({"b": [2]}, None, 1)]
+
+
+def test_memory_holds_one_element_not_the_array():
+    element = orjson.dumps({"id": "x", "choices": [{"delta": {"content": "word " * 40}}]})
+    count = 20_000  # about 4.6 MB of array
+    tracemalloc.start()
+    try:
+        reader = JSONArrayReader()
+        reader.feed(b"[\n")
+        records = 0
+        block = b"".join(element + b",\n" for _ in range(250))
+        for _ in range(count // 250):
+            records += len(reader.feed(block))
+        records += len(reader.feed(element + b"\n]\n")) + len(reader.finish())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert records == count + 1
+    # The array is 5 MB; the records one block gives, and that block, are what is held.
+    assert peak < (count // 250) * len(block) / 5
+
+
+def test_a_long_string_across_many_chunks_is_read_once():
+    text = "x" * 300_000 + '\\"' + "y" * 300_000
+    data = b'[{"t": "' + text.encode() + b'"}, 1]'
+    records = read(JSONArrayReader, data, 4096)
+    assert [r.data for r in records] == [{"t": text.replace('\\"', '"')}, 1]
+
+
+def test_converting_an_array_gives_what_its_sse_gives():
+    chunks = chat_text("Hello", ", world", "!")
+    array = b"[\n" + b",\n".join(orjson.dumps(c) for c in chunks) + b"\n]\n"
+    sse = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks)
+    assert convert(array, CHAT)[0] == convert(sse, CHAT)[0]
+    result = run(["convert", "-", "--to", "responses-event"], array[:-40])
+    assert result.code == 2  # the cut element is skipped, the rest converted
+    assert re.search(r"skipped: <stdin>:7: .*half-written", result.err), result.err
+    assert b'"delta":"!"' in result.stdout
