@@ -159,12 +159,16 @@ def test_names_sort_in_request_order(proxied: Proxy) -> None:
     assert [p.read_bytes() for p in recorded] == [(FIXTURES / c).read_bytes() for c in captures]
 
 
-def said(lines: list[str], count: int) -> list[str]:
-    """``lines`` once ``count`` are there: the proxy checks a stream once it has ended."""
+def said(lines: list[str], count: int, recorded: Path) -> list[str]:
+    """The lines about ``recorded`` once ``count`` are there: the proxy checks a stream once
+    it has ended, and an earlier test's stream may end (and be said) after this one began."""
     deadline = time.monotonic() + TIMEOUT
-    while len(lines) < count and time.monotonic() < deadline:
+    about = f"chatx: proxy: {recorded}:"
+    while True:
+        found = [line for line in list(lines) if line.startswith(about)]
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
         time.sleep(0.01)
-    return lines
 
 
 def test_validate_prints_findings_when_the_stream_ends(proxied: Proxy) -> None:
@@ -172,7 +176,7 @@ def test_validate_prints_findings_when_the_stream_ends(proxied: Proxy) -> None:
     before = set(proxied.folder.iterdir())
     stream(proxied.proxy.url, "/v1/chat/completions", {"stream": True}, "chat-chunk/truncated.sse")
     (recorded,) = proxied.recorded(before)
-    assert said(proxied.findings, 2) == [
+    assert said(proxied.findings, 2, recorded) == [
         f"chatx: proxy: {recorded}:3: CHK009 E choice 0 never gets a finish_reason",
         f"chatx: proxy: {recorded}:3: CHK015 E stream ends without data: [DONE]",
     ]
@@ -180,7 +184,7 @@ def test_validate_prints_findings_when_the_stream_ends(proxied: Proxy) -> None:
     before = set(proxied.folder.iterdir())
     stream(proxied.proxy.url, "/v1/chat/completions", {"stream": True}, TEXT)
     (recorded,) = proxied.recorded(before)
-    assert said(proxied.findings, 1) == [f"chatx: proxy: {recorded}: no findings"]
+    assert said(proxied.findings, 1, recorded) == [f"chatx: proxy: {recorded}: no findings"]
 
 
 def test_upstream_errors_pass_through_unrecorded(proxied: Proxy, upstream_app: ServeApp) -> None:
