@@ -32,8 +32,9 @@ def app(served: tuple[Running, ServeApp]) -> Iterator[ServeApp]:
 
 
 @pytest.fixture
-def client(served: tuple[Running, ServeApp]) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{served[0].url}/v1", api_key="sk-test", max_retries=0)
+def client(served: tuple[Running, ServeApp]) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=f"{served[0].url}/v1", api_key="sk-test", max_retries=0) as sdk:
+        yield sdk
 
 
 def events(data: bytes) -> list[bytes]:

@@ -113,20 +113,22 @@ def test_client_and_recording_get_the_upstream_bytes(
 
 
 def test_sdk_through_the_proxy(proxied: Proxy) -> None:
-    client = openai.OpenAI(base_url=f"{proxied.proxy.url}/v1", api_key=KEY, max_retries=0)
-    direct = openai.OpenAI(base_url=f"{proxied.upstream.url}/v1", api_key=KEY, max_retries=0)
-    for sdk in (client, direct):
-        with sdk.responses.stream(
-            model="m",
-            input="hi",
-            extra_headers={"x-chatx-capture": "responses-event/function-call.sse"},
-        ) as events:
-            for _ in events:
-                pass
-            response = events.get_final_response()
-        assert response.output[0].type == "function_call"
-    models = [m.id for m in client.models.list()]
-    assert models == [m.id for m in direct.models.list()]
+    with (
+        openai.OpenAI(base_url=f"{proxied.proxy.url}/v1", api_key=KEY, max_retries=0) as client,
+        openai.OpenAI(base_url=f"{proxied.upstream.url}/v1", api_key=KEY, max_retries=0) as direct,
+    ):
+        for sdk in (client, direct):
+            with sdk.responses.stream(
+                model="m",
+                input="hi",
+                extra_headers={"x-chatx-capture": "responses-event/function-call.sse"},
+            ) as events:
+                for _ in events:
+                    pass
+                response = events.get_final_response()
+            assert response.output[0].type == "function_call"
+        models = [m.id for m in client.models.list()]
+        assert models == [m.id for m in direct.models.list()]
 
 
 def test_each_chunk_is_flushed(proxied: Proxy, upstream_app: ServeApp) -> None:

@@ -48,8 +48,9 @@ def served() -> Iterator[Running]:
 
 
 @pytest.fixture(scope="module")
-def client(served: Running) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{served.url}/v1", api_key="sk-test", max_retries=0)
+def client(served: Running) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=f"{served.url}/v1", api_key="sk-test", max_retries=0) as sdk:
+        yield sdk
 
 
 def header(name: str) -> dict[str, str]:
@@ -277,19 +278,21 @@ def test_several_clients_at_once(served: Running) -> None:
 def test_anthropic_messages_stream(served: Running, name: str) -> None:
     import anthropic
 
-    client = anthropic.Anthropic(base_url=served.url, api_key="sk-test", max_retries=0)
-    with client.messages.stream(
-        model="claude-test", max_tokens=100, messages=MESSAGES, extra_headers=header(name)
-    ) as stream:
+    with (
+        anthropic.Anthropic(base_url=served.url, api_key="sk-test", max_retries=0) as client,
+        client.messages.stream(
+            model="claude-test", max_tokens=100, messages=MESSAGES, extra_headers=header(name)
+        ) as stream,
+    ):
         kinds = [event.type for event in stream]
         got = stream.get_final_message()
+        made = client.messages.create(
+            model="claude-test", max_tokens=100, messages=MESSAGES, extra_headers=header(name)
+        )
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     expected = final(fixture(name), "anthropic-event")
     assert _plain(got.model_dump(mode="json")) == _plain(expected)
     assert got.content
-    made = client.messages.create(
-        model="claude-test", max_tokens=100, messages=MESSAGES, extra_headers=header(name)
-    )
     assert _plain(made.model_dump(mode="json")) == _plain(expected)
 
 
