@@ -138,9 +138,9 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
             or self.held is not None
             or run.lane != self.lane
             or proto.extra
-            or (kind is not ir.TextDelta and call is None)
+            or (kind is ir.ToolArgsDelta and call is None)
         ):
-            # Own residue, a lane to check first, reasoning, or a call not started.
+            # Own residue, a lane to check first, or a call not started.
             return super().feed_run(run)
         records = len(run.texts)
         for meta in (run.before, run.after):
@@ -150,6 +150,9 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, BaseEncoder):
         if obfuscated:
             self.notes.lost_fields["obfuscation"] += obfuscated
         self.batch = []
+        if kind is ir.ReasoningDelta:  # what _reasoning says of each: no place for it
+            self.notes.lost_fields["reasoning"] += records
+            return out
         if call is not None:  # a run's fragments are never empty
             call.fragments.extend(run.texts)
             event, delta = r.event, r.tool_delta
