@@ -63,7 +63,11 @@ def to_response(
     else:
         rid = responses_id(stream.id or "")
         opened = envelope(rid, stream.created, stream.model, None)
-    output = [_output_item(item, rid, index, own) for index, item in enumerate(lane.items)]
+    output = [
+        _output_item(item, rid, index, own)
+        for index, item in enumerate(lane.items)
+        if _ours(item, notes)
+    ]
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
     if lane.finish is None and error is None:
@@ -130,6 +134,16 @@ def _response_error(stream: Assembler, own: bool, notes: Notes) -> dict[str, Any
             )
         code = None
     return {"code": code or "server_error", "message": last.message or ""}
+
+
+def _ours(item: Item, notes: Notes) -> bool:
+    """False for another format's item the IR has no words for (an Anthropic server
+    tool's block), said lost: it is no Responses output item."""
+    if item.kind != "other" or item.format in (None, NAME):
+        return True
+    kind = item.data.get("type") if isinstance(item.data, dict) else None
+    notes.lost(f"{kind or 'an'} item has no place in a Responses response")
+    return False
 
 
 def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:

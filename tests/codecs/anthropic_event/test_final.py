@@ -166,3 +166,15 @@ def test_diff_leaves_out_the_ids_and_signatures_of_two_runs(tmp_path: Path):
     two.write_bytes(sse_events(stream(tool_use(0, "toolu_b", "f", "{}"), mid="msg_b")))
     assert run(["diff", str(one), str(two)]).code == 0
     assert run(["diff", "--no-normalize", str(one), str(two)]).code == 1
+
+
+def test_collect_as_responses_leaves_server_tool_blocks_out_and_says_so():
+    result = run(["collect", str(FIXTURES / "web-search.sse"), "--as", "responses"])
+    assert result.code == 0, result.err
+    output = json.loads(result.stdout)["output"]
+    assert [item["type"] for item in output] == ["message"]
+    for kind in ("server_tool_use", "web_search_tool_result"):
+        assert (
+            f"lost: {FIXTURES / 'web-search.sse'}: {kind} item has no place in a Responses response"
+            in result.err
+        )
