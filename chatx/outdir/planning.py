@@ -130,8 +130,7 @@ def _refuse_clashes(jobs: list[Job]) -> list[Job]:
             pass  # the same input named twice: converted once
         else:
             raise UsageError(
-                f"{other.name} and {job.name} would both write {job.output} "
-                "(give their directory instead, to keep their relative paths)"
+                f"{other.name} and {job.name} would both write {job.output} ({_way_out(other, job)})"
             )
         if key in inputs:
             raise UsageError(
@@ -139,3 +138,12 @@ def _refuse_clashes(jobs: list[Job]) -> list[Job]:
                 f"{inputs[key].name}: choose another --out-dir"
             )
     return list(by_output.values())
+
+
+def _way_out(one: Job, other: Job) -> str:
+    """What the user can do about two inputs with one output name."""
+    if resolved(one.source).parent == resolved(other.source).parent:
+        # a.sse beside a.sse.gz or a.jsonl: one stem, one directory, so no walk tells
+        # them apart; renaming one, or -o per file, does
+        return "they differ only in suffix: rename one, or convert each with -o"
+    return "give their directory instead, to keep their relative paths"

@@ -139,11 +139,14 @@ def test_two_inputs_with_one_output_name_are_refused(tmp_path):
     for sub in ("a", "b"):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "x.sse").write_bytes(CHAT_BODY)
-    with pytest.raises(UsageError, match="would both write"):
+    with pytest.raises(UsageError, match="would both write .*give their directory"):
         outdir.plan([str(tmp_path / "a/x.sse"), str(tmp_path / "b/x.sse")], [CHAT], tmp_path)
-    (tmp_path / "a" / "x.jsonl").write_bytes(CHAT_BODY)
-    with pytest.raises(UsageError, match="would both write"):
-        outdir.plan([str(tmp_path / "a")], [CHAT], tmp_path / "out")
+    # Beside each other, only the suffix tells them apart: giving the directory cannot help.
+    for name in ("x.jsonl", "x.sse.gz"):
+        (tmp_path / "b" / name).write_bytes(CHAT_BODY)
+        with pytest.raises(UsageError, match="would both write .*differ only in suffix"):
+            outdir.plan([str(tmp_path / "b")], [CHAT], tmp_path / "out")
+        (tmp_path / "b" / name).unlink()
     # The same file named twice is converted once.
     jobs, _ = outdir.plan([str(tmp_path / "b/x.sse")] * 2, [CHAT], tmp_path / "out")
     assert len(jobs) == 1
