@@ -4,18 +4,21 @@ Message, reasoning and function-call items become IR items; every other item typ
 (web search, MCP, image generation, …) and every lifecycle event after the first comes
 through as :class:`~chatx.ir.Passthrough`, which the Responses encoder writes back and
 other encoders report. ``*.done`` events are derived data: the decoder compares them
-with what it has read and keeps only the difference as residue.
+with what it has read and keeps only the difference as residue. Items are read in
+:mod:`.items`, deltas in :mod:`.deltas`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import citations, shapes, whole
+from chatx.codecs.responses_event.deltas import DeltaDecoding
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
 from chatx.codecs.responses_event.fast import FastDeltas
-from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState, PartState
+from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
 from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
@@ -23,18 +26,6 @@ from chatx.notes import Notes
 from chatx.record import Record
 from chatx.residue import diff
 
-_DELTA_KEYS = frozenset(
-    (
-        "type",
-        "item_id",
-        "output_index",
-        "content_index",
-        "summary_index",
-        "delta",
-        "logprobs",
-        "sequence_number",
-    )
-)
 _MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "output", "usage"))
 _UNSET = object()
 # Key of the Meta residue that carries patches for derived events; private to this codec.
@@ -57,7 +48,7 @@ _IGNORED = frozenset(
 _INDEX_KEYS = ("output_index", "content_index", "summary_index")
 
 
-class ResponsesDecoder(ItemDecoding):
+class ResponsesDecoder(DeltaDecoding, ItemDecoding):
     """Incremental decoder: ``feed(record)`` returns the IR events of one event."""
 
     def __init__(self, notes: Notes) -> None:
@@ -278,85 +269,6 @@ class ResponsesDecoder(ItemDecoding):
     def _lifecycle(self, data: dict[str, Any]) -> list[ir.Event]:
         return [ir.Passthrough(NAME, data, data.get("type"))]
 
-    # -- items ----------------------------------------------------------------------
-
-    def _delta(self, data: dict[str, Any], family: str) -> tuple[ItemState | None, dict[str, Any]]:
-        state = self.items.get(data.get("output_index"))
-        extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
-        if state is None or state.kind == "passthrough":
-            return None, extra
-        if data.get("item_id", state.id) != state.id:
-            self._repaired("item_id changes within an item: the item's first id is kept")
-        index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
-        part = state.parts.get((family, index))
-        if part is None:
-            part = state.parts[(family, index)] = PartState()
-        delta = data.get("delta")
-        if isinstance(delta, str):
-            part.texts.append(delta)
-        lps = data.get("logprobs")
-        if isinstance(lps, list) and lps:
-            part.logprobs.extend(lps)
-        return state, extra
-
-    def _text(self, data: dict[str, Any]) -> list[ir.Event]:
-        state, extra = self._delta(data, "output_text")
-        if state is None:
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        lps = data.get("logprobs")
-        if lps is None:
-            self._repaired("output_text.delta without logprobs: logprobs [] added")
-        return [
-            ir.TextDelta(
-                0, shapes.as_str(data.get("delta")), lps if lps else None, extra, _padding(extra)
-            )
-        ]
-
-    def _refusal(self, data: dict[str, Any]) -> list[ir.Event]:
-        state, extra = self._delta(data, "refusal")
-        if state is None:
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [ir.RefusalDelta(0, shapes.as_str(data.get("delta")), None, extra)]
-
-    def _summary(self, data: dict[str, Any]) -> list[ir.Event]:
-        state, extra = self._delta(data, "summary_text")
-        if state is None:
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [
-            ir.ReasoningDelta(
-                0,
-                shapes.as_str(data.get("delta")),
-                "summary",
-                shapes.as_int(data.get("summary_index")),
-                extra,
-                obfuscation=_padding(extra),
-            )
-        ]
-
-    def _reasoning_text(self, data: dict[str, Any]) -> list[ir.Event]:
-        state, extra = self._delta(data, "reasoning_text")
-        if state is None:
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [
-            ir.ReasoningDelta(
-                0,
-                shapes.as_str(data.get("delta")),
-                "text",
-                shapes.as_int(data.get("content_index")),
-                extra,
-                obfuscation=_padding(extra),
-            )
-        ]
-
-    def _arguments(self, data: dict[str, Any]) -> list[ir.Event]:
-        state = self.items.get(data.get("output_index"))
-        if state is None or state.kind != "tool_call":
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        delta = shapes.as_str(data.get("delta"))
-        state.args.append(delta)
-        extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
-        return [ir.ToolArgsDelta(0, state.call or 0, delta, extra, _padding(extra))]
-
 
 def _check_types(data: dict[str, Any], line: int) -> None:
     """An index that is not an integer, logprobs that are not a list: the event cannot
@@ -378,16 +290,7 @@ def _check_types(data: dict[str, Any], line: int) -> None:
         )
 
 
-def _padding(extra: dict[str, Any]) -> str | None:
-    """A delta event's obfuscation, taken out of its residue (see ``ir.OBFUSCATION``)."""
-    value = extra.get("obfuscation")
-    if type(value) is str:
-        del extra["obfuscation"]
-        return value
-    return None
-
-
-_HANDLERS = {
+_HANDLERS: dict[str, Callable[[ResponsesDecoder, dict[str, Any]], list[ir.Event]]] = {
     "response.output_text.delta": ResponsesDecoder._text,
     "response.refusal.delta": ResponsesDecoder._refusal,
     "response.reasoning_summary_text.delta": ResponsesDecoder._summary,
