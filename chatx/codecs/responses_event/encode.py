@@ -5,35 +5,33 @@ with ``output_item.added``, its parts with ``content_part.added`` (or
 ``reasoning_summary_part.added``), then deltas, ``*.done``, the part's done and
 ``output_item.done``; one item at a time. Sequence numbers are given here, at the
 output stage, contiguous from 0 in each stream. The terminal event's ``output`` is the
-list of items closed, and carries the usage.
+list of items closed, and carries the usage. Items open and close in :mod:`.encode_items`,
+their parts in :mod:`.parts`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import BaseEncoder, EncodeOptions
-from chatx.codecs.call_order import CallOrder
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.citations import CitationEncoding
-from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
+from chatx.codecs.responses_event.encode_items import ItemEncoding
+from chatx.codecs.responses_event.envelope import envelope, responses_id, usage_object
 from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem
-from chatx.codecs.responses_event.searches import SearchEncoding
 from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
 NAME = "responses-event"
-_PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ResponsesEncoder(CitationEncoding, SearchEncoding, CallOrder, BaseEncoder):
+class ResponsesEncoder(ItemEncoding, BaseEncoder):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -302,101 +300,3 @@ class ResponsesEncoder(CitationEncoding, SearchEncoding, CallOrder, BaseEncoder)
             self.output.append(data["item"])
             self.closed[data["output_index"]] = data["item"]
         self._emit(out, data)
-
-    # -- items ----------------------------------------------------------------------
-
-    def _open(
-        self, kind: str, lane: int, out: list[dict[str, Any]], start: ir.ItemStart | None = None
-    ) -> OpenItem:
-        if lane != 0:
-            self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
-        self._close(out)
-        index = self.next_index
-        self.next_index += 1
-        rid = self.response.get("id")
-        if not isinstance(rid, str):  # the source's own envelope, with an id of another type
-            rid = "resp_0"
-        iid = start.id if start is not None and start.id and self.own else None
-        item = OpenItem(kind, iid or item_id(rid, _PREFIX[kind], index), index)
-        self.ids.items[index] = item.id
-        if kind == "message":
-            added = shapes.message_item(item.id, "in_progress", [])
-        elif kind == "reasoning":
-            added = shapes.reasoning_item(item.id, [], None)
-        else:
-            item.call = start.call if start is not None else None
-            item.call_id = start.call_id if start is not None else None
-            item.name = start.name if start is not None else None
-            if item.call is not None:
-                self.calls.add(item.call)
-            added = shapes.function_item(item.id, "in_progress", "", item.call_id, item.name)
-        if start is not None and start.extra:
-            if self.own:
-                merge(added, start.extra.get("added", {}))
-                item.extra = start.extra
-            else:
-                self._lost(start.extra, "item.")
-        self.item = item
-        self._emit(
-            out,
-            {"type": "response.output_item.added", "item": added, "output_index": index},
-            item.extra.get("event") if self.own else None,
-        )
-        return item
-
-    def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
-        self._open(event.kind, event.lane, out, event)
-
-    def _item_end(
-        self, event: ir.ItemEnd, out: list[dict[str, Any]], rest: Iterator[ir.Event]
-    ) -> None:
-        """Close the open item; or hold a tool call open, and with it ``rest``, the events
-        after this one in its batch (see :mod:`chatx.codecs.call_order`)."""
-        item = self.item
-        if item is None or item.kind != event.kind:
-            return
-        if event.extra and not self.own:
-            self._lost(event.extra, "item.")
-        if item.kind == "tool_call" and not self.own and self._defer(item.call):
-            self._feed_held(rest, out)
-            return
-        sealed = event.encrypted if event.encrypted is not None else event.signature
-        if sealed is not None and not self.own:
-            # Anthropic's signature or redacted thinking: the token a client hands back
-            # with the reasoning, what Responses keeps as encrypted_content.
-            self._close(out, {"item": {"encrypted_content": sealed}})
-            return
-        self._close(out, event.extra if self.own else None)
-
-    def _call_text(self, call: int | None) -> str | None:
-        item = self.item
-        if item is None or item.kind != "tool_call" or item.call != call:
-            return None
-        return item.args.text()
-
-    def _end_call_now(self, call: int | None, out: list[dict[str, Any]]) -> None:
-        self._close(out)  # nothing opens while a call is held open: it is the open item
-
-    def _close(self, out: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
-        item = self.item
-        if item is None:
-            return
-        self.item = None
-        self._close_part(item, out)
-        base: dict[str, Any] = {"type": "response.output_item.done", "output_index": item.index}
-        if item.search is not None:
-            done = self._search_done(item, out)
-        elif item.kind != "tool_call":
-            done = item.done()
-        else:
-            arguments = item.args.text()
-            self._emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))
-            done = shapes.function_item(item.id, "completed", arguments, item.call_id, item.name)
-        base["item"] = done
-        if extra and extra.get("item"):
-            merge(done, extra["item"])
-            self.ids.keep(base, self.notes)
-            done = base["item"]
-        self._emit(out, base, (extra or {}).get("event"))
-        self.output.append(done)
-        self.closed[item.index] = done
