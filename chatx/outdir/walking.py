@@ -14,6 +14,7 @@ from pathlib import Path, PurePath
 from chatx import codecs, containers
 from chatx.containers import compressed
 from chatx.errors import InputError
+from chatx.record import Record
 
 # What a directory walk picks up: bare streams, and files of recorded exchanges (HAR,
 # VCR cassettes, httprr traces; a Llama Stack recording is a .json), each also compressed
@@ -86,7 +87,7 @@ def sources_under(
             if in_outputs and _looks_like_output(filename):
                 continue  # what an earlier run wrote, not an input
             path = here / filename
-            kind = _not_a_file(path) or _not_a_cassette(path)
+            kind = _not_a_file(path) or _not_a_cassette(path) or _not_a_json_capture(path)
             if kind:
                 if passed is not None:
                     passed.append(f"{path}: {kind}, not a capture file: skipped")
@@ -125,6 +126,33 @@ def _not_a_cassette(path: Path) -> str | None:
     except InputError:
         return None
     return None if kind == "vcr" else "a YAML file that is no VCR cassette"
+
+
+def _not_a_json_capture(path: Path) -> str | None:
+    """What a JSON file is when it is well-formed JSON of no format chatx knows (a
+    folder of captures may hold a ``package.json`` or a settings file); None for a
+    capture, any other file, or what cannot be read or parsed (reading it says why)."""
+    if not compressed.without_suffix(path.name).endswith(".json"):
+        return None
+    from chatx import inputs
+    from chatx.reading import records_of
+
+    head: list[Record] = []
+    try:
+        with inputs.open_source(str(path)) as source:
+            if source.kind is not None:  # a Llama Stack recording, a HAR named .json
+                return None
+            for record in records_of(source)[1]:
+                if record.error:  # broken JSON is a broken capture: converting says where
+                    return None
+                head.append(record)
+                if len(head) >= codecs.PROBE_RECORDS:
+                    break
+    except InputError:
+        return None
+    if not head or codecs.looks_like(head) is not None:
+        return None
+    return "a JSON file of no stream format chatx knows"
 
 
 def _looks_like_output(filename: str) -> bool:

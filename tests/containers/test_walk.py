@@ -133,3 +133,25 @@ def test_serve_takes_a_har_named_on_the_command_line() -> None:
     assert [(c.name, c.request) for c in loaded] == [("one-stream.har#1", made.CHAT_REQUEST)]
     with pytest.raises(Exception, match="no streams in"):
         captures.load([str(FIXTURES / "no-streams.har")])
+
+
+def test_a_walk_passes_over_json_of_no_stream_format_but_not_broken_json(tmp_path: Path) -> None:
+    top = tmp_path / "captures"
+    top.mkdir()
+    (top / "chat.json").write_bytes(made.CHAT.replace(b"data: ", b"").replace(b"[DONE]", b""))
+    (top / "package.json").write_bytes(b'{"name": "my-app", "version": "1.0.0"}\n')
+    (top / "settings.json.gz").write_bytes(gzip.compress(b'[{"theme": "dark"}]', mtime=0))
+    done = chatx("validate", str(top))
+    assert done.code == 0, done.err
+    assert done.stdout.decode().startswith(f"{top}/chat.json: ok (chat-chunk, jsonl")
+    assert done.err.splitlines() == [
+        f"chatx: warning: {top}/{name}: a JSON file of no stream format chatx knows,"
+        " not a capture file: skipped"
+        for name in ("package.json", "settings.json.gz")
+    ]
+    # named on the command line it is still an error, and a capture cut short is no pass
+    named = chatx("validate", str(top / "package.json"))
+    assert named.code == 2 and "cannot tell the stream's format" in named.err
+    (top / "cut.json").write_bytes(b'{"id": "chatcmpl-1", "object": "chat.completion.chunk", ')
+    done = chatx("validate", str(top))
+    assert done.code == 2 and f"{top}/cut.json:1" in done.err
