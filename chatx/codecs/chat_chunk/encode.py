@@ -12,13 +12,13 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.chat_chunk.calls import first_entry, join_fragment
+from chatx.codecs.chat_chunk.chunks import append, extend
 from chatx.codecs.chat_chunk.fields import usage_object
-from chatx.codecs.chat_chunk.mend import OBJECT, error_object, later_entry, one_stream
-from chatx.codecs.chat_chunk.runs import RunEncoding
-from chatx.codecs.finish import exact
+from chatx.codecs.chat_chunk.finishing import FinishEncoding
+from chatx.codecs.chat_chunk.mend import error_object, later_entry
 from chatx.notes import Notes
 from chatx.record import DONE
-from chatx.residue import MetaReport, merge, report
+from chatx.residue import MetaReport, merge
 
 NAME = "chat-chunk"
 
@@ -32,7 +32,7 @@ def chat_id(source_id: str) -> str:
     return "chatcmpl-" + source_id
 
 
-class ChatChunkEncoder(RunEncoding):
+class ChatChunkEncoder(FinishEncoding):
     """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error frame)."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -124,9 +124,9 @@ class ChatChunkEncoder(RunEncoding):
         self, event: ir.Event, choices: dict[int, dict[str, Any]], out: list[Any]
     ) -> None:
         if type(event) is ir.RefusalDelta:
-            _append(self._delta(choices, event.lane), "refusal", event.text)
+            append(self._delta(choices, event.lane), "refusal", event.text)
             if event.logprobs:
-                _extend(self._logprobs(choices, event.lane), "refusal", event.logprobs)
+                extend(self._logprobs(choices, event.lane), "refusal", event.logprobs)
         elif type(event) is ir.LaneStart:
             self.roles.add(event.lane)
             self._delta(choices, event.lane)["role"] = event.role
@@ -146,33 +146,17 @@ class ChatChunkEncoder(RunEncoding):
             self._end(event)
 
     def _text(self, choices: dict[int, dict[str, Any]], event: ir.TextDelta) -> None:
-        _append(self._delta(choices, event.lane), "content", event.text)
+        append(self._delta(choices, event.lane), "content", event.text)
         if event.logprobs:
-            _extend(self._logprobs(choices, event.lane), "content", event.logprobs)
+            extend(self._logprobs(choices, event.lane), "content", event.logprobs)
         if event.extra:
             self._extra(event.extra, "delta.")
 
     def _reasoning(self, choices: dict[int, dict[str, Any]], event: ir.ReasoningDelta) -> None:
         field = self.options.reasoning_field or event.source_field or "reasoning_content"
-        _append(self._delta(choices, event.lane), field, event.text)
+        append(self._delta(choices, event.lane), field, event.text)
         if event.extra:
             self._extra(event.extra, "reasoning.")
-
-    def _finish_choice(self, choices: dict[int, dict[str, Any]], event: ir.Finish) -> None:
-        if event.reason == "error" and self.failed:
-            return  # the error frame already ended the stream
-        if event.lane in self.finished:
-            self.notes.repaired(
-                f"choice {event.lane}: a second finish_reason "
-                f"{event.reason!r} left out (a choice finishes once)"
-            )
-            return
-        self.finished.add(event.lane)
-        self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
-        if event.extra:
-            self._extra(event.extra, "finish.")
-        if event.stop_sequence is not None:  # Anthropic's: chat says only "stop"
-            self._extra({"stop_sequence": event.stop_sequence}, "finish.")
 
     def _close_batch(
         self,
@@ -202,33 +186,6 @@ class ChatChunkEncoder(RunEncoding):
             self.unfinished_end = False
             if not self.failed and self.roles - self.finished:
                 out.append(self._finish_unfinished())
-
-    def _finish(self, reason: str) -> str:
-        """The finish_reason to write: the source's own word from chat (vLLM's abort,
-        OpenRouter's error), every IR word but "error" from another format."""
-        if self.own:
-            return reason
-        if reason != "error":
-            if exact(reason) is None:  # Anthropic's pause_turn: an incomplete response
-                self.notes.lost(f"finish reason {reason!r} has no chat word: written as 'length'")
-                return "length"
-            return reason
-        # OpenAI's chat has no finish reason for a failed generation (an error frame says
-        # it, and it did not come: a Responses response.failed without an error event).
-        self.notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
-        return "stop"
-
-    def _finish_unfinished(self) -> dict[str, Any]:
-        """A chunk that finishes each choice the source never finished: ``tool_calls``
-        when it made a call, else ``stop`` (what Responses output says with
-        ``completed``). Every choice ends with one finish_reason (chat rule 4)."""
-        choices: dict[int, dict[str, Any]] = {}
-        for lane in sorted(self.roles - self.finished):
-            reason = "tool_calls" if lane in self.called else "stop"
-            self.notes.repaired(f"choice {lane} never got a finish_reason: {reason!r} written")
-            self._choice(choices, lane)["finish_reason"] = reason
-            self.finished.add(lane)
-        return self._chunk(choices, {}, [], None)
 
     def finish(self) -> list[Any]:
         """End of input: ``data: [DONE]`` closes every stream that ended, an error frame
@@ -273,67 +230,6 @@ class ChatChunkEncoder(RunEncoding):
         if event.extra and not self.own:
             self._extra(event.extra, "response.")
         return out
-
-    def _chunk(
-        self,
-        choices: dict[int, dict[str, Any]],
-        top: dict[str, Any],
-        extras: list[ir.Meta],
-        error: ir.Error | None,
-        obfuscation: str | None = None,
-    ) -> dict[str, Any]:
-        record_extra: list[dict[str, Any]] = []
-        for meta in extras:
-            if meta.lane is None:
-                record_extra.append(meta.extra)
-            else:
-                choice = self._choice(choices, meta.lane)
-                merge(choice, meta.extra)
-                if meta.delta:
-                    merge(choice["delta"], meta.delta)
-        chunk: dict[str, Any] = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "choices": list(choices.values()),
-        }
-        if top:
-            chunk.update(top)
-        if error is not None:
-            chunk["error"] = error_object(error, self.own)
-        for extra in record_extra:
-            merge(chunk, extra)
-        if record_extra and (chunk.get("id") != self.id or chunk.get("object") != OBJECT):
-            one_stream(chunk, self.id, self.notes, self.mended)
-        if obfuscation is not None:
-            chunk["obfuscation"] = obfuscation  # last, where OpenAI writes it
-        return chunk
-
-    def _choice(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
-        choice = choices.get(lane)
-        if choice is None:
-            choice = choices[lane] = {"index": lane, "delta": {}}
-            if lane not in self.roles:
-                # Every choice's first delta names the speaker (chat rule 2).
-                self.roles.add(lane)
-                choice["delta"]["role"] = "assistant"
-                if self.own:
-                    self.notes.repaired(f"choice {lane}: role added to its first delta")
-        return choice
-
-    def _delta(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
-        choice = choices.get(lane)
-        if choice is None:
-            choice = self._choice(choices, lane)
-        return choice["delta"]
-
-    def _logprobs(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
-        choice = self._choice(choices, lane)
-        logprobs = choice.get("logprobs")
-        if not isinstance(logprobs, dict):
-            logprobs = choice["logprobs"] = {}
-        return logprobs
 
     def _call_start(self, choices: dict[int, dict[str, Any]], event: ir.ItemStart) -> None:
         if event.kind != "tool_call":
@@ -384,19 +280,3 @@ class ChatChunkEncoder(RunEncoding):
         elif isinstance(what, str) and "annotation" in what:
             self.notes.lost_field("annotations")
         # Other passthrough events belong to an item already reported, or are lifecycle.
-
-    def _extra(self, extra: dict[str, Any], prefix: str) -> None:
-        if not self.own:
-            report(extra, self.notes, prefix)
-
-
-def _append(delta: dict[str, Any], key: str, text: str) -> None:
-    # A batch can carry several pieces of one kind (held-back text released at once):
-    # one chunk says them all, in order.
-    old = delta.get(key)
-    delta[key] = old + text if isinstance(old, str) else text
-
-
-def _extend(logprobs: dict[str, Any], key: str, entries: list[Any]) -> None:
-    old = logprobs.get(key)
-    logprobs[key] = old + entries if isinstance(old, list) else entries
