@@ -34,6 +34,27 @@ class NullResidue(dict[str, None]):
     __slots__ = ()
 
 
+class Carried(dict[str, Any]):
+    """Residue some of whose fields an IR event also says in its own words (a chat
+    delta's ``reasoning_details``, whose signature closes the reasoning item; vLLM's
+    ``stop_reason``, the Finish's stop sequence). The same format merges it back as it
+    is; another reports, in place of each field of ``rest``, what ``rest`` holds for it:
+    what no event says (``None`` when the events say it all)."""
+
+    __slots__ = ("rest",)
+
+    def __init__(self, fields: dict[str, Any] | None = None) -> None:
+        super().__init__(fields or {})
+        self.rest: dict[str, Any] = {}
+
+
+def reported(extra: dict[str, Any]) -> dict[str, Any]:
+    """What of ``extra`` a target of another format reports (see :class:`Carried`)."""
+    if type(extra) is Carried:
+        return {**extra, **extra.rest}
+    return extra
+
+
 def is_empty(value: Any) -> bool:
     """Empty values carry no content: ``None``, ``""``, ``[]``, ``{}``."""
     return value is None or value is ABSENT or value == "" or value == [] or value == {}
@@ -163,9 +184,9 @@ class MetaReport:
             return  # nulls only: nothing to report, and the last event stays cached
         if meta is not self._last:
             self._last = meta
-            self._paths = lost_paths(meta.extra)
+            self._paths = lost_paths(reported(meta.extra))
             if meta.delta:
-                lost_paths(meta.delta, "delta.", self._paths)
+                lost_paths(reported(meta.delta), "delta.", self._paths)
         if self._paths:
             lost = self.notes.lost_fields
             for path in self._paths:  # Counter.update costs more for a few paths

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk import whole
+from chatx.codecs.chat_chunk import signatures, whole
 from chatx.codecs.chat_chunk.calls import CallEntry
 from chatx.codecs.chat_chunk.fast import FastChunks, Lane
 from chatx.codecs.chat_chunk.fields import (
@@ -23,12 +23,14 @@ from chatx.codecs.chat_chunk.fields import (
     kind_of,
     obfuscate,
     split_logprobs,
+    stop_string,
 )
 from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
+from chatx.residue import Carried
 
 _CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
@@ -183,8 +185,9 @@ class ChatChunkDecoder:
             return
         number, lane = self._lane(choice, position)
         delta = choice.get("delta")
-        extra = {k: v for k, v in choice.items() if k not in _CHOICE_KEYS}
-        delta_extra: dict[str, Any] = {}
+        extra: dict[str, Any] = Carried() if "stop_reason" in choice else {}  # stop_string
+        extra.update((k, v) for k, v in choice.items() if k not in _CHOICE_KEYS)
+        delta_extra = signatures.carried(delta)
         logprobs = choice.get("logprobs", MISSING)
         lps = split_logprobs(logprobs, extra)
         if isinstance(delta, dict):
@@ -237,7 +240,7 @@ class ChatChunkDecoder:
                 self.notes.warning(f"choice {number} has a second finish_reason {reason!r}")
             self._close(number, lane, out)
             lane.finished = True
-            out.append(ir.Finish(number, reason))
+            out.append(stop_string(ir.Finish(number, reason), choice, extra))
         elif "finish_reason" in choice:
             extra["finish_reason"] = reason
 
@@ -262,6 +265,8 @@ class ChatChunkDecoder:
             delta_extra["role"] = role
         text_lp, refusal_lp = lps
         self._reasoning(number, lane, delta, out, delta_extra)
+        if type(delta_extra) is Carried:  # after the reasoning text it may vouch for
+            self._seal(number, lane, signatures.read(delta, delta_extra.rest), out)
         if "content" in delta and self._content(
             number, lane, delta["content"], text_lp, out, delta_extra
         ):
@@ -295,6 +300,19 @@ class ChatChunkDecoder:
                     out.append(ir.ReasoningDelta(number, value, "text", 0, {}, name))
                 else:
                     delta_extra[name] = value
+
+    def _seal(
+        self, number: int, lane: Lane, tokens: list[signatures.Token], out: list[ir.Event]
+    ) -> None:
+        """The open reasoning item ends with each token; a redacted block, or a token
+        for an item already sealed or none open, is a reasoning item of its own."""
+        for kind, value in tokens:
+            if kind == "redacted" or lane.open != "reasoning" or lane.seal is not None:
+                self._close(number, lane, out)
+                self._switch(number, lane, "reasoning", None, out)
+                lane.seal = (value, None) if kind == "signature" else (None, value)
+            else:  # the item has shown its text: any token vouches for it
+                lane.seal = (value, None)
 
     def _refusal(
         self,
@@ -363,7 +381,7 @@ class ChatChunkDecoder:
     def _switch(
         self, number: int, lane: Lane, kind: str, call: int | None, out: list[ir.Event]
     ) -> None:
-        if lane.open == kind and lane.open_call == call:
+        if lane.open == kind and lane.open_call == call and lane.seal is None:
             return
         self._close(number, lane, out)
         lane.open = kind
@@ -373,6 +391,10 @@ class ChatChunkDecoder:
 
     def _close(self, number: int, lane: Lane, out: list[ir.Event]) -> None:
         if lane.open is not None:
-            out.append(ir.ItemEnd(number, lane.open, lane.open_call))  # type: ignore[arg-type]
+            end = ir.ItemEnd(number, lane.open, lane.open_call)  # type: ignore[arg-type]
+            if lane.seal is not None:
+                end.signature, end.encrypted = lane.seal
+                lane.seal = None
+            out.append(end)
             lane.open = None
             lane.open_call = None

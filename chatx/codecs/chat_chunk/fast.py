@@ -34,11 +34,14 @@ _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
 class Lane:
     """What the decoder knows of one choice: the item open in it, its calls."""
 
-    __slots__ = ("open", "open_call", "calls", "started", "finished")
+    __slots__ = ("open", "open_call", "calls", "started", "finished", "seal")
 
     def __init__(self) -> None:
         self.open: str | None = None  # "message" | "reasoning" | "tool_call"
         self.open_call: int | None = None
+        # The open reasoning item's (signature, encrypted), once a token seals it
+        # (signatures.py): more reasoning is another item.
+        self.seal: tuple[str | None, str | None] | None = None
         self.calls: set[int] = set()
         self.started = False
         self.finished = False
@@ -267,6 +270,8 @@ class FastChunks:
             return None
         lane = self.lanes.get(number)
         if lane is None or lane.open != item or lane.open_call != call or lane.finished:
+            return None
+        if lane.seal is not None:  # more reasoning opens another item: the long way
             return None
         return choice, number, field, call, text, item
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.residue import Carried
 from chatx.usage import UsageNames
 from chatx.usage import decode_usage as read_usage
 
@@ -84,6 +85,18 @@ def decode_error(error: dict[str, Any]) -> ir.Error:
         error.get("param") if isinstance(error.get("param"), str) else None,
         extra,
     )
+
+
+def stop_string(finish: ir.Finish, choice: dict[str, Any], extra: dict[str, Any]) -> ir.Finish:
+    """vLLM's ``stop_reason`` beside finish_reason "stop": the stop string that ended the
+    text is the Finish's stop sequence, said in the words of Anthropic's stop reason
+    (``raw``); a token id or null stays residue. ``extra`` (the choice's residue, a
+    :class:`Carried` when it has the field) keeps it for chat output."""
+    stop = choice.get("stop_reason")
+    if finish.reason == "stop" and type(stop) is str and stop and type(extra) is Carried:
+        finish.raw, finish.stop_sequence = "stop_sequence", stop
+        extra.rest["stop_reason"] = None
+    return finish
 
 
 def is_empty(value: Any) -> bool:
