@@ -56,6 +56,12 @@ class ChatChunkEncoder(FinishEncoding):
         # one chunk (Llama Stack holds them whole) would be searched from the start for
         # each of its fragments, in time that grows with their square.
         self.scanned: dict[tuple[int, int], int] = {}
+        # Another format's content, counted to place its citations (annotations.py).
+        self.said: dict[int, int] = {}
+        self.texts: dict[int, tuple[int, list[ir.Citation]]] = {}
+        self.annotated: dict[int, list[dict[str, Any]]] = {}
+        self.cited: set[int] = set()
+        self.text_lane = 0
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
         """Encode one batch; a batch that says nothing writes nothing."""
@@ -78,6 +84,8 @@ class ChatChunkEncoder(FinishEncoding):
                 }
                 if event.obfuscation is not None:
                     single["obfuscation"] = event.obfuscation
+                if not self.own:
+                    self.said[event.lane] = self.said.get(event.lane, 0) + len(event.text)
                 return [single]
         return self._batch(events)
 
@@ -101,7 +109,9 @@ class ChatChunkEncoder(FinishEncoding):
             elif type(event) is ir.Meta:
                 if self.own:
                     extras.append(event)
-                else:
+                elif event.meaning is None or not self._cite(
+                    self.text_lane if event.lane is None else event.lane, event.meaning
+                ):
                     self.lost_meta(event)
             elif type(event) is ir.ReasoningDelta:
                 self._reasoning(choices, event)
@@ -137,16 +147,26 @@ class ChatChunkEncoder(FinishEncoding):
         elif type(event) is ir.Passthrough:
             self._passthrough(event, out)
         elif type(event) is ir.ItemEnd:
-            if event.extra:
-                self._extra(event.extra, "")
-            if event.signature is not None or event.encrypted is not None:
-                sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
-                self._extra(sealed, "reasoning.")
+            self._item_end(choices, event)
         elif type(event) is ir.StreamEnd:
             self._end(event)
 
+    def _item_end(self, choices: dict[int, dict[str, Any]], event: ir.ItemEnd) -> None:
+        extra = event.extra
+        if event.kind == "message" and not self.own:
+            self._text_end(event.lane)
+            if extra:
+                extra = self._uncited_end(extra, event.lane)
+        if extra:
+            self._extra(extra, "")
+        if event.signature is not None or event.encrypted is not None:
+            sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
+            self._extra(sealed, "reasoning.")
+
     def _text(self, choices: dict[int, dict[str, Any]], event: ir.TextDelta) -> None:
         append(self._delta(choices, event.lane), "content", event.text)
+        if not self.own:
+            self.said[event.lane] = self.said.get(event.lane, 0) + len(event.text)
         if event.logprobs:
             extend(self._logprobs(choices, event.lane), "content", event.logprobs)
         if event.extra:
@@ -194,18 +214,20 @@ class ChatChunkEncoder(FinishEncoding):
         vLLM and OpenRouter write ``[DONE]`` after their error frame; a source that
         ended there without one (Groq) gets it too: SSE chat output always ends with the
         sentinel, and the openai SDK stops at the error frame before reading it."""
+        out: list[Any] = []
         if self.open:
             self.open = False
             # A source that stopped short (no [DONE], no terminal event) gets no invented
             # ending unless --finish asks for one.
-            if self.failed or self.ended:
-                return [DONE]
-            if self.options.finish:
-                out: list[Any] = []
+            if self.options.finish and not (self.failed or self.ended):
                 if self.roles - self.finished:
                     out.append(self._finish_unfinished())
-                return [*out, DONE]
-        return []
+                out.append(DONE)
+            elif self.failed or self.ended:
+                out.append(DONE)
+        if self.texts or self.annotated:
+            self._citations_left()
+        return out
 
     def _end(self, event: ir.StreamEnd) -> None:
         self.ended = True
@@ -224,6 +246,10 @@ class ChatChunkEncoder(FinishEncoding):
         self.finished.clear()
         self.called.clear()
         self.mended.clear()
+        if self.texts or self.annotated:
+            self._citations_left()
+        self.said.clear()
+        self.cited.clear()
         self.id = event.id if self.own else chat_id(event.id)
         self.model = event.model if event.model is not None else ""
         self.created = event.created if event.created is not None else 0
@@ -233,7 +259,11 @@ class ChatChunkEncoder(FinishEncoding):
 
     def _call_start(self, choices: dict[int, dict[str, Any]], event: ir.ItemStart) -> None:
         if event.kind != "tool_call":
-            return  # chat says where a message or reasoning starts by its deltas alone
+            # Chat says where a message or reasoning starts by its deltas alone; where
+            # another format's message text begins places its citations.
+            if event.kind == "message" and not self.own:
+                self._text_start(event.lane)
+            return
         self.called.add(event.lane)
         entry = first_entry(event, self.own)
         if self.own:
@@ -268,6 +298,9 @@ class ChatChunkEncoder(FinishEncoding):
         if event.format == NAME:
             out.append(event.data)
             return
+        cite = event.meaning
+        if type(cite) is ir.Citation and self._cite(self.text_lane, cite):
+            return  # a Responses url_citation annotation
         if event.item is not None:  # said once, where the item opens
             if event.item:
                 self.notes.lost(f"{event.item} item has no place in chat chunks")

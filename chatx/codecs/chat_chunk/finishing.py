@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.chunks import ChunkBuilding
+from chatx.codecs.chat_chunk.annotations import AnnotationEncoding
 from chatx.codecs.finish import exact
 
 
-class FinishEncoding(ChunkBuilding):
+class FinishEncoding(AnnotationEncoding):
     """The finish half of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`."""
 
     failed: bool
@@ -27,6 +27,8 @@ class FinishEncoding(ChunkBuilding):
             )
             return
         self.finished.add(event.lane)
+        if not self.own:
+            self._annotations(choices, event.lane)
         self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
         if event.extra:
             self._extra(event.extra, "finish.")
@@ -56,6 +58,8 @@ class FinishEncoding(ChunkBuilding):
         for lane in sorted(self.roles - self.finished):
             reason = "tool_calls" if lane in self.called else "stop"
             self.notes.repaired(f"choice {lane} never got a finish_reason: {reason!r} written")
+            if not self.own:
+                self._annotations(choices, lane)
             self._choice(choices, lane)["finish_reason"] = reason
             self.finished.add(lane)
         return self._chunk(choices, {}, [], None)

@@ -17,6 +17,7 @@ class RunEncoding(BaseEncoder):
 
     roles: set[int]
     own: bool
+    said: dict[int, int]  # another format's content written, in characters, per lane
     options: Any
     lost_meta: Any
 
@@ -55,6 +56,8 @@ class RunEncoding(BaseEncoder):
                 if meta is not None:
                     self.lost_meta(meta, count - k)
         out += map(copy, run.texts[k:], run.obfuscations[k:])
+        if field == "content" and not self.own:  # counted as feed() counts it
+            self.said[run.lane] = self.said.get(run.lane, 0) + sum(map(len, run.texts[k:]))
         return out
 
 

@@ -131,7 +131,9 @@ def test_chat_and_llama_stack_still_say_a_web_search_lost(dst: str):
         "server_tool_use",
         "web_search_tool_result",
     ]
-    assert "lost: field citations has no place in the target format (1 record)" in plain(notes)
+    # Chat writes the web page citation as a url_citation annotation (its own tests).
+    said = "lost: field citations has no place in the target format (1 record)" in plain(notes)
+    assert said == (dst == LLAMA)
 
 
 # -- Anthropic → Responses: citations --------------------------------------------------------

@@ -1,0 +1,133 @@
+"""Citations in chat output: another format's web page citations as the message's
+``url_citation`` annotations.
+
+OpenAI's search models say a message's citations in ``annotations``, streamed in a
+chunk's ``choices[].delta.annotations``: ``{"type": "url_citation", "url_citation":
+{"url", "title", "start_index", "end_index"}}``, the span in characters of the message's
+``content``. A file cited by id (Anthropic's documents, Responses' ``file_citation``) has
+no chat annotation: it stays reported lost.
+
+Chat's ``content`` is every message item's text one after another, so a span is counted
+from where its item's text began in it: the encoder counts the characters of another
+format's text it writes. A citation whose span the source says (a Responses
+``url_citation``: of its part's text, which streamed before it) is placed as it comes;
+one that covers its whole item (Anthropic's, said before its text) once the item's text
+is all there, when the item ends.
+
+A choice's annotations are written once, in the chunk that finishes it: the openai SDK's
+accumulator joins a list delta to the one before by its entries' ``index``, which
+annotations have not, and raises on a second ``annotations`` delta.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.chat_chunk.chunks import ChunkBuilding
+
+# Fields of a Responses message part the annotations written say (or the content
+# says), so the closing item's residue does not report them again.
+_PART = frozenset(("type", "text", "annotations", "logprobs"))
+
+
+def annotation(cite: ir.Citation, start: int, end: int) -> dict[str, Any]:
+    """A web page citation as chat's ``url_citation`` annotation (``title`` is required:
+    written empty when the source has none)."""
+    return {
+        "type": "url_citation",
+        "url_citation": {
+            "url": cite.url or "",
+            "title": cite.title or "",
+            "start_index": start,
+            "end_index": end,
+        },
+    }
+
+
+class AnnotationEncoding(ChunkBuilding):
+    """The citation half of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`.
+
+    ``said`` counts, per lane, the characters of content written from another format;
+    ``texts`` holds, per lane with a message item open, where the item's text began and
+    the citations that wait for its end; ``annotated`` the annotations placed, per lane,
+    that wait for its finish."""
+
+    said: dict[int, int]
+    texts: dict[int, tuple[int, list[ir.Citation]]]
+    annotated: dict[int, list[dict[str, Any]]]
+    cited: set[int]  # lanes whose open message item had a citation written
+    text_lane: int  # the lane of the last message item opened
+
+    def _text_start(self, lane: int) -> None:
+        self.text_lane = lane
+        self.texts[lane] = (self.said.get(lane, 0), [])
+        self.cited.discard(lane)
+
+    def _cite(self, lane: int, cite: ir.Citation) -> bool:
+        """Place a citation, or hold it until its item ends; False for one chat has no
+        annotation for (a file), for the caller to report."""
+        if cite.kind != "url":
+            return False
+        if cite.extra:
+            self._extra(cite.extra, "citation.")
+        self.cited.add(lane)
+        opened = self.texts.get(lane)
+        if opened is None:  # no message item open: its text is what comes next
+            opened = self.texts[lane] = (self.said.get(lane, 0), [])
+        base, waiting = opened
+        if cite.start is None or cite.end is None:
+            waiting.append(cite)
+        else:
+            self._annotate(lane, annotation(cite, base + cite.start, base + cite.end))
+        return True
+
+    def _text_end(self, lane: int) -> None:
+        """The item's text is all written: the citations that cover it are placed."""
+        opened = self.texts.pop(lane, None)
+        if opened is None:
+            return
+        base, waiting = opened
+        # An item's text runs from where it began in the content to what is written now
+        # (Anthropic cites its text block, one IR message item, before the text comes).
+        end = self.said.get(lane, 0)
+        for cite in waiting:
+            start = base if cite.start is None else base + cite.start
+            self._annotate(lane, annotation(cite, start, end))
+
+    def _annotate(self, lane: int, said: dict[str, Any]) -> None:
+        placed = self.annotated.get(lane)
+        if placed is None:
+            placed = self.annotated[lane] = []
+        placed.append(said)
+
+    def _annotations(self, choices: dict[int, dict[str, Any]], lane: int) -> None:
+        """The choice finishes in this chunk: its annotations, all at once."""
+        self._text_end(lane)  # a message the source never ended
+        placed = self.annotated.pop(lane, None)
+        if placed:
+            self._delta(choices, lane)["annotations"] = placed
+
+    def _uncited_end(self, extra: dict[str, Any], lane: int) -> dict[str, Any]:
+        """A message item's closing residue less the annotations its citations said (a
+        Responses item's parts, with the annotations the decoder said one by one)."""
+        item = extra.get("item")
+        if lane not in self.cited or type(item) is not dict:
+            return extra
+        content = item.get("content")
+        if type(content) is list and all(type(p) is dict and p.keys() <= _PART for p in content):
+            rest = {k: v for k, v in item.items() if k != "content"}
+            extra = {k: v for k, v in extra.items() if k != "item"}
+            if rest:
+                extra["item"] = rest
+        return extra
+
+    def _citations_left(self) -> None:
+        """The stream ended with a choice unfinished (cut short, or ended by an error
+        frame): its citations were never written."""
+        waiting = sum(len(cites) for _, cites in self.texts.values())
+        waiting += sum(len(placed) for placed in self.annotated.values())
+        if waiting:
+            self.notes.lost(f"{waiting} citation(s) of a choice that never finished")
+        self.texts.clear()
+        self.annotated.clear()
