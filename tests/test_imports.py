@@ -48,6 +48,17 @@ def _target(module: str, is_package: bool, node: ast.ImportFrom) -> str | None:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _lazy(node: ast.Call) -> str | None:
+    """The module of a codec hook ``lazy("chatx.codecs.x.decode", name)``
+    (:class:`chatx.codecs.base.lazy`): an import, made when the hook is first called."""
+    func, args = node.func, node.args
+    if isinstance(func, ast.Name) and func.id == "lazy" and args:
+        first = args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return first.value
+    return None
+
+
 def import_graph() -> dict[str, set[str]]:
     """chatx module → the chatx modules it imports anywhere in its text."""
     modules = _modules()
@@ -66,6 +77,10 @@ def import_graph() -> dict[str, set[str]]:
                         edges.add(f"{target}.{alias.name}")
                     elif target in modules:
                         edges.add(target)
+            elif isinstance(node, ast.Call):
+                hook = _lazy(node)
+                if hook is not None and hook in modules:
+                    edges.add(hook)
         edges.discard(module)
         graph[module] = edges
     return graph
@@ -116,9 +131,10 @@ def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
     graph = import_graph()
     # chatx.cli.validate imports chatx.cli inside its command function
     assert "chatx.cli" in graph["chatx.cli.validate"]
-    # a codec's catalogue, imported when the registry asks for it; the Responses checker
-    # and its tracker
+    # a codec's catalogue and decoder, imported when the registry asks for them (a lazy
+    # hook); the Responses checker and its tracker
     assert "chatx.codecs.chat_chunk.rules" in graph["chatx.codecs.chat_chunk"]
+    assert "chatx.codecs.anthropic_event.decode" in graph["chatx.codecs.anthropic_event"]
     assert "chatx.codecs.responses_event.check_items" in graph["chatx.codecs.responses_event.check"]
     assert len(graph) > 80
 

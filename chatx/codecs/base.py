@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from chatx.codecs.template import DeltaRun
@@ -109,6 +110,35 @@ class Describe(NamedTuple):
     item: Callable[[dict[str, Any]], str] | None = None
 
 
+class lazy:  # lower case: used as a function, as functools.partial is
+    """A stand-in for ``module``'s ``name`` (a class or a function) that imports
+    ``module`` when first called, then calls it; :meth:`load` gives the object itself (a
+    rule catalogue). A descriptor's code is so loaded by the command that uses it:
+    ``convert`` loads the decoder of the format it reads and the encoder of the one it
+    writes, and no other format's, nor any checker, catalogue, final-object builder or
+    description."""
+
+    __slots__ = ("module", "name", "_target")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+        self._target: Any = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        target = self._target
+        if target is None:
+            target = self._target = self.load()
+        return target(*args, **kwargs)
+
+    def load(self) -> Any:
+        """The object, its module imported if need be."""
+        return getattr(import_module(self.module), self.name)
+
+    def __repr__(self) -> str:
+        return f"lazy({self.module!r}, {self.name!r})"
+
+
 def no_rules() -> tuple[Rule, ...]:
     """The rule catalogue of a format that has none."""
     return ()
@@ -122,8 +152,9 @@ class Codec:
     other commands need of it. A format is registered here and nowhere else.
 
     The fields after ``whole`` serve ``validate``, ``collect``, ``show`` and ``diff``.
-    Those that load code are functions that import their module when called, so that
-    ``convert`` never loads a checker, a rule catalogue or a final-object builder.
+    Those that load code, the decoder and the encoder too, are :class:`lazy` stand-ins
+    that import their module when first called, so that ``convert`` loads one decoder
+    and one encoder, and never a checker, a rule catalogue or a final-object builder.
     """
 
     name: str

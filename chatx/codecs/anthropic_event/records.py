@@ -14,20 +14,8 @@ from chatx import ir
 from chatx.codecs.finish import exact
 from chatx.residue import ABSENT, merge
 
-NAME = "anthropic-event"
-
-# Every event type of the stream; a record typed with one of them is certainly ours.
-EVENTS = frozenset(
-    (
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-        "ping",
-    )
-)
+from .probe import EVENTS as EVENTS
+from .probe import NAME as NAME
 
 # Stop reasons as the API names them, and the IR (chat) word each one says.
 STOP_TO_FINISH = {

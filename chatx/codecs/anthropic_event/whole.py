@@ -21,15 +21,11 @@ import orjson
 from chatx.notes import Notes
 
 from . import records as r
+from .probe import is_message as is_message
 
 # Message fields the stream says in message_delta rather than message_start.
 _AT_END = ("stop_reason", "stop_sequence", "container", "context_management")
 _TOOLS = ("tool_use", "server_tool_use", "mcp_tool_use")
-
-
-def is_message(data: dict[str, Any]) -> bool:
-    """A whole Anthropic message: ``type`` ``message`` with a ``content`` list."""
-    return data.get("type") == "message" and type(data.get("content")) is list
 
 
 def describe(data: Any) -> str | None:

@@ -6,20 +6,9 @@ Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from chatx.codecs.base import Codec, Describe
-from chatx.codecs.chat_chunk import whole
-from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
-from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
+from chatx.codecs.base import Codec, Describe, lazy
 from chatx.codecs.chat_chunk.fields import USAGE
 from chatx.record import Record
-
-if TYPE_CHECKING:
-    from chatx.assembler import Assembler
-    from chatx.notes import Notes
-    from chatx.validation.base import Checker
-    from chatx.validation.rule import Rule
 
 
 def probe(records: list[Record]) -> int:
@@ -43,67 +32,32 @@ def probe(records: list[Record]) -> int:
     return score
 
 
-# What the other commands need: each imports its module when called (`convert` never does).
-
-
-def _checker(file: str, container: str | None) -> Checker:
-    from chatx.codecs.chat_chunk.check import ChatChecker
-
-    return ChatChecker(file, container)
-
-
-def _rules() -> tuple[Rule, ...]:
-    from chatx.codecs.chat_chunk.rules import CHAT_RULES
-
-    return CHAT_RULES
-
-
-def _schema(data: Any) -> tuple[Any, Any] | None:
-    from chatx.codecs.chat_chunk.schema import schema
-
-    return schema(data)
-
-
-def _final(
-    stream: Assembler, source: str | None, choice: int | None, notes: Notes
-) -> dict[str, Any]:
-    from chatx.codecs.chat_chunk.final import final
-
-    return final(stream, source, choice, notes)
-
-
-def _kinds(data: dict[str, Any]) -> list[str] | None:
-    from chatx.codecs.chat_chunk.describe import kinds
-
-    return kinds(data)
-
-
-def _preview(data: dict[str, Any]) -> str | None:
-    from chatx.codecs.chat_chunk.describe import preview
-
-    return preview(data)
-
-
+# Each hook imports its module when first called (`convert` loads one decoder and one
+# encoder, no other command's code); the probe loads with the registry, for sniffing.
 CODEC = Codec(
     name="chat-chunk",
     description="OpenAI Chat Completions chat.completion.chunk stream (data: … data: [DONE])",
-    decoder=ChatChunkDecoder,
-    encoder=ChatChunkEncoder,
+    decoder=lazy("chatx.codecs.chat_chunk.decode", "ChatChunkDecoder"),
+    encoder=lazy("chatx.codecs.chat_chunk.encode", "ChatChunkEncoder"),
     probe=probe,
     container="sse",
     sse_event_names=False,
     single_lane=False,
     aliases=("chat", "chat-completions"),
     reads_raw=True,
-    whole=whole.describe,
-    checker=_checker,
-    rules=_rules,
-    schema=_schema,
+    whole=lazy("chatx.codecs.chat_chunk.whole", "describe"),
+    checker=lazy("chatx.codecs.chat_chunk.check", "ChatChecker"),
+    rules=lazy("chatx.codecs.chat_chunk.rules", "CHAT_RULES").load,
+    schema=lazy("chatx.codecs.chat_chunk.schema", "schema"),
     schema_rule="CHK100",
-    final=_final,
+    final=lazy("chatx.codecs.chat_chunk.final", "final"),
     collect_as="chat",
     # a chat chunk has no tag of its own: any object no other format claims
-    describe=Describe(_kinds, _preview, rank=0),
+    describe=Describe(
+        lazy("chatx.codecs.chat_chunk.describe", "kinds"),
+        lazy("chatx.codecs.chat_chunk.describe", "preview"),
+        rank=0,
+    ),
     usage=USAGE,
     volatile=frozenset(("id", "created", "system_fingerprint", "obfuscation")),
 )

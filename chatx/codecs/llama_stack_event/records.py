@@ -20,7 +20,8 @@ from chatx import ir
 from chatx.codecs.finish import exact
 from chatx.residue import diff
 
-NAME = "llama-stack-event"
+from .probe import NAME as NAME
+
 LS = "llama_stack"  # the key under which this codec keeps its own residue in ``extra``
 
 # StopReason <-> chat finish reason. Llama Stack's own OpenAI-compat layer uses the same

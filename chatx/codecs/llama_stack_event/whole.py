@@ -18,14 +18,10 @@ from typing import Any
 from chatx.notes import Notes
 
 from . import records as r
+from .probe import is_completion as is_completion
 
 _MESSAGE = frozenset(("role", "content", "stop_reason", "tool_calls"))
 _TOP = frozenset(("completion_message", "logprobs", "metrics"))
-
-
-def is_completion(data: dict[str, Any]) -> bool:
-    """A whole Llama Stack completion: a ``completion_message`` and no ``event``."""
-    return type(data.get("completion_message")) is dict and "event" not in data
 
 
 def describe(data: Any) -> str | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.probe import is_response as is_response
 from chatx.notes import Notes
 
 Emit = Callable[[dict[str, Any]], None]
@@ -28,11 +29,6 @@ _BEFORE: dict[str, Any] = {
     "completed_at": None,
 }
 _TEXT_PARTS = {"output_text": "output_text", "refusal": "refusal"}
-
-
-def is_response(data: dict[str, Any]) -> bool:
-    """A whole ``response`` object (it has no event ``type``)."""
-    return data.get("object") == "response" and "type" not in data
 
 
 def describe(data: Any) -> str | None:

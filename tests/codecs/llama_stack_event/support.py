@@ -12,7 +12,9 @@ import pytest
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from chatx.codecs.llama_stack_event import CODEC, LlamaStackDecoder, LlamaStackEncoder, probe
+from chatx.codecs.llama_stack_event import CODEC, probe
+from chatx.codecs.llama_stack_event.decode import LlamaStackDecoder
+from chatx.codecs.llama_stack_event.encode import LlamaStackEncoder
 from chatx.notes import Notes
 from chatx.record import Record
 from tests.paths import ROOT
