@@ -86,6 +86,16 @@ def capture(
             metavar="S",
         ),
     ] = 600.0,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-H",
+            "--header",
+            help="A request header, 'Name: value' as curl takes it (repeatable); it replaces "
+            "chatx's own (the key header, anthropic-version). Never written to a file.",
+            metavar="HEADER",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Say only errors.")] = False,
 ) -> int:
     from chatx.live import capture as capturing
@@ -98,6 +108,10 @@ def capture(
         raise UsageError(f"--base-url: an http:// or https:// URL (not {base_url!r})")
     if connect_timeout <= 0 or read_timeout < 0:
         raise UsageError("--connect-timeout is more than 0 seconds, --read-timeout 0 or more")
+    try:
+        extra_headers = tuple(capturing.parse_header(text) for text in header or ())
+    except ValueError as exc:
+        raise UsageError(f"-H: {exc}") from None
     body = _body(request_file, data)
     _check_output(output)
     return capturing.capture(
@@ -111,6 +125,7 @@ def capture(
             connect_timeout=connect_timeout,
             read_timeout=read_timeout or None,
             quiet=quiet,
+            extra_headers=extra_headers,
         )
     )
 

@@ -40,6 +40,9 @@ class Request:
     connect_timeout: float = 10.0
     read_timeout: float | None = 600.0
     quiet: bool = False
+    # -H: (lowercase name, value) pairs sent after the defaults, so they override them
+    # (a newer anthropic-version, a key in a header of the user's choosing)
+    extra_headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def url(self) -> str:
@@ -58,13 +61,28 @@ def headers(request: Request) -> dict[str, str]:
         "accept-encoding": "identity",  # what is written is what the server sent
         **dict(request.endpoint.headers),
     }
+    given = dict(request.extra_headers)
     key = os.environ.get(request.key_env)
+    header = request.endpoint.key_header
     if key:
-        header = request.endpoint.key_header
         sent[header] = f"Bearer {key}" if header == "authorization" else key
-    elif not request.quiet:
+    elif not request.quiet and header not in given:
         _say(f"warning: ${request.key_env} is not set: the request carries no API key")
-    return sent
+    return {**sent, **given}
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """``Name: value`` as curl's -H takes it → (lowercase name, value); a ValueError
+    saying what is wrong (the value is never repeated: it may be a key)."""
+    name, colon, value = text.partition(":")
+    name = name.strip()
+    if not colon or not name or any(c in name for c in " \t\r\n"):
+        raise ValueError(
+            f"a header is 'Name: value' (got {name[:40]!r}{'' if colon else ', no colon'})"
+        )
+    if any(c in value for c in "\r\n"):
+        raise ValueError(f"the value of header {name!r} has a line break")
+    return name.lower(), value.strip()
 
 
 def capture(request: Request) -> int:

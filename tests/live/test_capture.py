@@ -18,7 +18,6 @@ import orjson
 import pytest
 
 import chatx
-from chatx import codecs
 from chatx.live.app import ServeApp
 from chatx.live.captures import load
 from tests.inprocess import assert_clean, run
@@ -288,9 +287,6 @@ def test_interrupted_capture_is_kept_as_part(
     no_secret_in(tmp_path, KEY)
 
 
-@pytest.mark.skipif(
-    "anthropic-event" not in codecs.names(), reason="the anthropic-event codec is not registered"
-)
 def test_anthropic_api_sends_its_key_as_x_api_key(
     upstream: tuple[Running, Seen], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -308,3 +304,37 @@ def test_anthropic_api_sends_its_key_as_x_api_key(
     assert out.read_bytes() == sent_directly(running.url, "/v1/messages", ask)
     assert out.read_bytes().startswith(b"event: message_start\n")
     no_secret_in(tmp_path, KEY)
+
+
+def test_headers_given_are_sent_over_chatx_own_and_never_written(
+    upstream: tuple[Running, Seen], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    running, seen = upstream
+    out = tmp_path / "claude.sse"
+    ask = {**CHAT_ASK, "max_tokens": 64}
+    given = ["-H", "anthropic-version: 2024-10-22", "-H", "Anthropic-Beta:  tools-1 ",
+             "--header", f"X-Api-Key: {KEY}"]  # fmt: skip
+    result = capture(running.url, out, ask, "--api", "anthropic", *given)
+    assert_clean(result, {0})
+    assert "is not set" not in result.err  # the key came as a header
+    headers = seen.headers[-1]
+    assert headers[b"anthropic-version"] == b"2024-10-22"
+    assert headers[b"anthropic-beta"] == b"tools-1"
+    assert headers[b"x-api-key"] == KEY.encode()
+    assert out.read_bytes() == sent_directly(running.url, "/v1/messages", ask)
+    no_secret_in(tmp_path, KEY)
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("no-colon-here", "-H: a header is 'Name: value' (got 'no-colon-here', no colon)"),
+        (": value", "-H: a header is 'Name: value' (got '')"),
+        ("Bad Name: x", "-H: a header is 'Name: value' (got 'Bad Name')"),
+    ],
+)
+def test_a_malformed_header_is_a_usage_error(tmp_path: Path, header: str, said: str) -> None:
+    result = capture("http://127.0.0.1:9", tmp_path / "x.sse", CHAT_ASK, "-H", header)
+    assert result.code == 2 and said in result.err and "Traceback" not in result.err
+    assert list(tmp_path.iterdir()) == []
