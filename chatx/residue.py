@@ -145,8 +145,9 @@ def exact_diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, A
 def report(extra: dict[str, Any], notes: Notes, prefix: str = "") -> None:
     """Count every non-empty leaf of ``extra`` as a field the target cannot hold.
 
-    Keys starting with "~" are a codec's private bookkeeping, not source fields."""
-    notes.lost_fields.update(lost_paths(extra, prefix))
+    Keys starting with "~" are a codec's private bookkeeping, not source fields; of a
+    :class:`Carried` field, what no event says is counted."""
+    notes.lost_fields.update(lost_paths(reported(extra), prefix))
 
 
 def lost_paths(extra: dict[str, Any], prefix: str = "", out: list[str] | None = None) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from chatx import ir
 from chatx.codecs.responses_event import searches, shapes
 from chatx.pieces import Pieces
-from chatx.residue import diff
+from chatx.residue import Carried, diff
 
 NAME = "responses-event"
 PATCH = "~responses.derived"
@@ -143,6 +143,7 @@ class ItemDecoding:
             return [ir.Passthrough(NAME, data, data.get("type"), meaning=searches.end(item))]
         self._check_derived(state)
         out: list[ir.Event] = []
+        shown = False  # a reasoning item's text, by which its encrypted_content is read
         if state.kind == "message":
             canonical = shapes.message_item(state.id, "completed", self._parts(state, out, item))
             kind = "message"
@@ -150,6 +151,7 @@ class ItemDecoding:
             summary, content = self._reasoning_parts(state, out, item)
             canonical = shapes.reasoning_item(state.id, summary, content)
             kind = "reasoning"
+            shown = any(part["text"] for part in summary + content)
         else:
             arguments = item.get("arguments")
             joined = state.args.text()
@@ -183,7 +185,10 @@ class ItemDecoding:
             extra["item"] = patch
         if event_extra:
             extra["event"] = event_extra
-        out.append(ir.ItemEnd(0, kind, state.call, extra))  # type: ignore[arg-type]
+        end = ir.ItemEnd(0, kind, state.call, extra)  # type: ignore[arg-type]
+        if kind == "reasoning":
+            _seal(end, item, shown)
+        out.append(end)
         return out
 
     def _check_derived(self, state: ItemState) -> None:
@@ -362,3 +367,20 @@ class ItemDecoding:
         kept = state.parts.get((ptype, number)) or PartState()
         pair = shapes.part_done(state.id, index, number, ptype, kept.texts.text(), kept.logprobs)
         return pair[1] if kind.endswith("part.done") else pair[0]
+
+
+def _seal(end: ir.ItemEnd, item: dict[str, Any], shown: bool) -> None:
+    """A reasoning item's ``encrypted_content`` closes it: a signature of the text it
+    showed (a summary or reasoning text), else the reasoning withheld, as the Responses
+    encoder writes each. It stays the done item's patch, so Responses output gives it back
+    as it came; another format reports the rest of the patch (:class:`Carried`)."""
+    token = item.get("encrypted_content")
+    patch = end.extra.get("item")
+    if type(token) is not str or not token or type(patch) is not dict:
+        return
+    if shown:
+        end.signature = token
+    else:
+        end.encrypted = token
+    extra = end.extra = Carried(end.extra)
+    extra.rest["item"] = {**patch, "encrypted_content": None}
