@@ -82,7 +82,8 @@ def _field(entries: Any, said: str, tokens: list[Token]) -> Any:
     texts: list[str] = []
     lost: dict[str, Any] = {}
     for entry in entries:
-        known = _ENTRIES.get(entry.get("type"))
+        kind = entry.get("type")
+        known = _ENTRIES.get(kind) if type(kind) is str else None
         if known is None:
             _keep(lost, entry.items())
             continue

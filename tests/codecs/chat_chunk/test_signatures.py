@@ -187,6 +187,15 @@ def test_an_entry_of_another_type_is_lost_whole() -> None:
     )
 
 
+@pytest.mark.parametrize("entries", [[{"type": ["reasoning.text"], "text": "x"}], ["x"], "x"])
+def test_entries_of_no_known_shape_are_residue(entries: Any) -> None:
+    chunks = openrouter({"reasoning": "Ok.", "reasoning_details": entries})
+    assert [(e.signature, e.encrypted) for e in ends(chunks)] == [(None, None)]
+    assert payloads(convert(sse(chunks), CHAT, CHAT)[0]) == payloads(sse(chunks))
+    _, notes = convert(sse(chunks), ANTHROPIC, CHAT)
+    assert any(path.startswith("delta.reasoning_details") for path in notes.lost_fields)
+
+
 def test_reasoning_after_a_signature_is_another_block() -> None:
     """Two signed thinking blocks in a row: each text goes with its own signature, the
     later pieces of text past the fast path as well."""
