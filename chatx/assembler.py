@@ -1,17 +1,19 @@
 """Accumulate IR batches into what a client reconstructs from a stream.
 
 An :class:`Assembler` is fed the IR batches of one stream and keeps, per lane (chat
-choice), the items in output order — message text and refusal, reasoning, tool calls
-(name, call id, argument fragments), other items a stream carries that the IR has no
-words for (a Responses web search), as they came — plus the logprobs and the finish
-reason; per stream the id, model, created time, usage, errors and how many IR events of
-each type it saw.
+choice), the items in output order (:mod:`chatx.assembled`) — message text and refusal,
+reasoning, tool calls (name, call id, argument fragments), other items a stream carries
+that the IR has no words for (a Responses web search), as they came — plus the logprobs
+and the finish reason; per stream the id, model, created time, usage, errors and how
+many IR events of each type it saw. What a passthrough record or a Meta says in words
+formats share (``meaning``) is kept on the item it is about: a web search's steps on
+the item its call opened, a citation on the message item whose text it cites.
 
 Memory grows with the text, not with the number of events: pieces are kept in
 :class:`~chatx.pieces.Pieces` (folded as they come, joined once at the end), empty pieces
-are not kept, and bookkeeping events (``Meta``) are counted, not stored. :func:`assemble`
-splits input that holds several streams (vercel fixtures concatenate turns) into one
-Assembler per stream.
+are not kept, and bookkeeping events (``Meta``) are counted, not stored (but for a
+message's citations). :func:`assemble` splits input that holds several streams (vercel
+fixtures concatenate turns) into one Assembler per stream.
 
 This module knows no format: the codecs' final-object builders read it, so it imports
 neither the registry nor the decoders. Which passthrough payloads carry output items is
@@ -21,138 +23,18 @@ the format's to say (``Codec.other_item``); :mod:`chatx.assemble` hands that on.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any
 
 from chatx import ir
+from chatx.assembled import Cited, Item, Lane, OtherItem, OtherItems, ToolCall, joined
 from chatx.errors import UsageError
 from chatx.pieces import Pieces
 
-__all__ = ["Assembler", "Item", "Lane", "OtherItem", "ToolCall", "assemble", "joined"]
+__all__ = ["Assembler", "Cited", "Item", "Lane", "OtherItem", "ToolCall", "assemble", "joined"]
 
-PartKind = Literal["summary", "text"]
 # Record-level fields a client keeps on the final object (the openai SDK copies them).
 _KEPT_META = ("system_fingerprint", "service_tier")
-
-
-def joined(parts: Pieces) -> str:
-    """The pieces as one string (joined once, then kept)."""
-    return parts.text()
-
-
-@dataclass(frozen=True, slots=True)
-class OtherItem:
-    """An output item the IR has no words for, as one passthrough payload carries it:
-    ``key`` tells the item apart from the stream's others (Responses: its
-    ``output_index``), ``done`` says the payload finishes it (else it adds it).
-    ``fragment`` is a piece of the input the item's call streams (Anthropic's server
-    tool blocks say theirs in ``input_json_delta`` records): the payload adds it to the
-    item ``key`` names, whose ``input`` keeps the pieces."""
-
-    key: Any
-    item: dict[str, Any]
-    done: bool
-    fragment: str | None = None
-
-
-# What a passthrough event adds to the output items, if anything.
-OtherItems = Callable[[ir.Passthrough], OtherItem | None]
-
-
-@dataclass(slots=True, eq=False)
-class ToolCall:
-    """One function call: ``call`` numbers it within the lane from 0."""
-
-    call: int
-    call_id: str | None = None
-    name: str | None = None
-    item_id: str | None = None
-    fragments: Pieces = field(default_factory=Pieces)
-
-    @property
-    def arguments(self) -> str:
-        return joined(self.fragments)
-
-
-@dataclass(slots=True, eq=False)
-class Item:
-    """One output item of a lane, in the order the stream opened them.
-
-    ``kind`` is ``message``, ``reasoning``, ``tool_call`` or ``other`` (an item the IR has
-    no words for, e.g. a Responses ``web_search_call``: ``data`` is the item as it came,
-    ``format`` the format that gave it).
-    ``reasoning`` maps (``summary``|``text``, part number) to that part's pieces.
-    ``patch`` is the source's own difference from the canonical item (Responses residue).
-    """
-
-    kind: str
-    id: str | None = None
-    text: Pieces = field(default_factory=Pieces)
-    refusal: Pieces = field(default_factory=Pieces)
-    reasoning: dict[tuple[PartKind, int], Pieces] = field(default_factory=dict)
-    logprobs: list[Any] = field(default_factory=list)
-    refusal_logprobs: list[Any] = field(default_factory=list)
-    call: ToolCall | None = None
-    data: Any = None
-    done: bool = False
-    patch: dict[str, Any] = field(default_factory=dict)
-    format: str | None = None
-    # A reasoning item's closing token (see ir.ItemEnd): its signature, or its content
-    # withheld (encrypted).
-    signature: str | None = None
-    encrypted: str | None = None
-    # An other item's input as its call streamed it (see OtherItem.fragment).
-    input: Pieces | None = None
-
-    def reasoning_text(self) -> str:
-        return "".join(joined(parts) for parts in self.reasoning.values())
-
-
-@dataclass(slots=True, eq=False)
-class Lane:
-    """One chat choice (Responses and Llama Stack have lane 0 only)."""
-
-    index: int
-    role: str = "assistant"
-    items: list[Item] = field(default_factory=list)
-    tool_calls: dict[int, ToolCall] = field(default_factory=dict)
-    finish: str | None = None  # chat vocabulary, see ir.FINISH_REASONS
-    raw_finish: str | None = None  # the source's own word when it differs
-    stop_sequence: str | None = None  # the stop sequence matched (see ir.Finish)
-    reasoning_field: str | None = None  # chat: reasoning_content or reasoning
-    open: Item | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(joined(i.text) for i in self.items if i.kind == "message")
-
-    @property
-    def refusal(self) -> str:
-        return "".join(joined(i.refusal) for i in self.items if i.kind == "message")
-
-    @property
-    def reasoning(self) -> str:
-        return "".join(i.reasoning_text() for i in self.items if i.kind == "reasoning")
-
-    @property
-    def logprobs(self) -> list[Any]:
-        return [lp for i in self.items for lp in i.logprobs]
-
-    @property
-    def refusal_logprobs(self) -> list[Any]:
-        return [lp for i in self.items for lp in i.refusal_logprobs]
-
-    @property
-    def calls(self) -> list[ToolCall]:
-        return [self.tool_calls[n] for n in sorted(self.tool_calls)]
-
-    def others(self) -> list[Item]:
-        return [i for i in self.items if i.kind == "other"]
-
-    def is_empty(self) -> bool:
-        """True when the lane says nothing (Azure's filter-only chunk opens none)."""
-        return not self.items and self.finish is None
 
 
 class Assembler:
@@ -177,6 +59,8 @@ class Assembler:
         self.started = False
         self.ended = False
         self._others: dict[Any, Item] = {}  # items the IR has no words for, by key
+        self._searches: dict[str, Item] = {}  # web searches, by their call's id
+        self._ends = 0  # web searches ended
 
     # -- feeding -------------------------------------------------------------------
 
@@ -233,6 +117,15 @@ class Assembler:
                 # Snowflake sends service_tier "" on every chunk: no value, not kept.
                 if event.extra.get(key):
                     self.meta[key] = event.extra[key]
+        elif event.meaning is not None or "citations" in event.extra:
+            # A citation of the lane's message text (Anthropic's citations_delta): what
+            # another format writes of it, and the record's residue, which gives the
+            # same format its own (a document cited without a file id says no more).
+            item = self.lane(event.lane).open
+            if event.meaning is not None:
+                item = self._current(event.lane, "message")
+            if item is not None and item.kind == "message":
+                item.citations.append(Cited(event.meaning, event.extra, item.text.size()))
 
     def _lane_start(self, event: ir.LaneStart) -> None:
         self.lane(event.lane).role = event.role
@@ -320,22 +213,30 @@ class Assembler:
         kind = data.get("type") if isinstance(data, dict) else None
         self.passthrough[str(event.event or kind or "?")] += 1
         found = self.other_items(event) if self.other_items is not None else None
-        if found is None:
-            return
+        item = self._other(found, event) if found is not None else None
+        meaning = event.meaning
+        if type(meaning) is ir.WebSearch:
+            self._search(meaning, item)
+        elif type(meaning) is ir.Citation:  # a Responses annotation, of the open message
+            message = self._current(0, "message")
+            message.citations.append(Cited(meaning, {}, message.text.size()))
+
+    def _other(self, found: OtherItem, event: ir.Passthrough) -> Item | None:
+        """The item the IR has no words for that a passthrough payload adds, finishes or
+        streams the input of (None for a piece of input); kept whole, in output order."""
         if found.fragment is not None:
             known = self._others.get(found.key)
             if known is not None:
                 if known.input is None:
                     known.input = Pieces()
                 known.input.append(found.fragment)
-            return
-        # Items the IR has no words for: kept whole, in output order.
+            return None
         if not found.done:
             other = self._others[found.key] = Item(
                 "other", found.item.get("id"), data=found.item, format=event.format
             )
             self.lane(0).items.append(other)
-            return
+            return other
         item = self._others.get(found.key)
         if item is None:
             item = self._others[found.key] = Item(
@@ -343,6 +244,32 @@ class Assembler:
             )
             self.lane(0).items.append(item)
         item.data, item.done = found.item, True
+        return item
+
+    def _search(self, step: ir.WebSearch, item: Item | None) -> None:
+        """A web search's step, merged on the item its call opened; an item that brings
+        only its results (Anthropic's result block) is ``result_of`` that one."""
+        opened = self._searches.get(step.id)
+        if opened is None:
+            if item is None:
+                return
+            opened = self._searches[step.id] = item
+            item.search = ir.WebSearch(step.id, step.step, action=step.action)
+            item.began = step.step == "begin"
+        elif item is not None and item is not opened:
+            item.result_of = opened
+        search = opened.search
+        assert search is not None
+        if step.query is not None:
+            search.query = step.query
+        if search.step != "end":
+            search.step = step.step
+        if step.step == "end":
+            search.sources, search.failed = step.sources, step.failed
+            search.action, search.extra = step.action, step.extra
+            if opened.ended is None:
+                opened.ended = (len(self.lane(0).items), self._ends)
+                self._ends += 1
 
 
 _HANDLERS: dict[type, Any] = {

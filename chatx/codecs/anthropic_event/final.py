@@ -16,12 +16,15 @@ from typing import Any
 
 import orjson
 
+from chatx import ir
 from chatx.assembler import Assembler, Item, OtherItem
 from chatx.notes import Notes
-from chatx.residue import copied, merge
+from chatx.residue import copied, merge, report
 
 from . import records as r
+from .citations import web_citation
 from .encode import message_id
+from .searches import CALL, RESULT, _page, tool_id
 
 NAME = r.NAME
 _WHAT = "an Anthropic message"
@@ -57,11 +60,18 @@ def final(
     own = source == NAME
     content: list[dict[str, Any]] = []
     calls = 0
-    for item in lane.items:
-        block = _block(item, own, notes, stream.id or "", calls)
-        calls += item.kind == "tool_call"
-        if block is not None:
-            content.append(block)
+    noted: set[str] = set()
+    searches = [] if own else _searches(lane.items)
+    for number, item in enumerate(lane.items, 1):
+        if not own and item.kind == "message":
+            content += _text_blocks(item, notes, noted)
+        elif own or item.kind != "other" or item.search is None:
+            block = _block(item, own, notes, stream.id or "", calls)
+            calls += item.kind == "tool_call"
+            if block is not None:
+                content.append(block)
+        while searches and searches[0][0] == number:
+            content += _search_blocks(searches.pop(0)[1], notes, noted)
     word = None
     if lane.finish is not None:
         word = r.stop_word(lane.finish, lane.raw_finish)
@@ -105,19 +115,14 @@ def _usage(stream: Assembler, own: bool) -> dict[str, Any]:
 def _block(
     item: Item, own: bool, notes: Notes, stream_id: str, calls: int
 ) -> dict[str, Any] | None:
-    if item.kind == "message":
-        text, refusal = item.text.text(), item.refusal.text()
-        if refusal:
-            notes.lost("a refusal is written as text: an Anthropic message has no refusal")
-        return {"type": "text", "text": text + refusal}
+    if item.kind == "message":  # an Anthropic text block
+        block: dict[str, Any] = {"type": "text", "text": item.text.text()}
+        cited = [c for cited in item.citations for c in cited.extra.get("citations") or ()]
+        if cited:
+            block["citations"] = cited  # as the SDK's accumulator appends them
+        return block
     if item.kind == "reasoning":
-        if item.encrypted is not None and not item.reasoning_text():
-            return {"type": "redacted_thinking", "data": item.encrypted}
-        return {
-            "type": "thinking",
-            "thinking": item.reasoning_text(),
-            "signature": item.signature or "",
-        }
+        return _thinking(item, own, notes)
     if item.kind == "tool_call" and item.call is not None:
         call = item.call
         call_id = call.call_id
@@ -142,6 +147,22 @@ def _block(
     return None
 
 
+def _thinking(item: Item, own: bool, notes: Notes) -> dict[str, Any] | None:
+    """A thinking block with its signature, or the reasoning withheld (redacted); from
+    another format, none when it says nothing, as the encoder opens none."""
+    thinking = item.reasoning_text()
+    if item.encrypted is not None and not thinking:
+        if item.signature is not None and not own:
+            notes.lost_field("reasoning.signature")
+        return {"type": "redacted_thinking", "data": item.encrypted}
+    if not own:
+        if item.encrypted is not None:
+            notes.lost_field("reasoning.encrypted_content")
+        if not thinking and item.signature is None:
+            return None
+    return {"type": "thinking", "thinking": thinking, "signature": item.signature or ""}
+
+
 def _input(arguments: str, notes: Notes) -> Any:
     """A call's arguments as the input object the accumulator parses them into."""
     if not arguments.strip():
@@ -155,3 +176,100 @@ def _input(arguments: str, notes: Notes) -> Any:
         notes.lost("tool call arguments that are not a JSON object: input {} written")
         return {}
     return value
+
+
+def _text_blocks(item: Item, notes: Notes, noted: set[str]) -> list[dict[str, Any]]:
+    """Another format's message item as the text blocks the encoder writes of it: its
+    web page citations in the block whose text they cite, a block ending where a
+    citation came after its text (the API splits a message around its citations)."""
+    text = item.text.text()
+    blocks: list[dict[str, Any]] = []
+    block: dict[str, Any] = {"type": "text", "text": ""}
+    start = said = 0  # where the open block's text starts in the item's, what is written
+    cited = False  # a citation came after the open block's text: the next text is new
+    for one in item.citations:
+        cite = one.citation
+        if cite is None or cite.kind != "url":
+            notes.lost_field("citations" if one.extra.get("citations") else "annotations")
+            continue
+        if one.at > said:
+            if cited:
+                blocks.append(block)
+                block, start, cited = {"type": "text", "text": ""}, said, False
+            block["text"] += text[said : one.at]
+            said = one.at
+        if said > start:
+            cited = True
+        block.setdefault("citations", []).append(web_citation(cite))
+        if cite.start is not None and (cite.start != start or cite.end != said):
+            _note_once(noted, "span", notes, _SPAN)
+        if cite.extra:
+            report(cite.extra, notes, "annotation.")
+    if said < len(text):
+        if cited:
+            blocks.append(block)
+            block = {"type": "text", "text": ""}
+        block["text"] += text[said:]
+    refusal = item.refusal.text()
+    if refusal:
+        notes.lost("a refusal is written as text: an Anthropic message has no refusal")
+        block["text"] += refusal
+    return [*blocks, block]
+
+
+_SPAN = (
+    "citation spans (start_index, end_index) are lost: an Anthropic citation covers its "
+    "text block, which ends where the citation came"
+)
+
+
+def _searches(items: list[Item]) -> list[tuple[int, ir.WebSearch]]:
+    """Another format's web searches that ended, in the order they ended, each with how
+    many items had opened then: the encoder writes a search's blocks when it ends, after
+    the blocks of the items opened before (concurrent searches end in any order)."""
+    ended = [item for item in items if item.search is not None and item.ended is not None]
+    ended.sort(key=lambda item: item.ended or (0, 0))
+    return [(item.ended[0], item.search) for item in ended if item.ended and item.search]
+
+
+def _search_blocks(search: ir.WebSearch, notes: Notes, noted: set[str]) -> list[dict[str, Any]]:
+    """Another format's web search (a Responses ``web_search_call`` item) as the
+    ``server_tool_use`` and ``web_search_tool_result`` blocks the encoder writes once it
+    is done, the call's id derived from the item's."""
+    if search.step != "end":
+        return []  # never done: the encoder writes nothing of it
+    if search.action != "search":
+        what = search.action or "no action"
+        notes.lost(f"web_search_call item ({what}) has no place in Anthropic messages")
+        return []
+    tool = tool_id(search.id)
+    call = {"type": CALL, "id": tool, "name": "web_search", "input": {}}
+    if search.query is not None:
+        call["input"] = {"query": search.query}
+    content: Any
+    if search.failed:
+        content = {"type": "web_search_tool_result_error", "error_code": "unavailable"}
+        notes.lost("a failed web search says no error code: unavailable written")
+    else:
+        content = [_page(source) for source in search.sources]
+        if content:
+            _note_once(noted, "pages", notes, _PAGES, warning=True)
+    if search.extra:
+        report(search.extra, notes, "web_search.")
+    return [call, {"type": RESULT, "tool_use_id": tool, "content": content}]
+
+
+_PAGES = (
+    "web search results have no encrypted_content (nor titles) outside Anthropic: written empty"
+)
+
+
+def _note_once(
+    noted: set[str], key: str, notes: Notes, message: str, warning: bool = False
+) -> None:
+    if key not in noted:
+        noted.add(key)
+        if warning:
+            notes.warning(message)
+        else:
+            notes.lost(message)

@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.assembler import Assembler, Lane
+from chatx.codecs.chat_chunk.annotations import annotation
 from chatx.codecs.chat_chunk.encode import chat_id
+from chatx.codecs.finish import exact
 from chatx.notes import Notes
-from chatx.residue import copied, merge
+from chatx.residue import copied, merge, report
 
 NAME = "chat-chunk"
 _FINISH = ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -43,7 +45,7 @@ def to_chat(
         "object": "chat.completion",
         "created": stream.created if isinstance(stream.created, int) else 0,
         "model": stream.model or "",
-        "choices": [_choice(lane, notes) for lane in lanes],
+        "choices": [_choice(lane, notes, own) for lane in lanes],
         "usage": _usage(stream, own),
     }
     for key, value in stream.meta.items():
@@ -55,12 +57,15 @@ def to_chat(
     return completion
 
 
-def _choice(lane: Lane, notes: Notes) -> dict[str, Any]:
+def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
     message: dict[str, Any] = {
         "role": lane.role,
         "content": lane.text or None,
         "refusal": lane.refusal or None,
     }
+    annotations = _annotations(lane, notes)
+    if annotations:
+        message["annotations"] = annotations
     if lane.reasoning:
         # Not in the openai types, but what the SDK's accumulator keeps from the deltas.
         message[lane.reasoning_field or "reasoning_content"] = lane.reasoning
@@ -81,6 +86,10 @@ def _choice(lane: Lane, notes: Notes) -> dict[str, Any]:
     reason = lane.finish
     if reason == "error":
         reason = "stop"  # as chat output does: the error frame says it, "stop" ends it
+    elif reason is not None and not own and exact(reason) is None:
+        # As chat output writes it (Anthropic's pause_turn: an incomplete response).
+        notes.lost(f"choice {lane.index}: finish reason {reason!r} has no chat word: 'length'")
+        reason = "length"
     elif reason is not None and reason not in _FINISH:
         notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
     if any(i.kind == "other" for i in lane.items):
@@ -88,6 +97,36 @@ def _choice(lane: Lane, notes: Notes) -> dict[str, Any]:
     if lane.stop_sequence is not None:
         notes.lost(f"choice {lane.index}: the stop sequence has no place in a chat.completion")
     return {"index": lane.index, "message": message, "logprobs": logprobs, "finish_reason": reason}
+
+
+def _annotations(lane: Lane, notes: Notes) -> list[dict[str, Any]]:
+    """The message's web page citations as ``url_citation`` annotations, in the order
+    chat output says them: a span counted in characters of the content (every message
+    item's text one after another), from where its item's text began; a citation
+    without a span covers its item's text (Anthropic's, which cites its text block)."""
+    said: list[dict[str, Any]] = []
+    base = 0  # the content before the item
+    for item in lane.items:
+        if item.kind != "message":
+            continue
+        size = item.text.size()
+        whole = []
+        for cited in item.citations:
+            cite = cited.citation
+            if cite is None or cite.kind != "url":
+                notes.lost_field("citations" if "citations" in cited.extra else "annotations")
+                continue
+            if cite.extra:
+                report(cite.extra, notes, "citation.")
+            if cite.start is None or cite.end is None:
+                whole.append(cite)
+            else:
+                said.append(annotation(cite, base + cite.start, base + cite.end))
+        for cite in whole:
+            start = base if cite.start is None else base + cite.start
+            said.append(annotation(cite, start, base + size))
+        base += size
+    return said
 
 
 def _usage(stream: Assembler, own: bool) -> dict[str, Any] | None:

@@ -12,11 +12,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from chatx import ir
 from chatx.assembler import Assembler, Item, Lane, OtherItem, joined
 from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.citations import annotation
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
+from chatx.codecs.responses_event.searches import SearchState
+from chatx.codecs.responses_event.searches import item_id as item_id_of
 from chatx.notes import Notes
-from chatx.residue import copied, merge
+from chatx.residue import copied, merge, report
 
 NAME = "responses-event"
 _WHAT = "a response"
@@ -63,11 +67,10 @@ def to_response(
     else:
         rid = responses_id(stream.id or "")
         opened = envelope(rid, stream.created, stream.model, None)
-    output = [
-        _output_item(item, rid, index, own)
-        for index, item in enumerate(lane.items)
-        if _ours(item, notes)
-    ]
+    output: list[dict[str, Any]] = []
+    for item in lane.items:
+        if _ours(item, notes):
+            output.append(_output_item(item, rid, len(output), own, notes))
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
     if lane.finish is None and error is None:
@@ -138,16 +141,25 @@ def _response_error(stream: Assembler, own: bool, notes: Notes) -> dict[str, Any
 
 def _ours(item: Item, notes: Notes) -> bool:
     """False for another format's item the IR has no words for (an Anthropic server
-    tool's block), said lost: it is no Responses output item."""
+    tool's block), said lost: it is no Responses output item. A web search is one (its
+    call's item; the item of its results is part of it), when its call opened in the
+    stream."""
     if item.kind != "other" or item.format in (None, NAME):
         return True
+    if item.search is not None and item.began:
+        return True
+    if item.result_of is not None and item.result_of.search is not None:
+        return False
     kind = item.data.get("type") if isinstance(item.data, dict) else None
     notes.lost(f"{kind or 'an'} item has no place in a Responses response")
     return False
 
 
-def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:
+def _output_item(item: Item, rid: str, index: int, own: bool, notes: Notes) -> dict[str, Any]:
+    """The output item ``index`` (its place in ``output``, as the encoder numbers it)."""
     if item.kind == "other":
+        if item.search is not None and item.format != NAME:
+            return _web_search(item.search, notes)
         return copy.deepcopy(item.data) if item.data is not None else {}
     if item.kind == "message":
         parts: list[dict[str, Any]] = []
@@ -155,6 +167,8 @@ def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:
         if text or not refusal:
             logprobs = item.logprobs if own else [_logprob(lp) for lp in item.logprobs]
             parts.append(shapes.text_part(text, logprobs))
+            if item.citations and not own:
+                parts[-1]["annotations"] = _annotations(item, len(text), notes)
         if refusal:
             parts.append(shapes.refusal_part(refusal))
         built = shapes.message_item(item.id or item_id(rid, "msg", index), "completed", parts)
@@ -182,4 +196,40 @@ def _output_item(item: Item, rid: str, index: int, own: bool) -> dict[str, Any]:
         )
     if own and item.patch:
         merge(built, copied(item.patch))
+    elif item.kind == "reasoning" and not own:
+        sealed = item.encrypted if item.encrypted is not None else item.signature
+        if sealed is not None:
+            # Anthropic's signature or redacted thinking: what Responses keeps as
+            # encrypted_content, as the encoder writes it.
+            merge(built, {"encrypted_content": sealed})
     return built
+
+
+def _annotations(item: Item, size: int, notes: Notes) -> list[dict[str, Any]]:
+    """Another format's citations of a message item: its part's annotations, a span the
+    source does not say being the whole part (an Anthropic citation covers its block)."""
+    said = []
+    for cited in item.citations:
+        cite = cited.citation
+        if cite is None:
+            notes.lost_field("citations")
+            continue
+        start = 0 if cite.start is None else cite.start
+        said.append(annotation(cite, start, size if cite.end is None else cite.end))
+        if cite.extra:
+            report(cite.extra, notes, "citation.")
+    return said
+
+
+def _web_search(search: ir.WebSearch, notes: Notes) -> dict[str, Any]:
+    """Another format's web search (Anthropic's call and its results) as the
+    ``web_search_call`` item the encoder writes of it, its id the call's."""
+    state = SearchState()
+    state.query = search.query
+    if search.step == "end":
+        state.sources, state.failed, state.ended = search.sources, search.failed, True
+        if any(len(source) > 1 for source in search.sources):
+            notes.lost_field("web_search.sources.title")
+        if search.extra:
+            report(search.extra, notes, "web_search.")
+    return state.done_item(item_id_of(search.id))

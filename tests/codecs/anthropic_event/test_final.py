@@ -168,13 +168,17 @@ def test_diff_leaves_out_the_ids_and_signatures_of_two_runs(tmp_path: Path):
     assert run(["diff", "--no-normalize", str(one), str(two)]).code == 1
 
 
-def test_collect_as_responses_leaves_server_tool_blocks_out_and_says_so():
+def test_collect_as_responses_maps_a_web_search_and_leaves_other_server_tools_out(tmp_path):
     result = run(["collect", str(FIXTURES / "web-search.sse"), "--as", "responses"])
     assert result.code == 0, result.err
     output = json.loads(result.stdout)["output"]
-    assert [item["type"] for item in output] == ["message"]
-    for kind in ("server_tool_use", "web_search_tool_result"):
-        assert (
-            f"lost: {FIXTURES / 'web-search.sse'}: {kind} item has no place in a Responses response"
-            in result.err
-        )
+    # The search's call and result blocks are one web_search_call item (as convert
+    # writes them); see tests/test_collect_across.py.
+    assert [item["type"] for item in output] == ["web_search_call", "message"]
+    assert "no place in a Responses response" not in result.err
+    fetch = {"type": "server_tool_use", "id": "srvtoolu_f1", "name": "web_fetch", "input": {}}
+    path = tmp_path / "fetch.sse"
+    path.write_bytes(sse_events(stream([block_start(0, fetch), block_stop(0)], text(1, "Read."))))
+    result = run(["collect", str(path), "--as", "responses"])
+    assert [item["type"] for item in json.loads(result.stdout)["output"]] == ["message"]
+    assert f"lost: {path}: server_tool_use item has no place in a Responses response" in result.err
