@@ -140,7 +140,10 @@ def test_a_directory_skips_what_is_no_capture(tmp_path: Path) -> None:
     found = load([str(tmp_path)], skipped)
     assert [c.name.split("/", 1)[1] for c in found] == ["text.sse"]
     assert found[0].model == "m"
-    assert len(skipped) == 1 and "notes.json:1: " in skipped[0]
+    assert skipped == [
+        f"{tmp_path}/notes.json: a JSON file of no stream format chatx knows,"
+        " not a capture file: skipped"
+    ]
 
 
 def test_port_in_use() -> None:
