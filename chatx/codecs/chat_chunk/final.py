@@ -94,9 +94,17 @@ def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
         notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
     if any(i.kind == "other" for i in lane.items):
         notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
+    choice = {
+        "index": lane.index,
+        "message": message,
+        "logprobs": logprobs,
+        "finish_reason": reason,
+    }
     if lane.stop_sequence is not None:
-        notes.lost(f"choice {lane.index}: the stop sequence has no place in a chat.completion")
-    return {"index": lane.index, "message": message, "logprobs": logprobs, "finish_reason": reason}
+        # The stop string that ended the text, where vLLM's chat.completion says it
+        # (chat output writes it beside finish_reason, as vLLM streams it).
+        choice["stop_reason"] = lane.stop_sequence
+    return choice
 
 
 def _annotations(lane: Lane, notes: Notes) -> list[dict[str, Any]]:

@@ -29,11 +29,15 @@ class FinishEncoding(AnnotationEncoding):
         self.finished.add(event.lane)
         if not self.own:
             self._annotations(choices, event.lane)
-        self._choice(choices, event.lane)["finish_reason"] = self._finish(event.reason)
+        choice = self._choice(choices, event.lane)
+        choice["finish_reason"] = self._finish(event.reason)
+        if event.stop_sequence is not None and not self.own:
+            # Another format's stop sequence (Anthropic's stop_reason "stop_sequence"):
+            # where vLLM says the stop string beside finish_reason. A chat source's own
+            # stop_reason comes back with its residue, as it came.
+            choice["stop_reason"] = event.stop_sequence
         if event.extra:
             self._extra(event.extra, "finish.")
-        if event.stop_sequence is not None:  # Anthropic's: chat says only "stop"
-            self._extra({"stop_sequence": event.stop_sequence}, "finish.")
 
     def _finish(self, reason: str) -> str:
         """The finish_reason to write: the source's own word from chat (vLLM's abort,

@@ -15,7 +15,7 @@ from chatx.notes import Notes
 from chatx.record import Record
 from tests.builders.anthropic_event import ANTHROPIC, message_delta, sse_events, stream, text
 from tests.inprocess import run
-from tests.streams import CHAT, RESPONSES, convert, payloads
+from tests.streams import RESPONSES, convert, payloads
 
 LLAMA = "llama-stack-event"
 FIXTURE = Path(__file__).resolve().parents[3] / "fixtures" / ANTHROPIC / "stop-sequence.sse"
@@ -61,7 +61,8 @@ def test_anthropic_output_writes_the_stop_sequence_back():
     assert notes.summary() == []
 
 
-@pytest.mark.parametrize("dst", [CHAT, RESPONSES, LLAMA])
+# Chat has a place for it: tests/codecs/chat_chunk/test_stop_reason.py.
+@pytest.mark.parametrize("dst", [RESPONSES, LLAMA])
 def test_other_formats_say_the_stop_sequence_is_lost(dst: str):
     _, notes = convert(sse_events(stopped("4")), dst, ANTHROPIC)
     assert notes.lost_fields["finish.stop_sequence"] == 1
@@ -82,7 +83,6 @@ def test_collect_as_anthropic_keeps_the_stop_sequence():
 @pytest.mark.parametrize(
     ("target", "said"),
     [
-        ("chat", "choice 0: the stop sequence has no place in a chat.completion"),
         ("responses", "the stop sequence has no place in a Responses response"),
         ("llama-stack", "the stop sequence has no place in a Llama Stack response"),
     ],
