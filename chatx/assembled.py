@@ -93,6 +93,9 @@ class Item:
     data: Any = None
     done: bool = False
     patch: dict[str, Any] = field(default_factory=dict)
+    # The residue of the record that opened it: the source format's own fields of the
+    # item as it began (an Anthropic text block's "citations": []).
+    opened: dict[str, Any] = field(default_factory=dict)
     format: str | None = None
     # A reasoning item's closing token (see ir.ItemEnd): its signature, or its content
     # withheld (encrypted).

@@ -133,6 +133,8 @@ class Assembler:
     def _item_start(self, event: ir.ItemStart) -> None:
         lane = self.lane(event.lane)
         item = Item(event.kind, event.id)
+        if event.extra:
+            item.opened = event.extra
         if event.kind == "tool_call":
             call = event.call if event.call is not None else len(lane.tool_calls)
             item.call = lane.tool_calls[call] = ToolCall(call, event.call_id, event.name, event.id)

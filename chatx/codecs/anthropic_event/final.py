@@ -116,11 +116,7 @@ def _block(
     item: Item, own: bool, notes: Notes, stream_id: str, calls: int
 ) -> dict[str, Any] | None:
     if item.kind == "message":  # an Anthropic text block
-        block: dict[str, Any] = {"type": "text", "text": item.text.text()}
-        cited = [c for cited in item.citations for c in cited.extra.get("citations") or ()]
-        if cited:
-            block["citations"] = cited  # as the SDK's accumulator appends them
-        return block
+        return _text_block(item)
     if item.kind == "reasoning":
         return _thinking(item, own, notes)
     if item.kind == "tool_call" and item.call is not None:
@@ -145,6 +141,22 @@ def _block(
     kind = item.data.get("type") if type(item.data) is dict else item.kind
     notes.lost(f"{kind} item has no place in an Anthropic message")
     return None
+
+
+def _text_block(item: Item) -> dict[str, Any]:
+    """An Anthropic stream's text block as the SDK's accumulator builds it: the block its
+    ``content_block_start`` gave (a block that will cite starts with ``"citations": []``,
+    kept when none comes), its text, each ``citations_delta``'s citation appended."""
+    block: dict[str, Any] = {"type": "text", "text": ""}
+    began = item.opened.get("content_block")
+    if type(began) is dict:
+        merge(block, copied(began))
+    block["text"] = item.text.text()
+    cited = [c for cited in item.citations for c in cited.extra.get("citations") or ()]
+    if cited:
+        first = block.get("citations")
+        block["citations"] = [*(first if type(first) is list else ()), *cited]
+    return block
 
 
 def _thinking(item: Item, own: bool, notes: Notes) -> dict[str, Any] | None:
