@@ -219,7 +219,12 @@ class Assembler:
         meaning = event.meaning
         if type(meaning) is ir.WebSearch:
             self._search(meaning, item)
-        elif type(meaning) is ir.Citation:  # a Responses annotation, of the open message
+        elif type(meaning) is ir.Citation or (
+            meaning is None and found is None and type(kind) is str and "annotation" in kind
+        ):
+            # A Responses annotation, of the open message: one no other format has words
+            # for (a file_citation) is kept without them, for another format's final
+            # object to say it lost, as convert's encoders say the record.
             message = self._current(0, "message")
             message.citations.append(Cited(meaning, {}, message.text.size()))
 

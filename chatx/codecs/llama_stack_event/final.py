@@ -43,6 +43,9 @@ def to_llama_stack(
         notes.lost("the refusal is written as message content")
     if lane.stop_sequence is not None:
         notes.lost("the stop sequence has no place in a Llama Stack response")
+    for item in lane.items:
+        for cited in item.citations:  # none has a place: said as convert says each record
+            notes.lost_field("citations" if "citations" in cited.extra else "annotations")
     stop = (
         lane.raw_finish
         if source == NAME and lane.raw_finish
