@@ -52,13 +52,13 @@ class StreamStart:
 @dataclass(slots=True)
 class Citation:
     """What a message's text cites, in the words two formats share: a web page (``url``,
-    ``title``: Anthropic's web search result location, a Responses ``url_citation``) or a
-    file (``file_id``, ``filename``: a document citation of Anthropic's with its file id,
-    a Responses ``file_citation``). ``start`` and ``end`` are the cited span of the
-    message item's text, in characters, where the source says it (Responses); ``None``:
-    the item's whole text (an Anthropic citation covers its text block, one message
-    item). ``extra`` holds the source's other fields (Anthropic's ``cited_text``…), lost
-    elsewhere."""
+    ``title``: Anthropic's web search result location, a Responses or chat
+    ``url_citation``) or a file (``file_id``, ``filename``: a document citation of
+    Anthropic's with its file id, a Responses ``file_citation``). ``start`` and ``end``
+    are the cited span of the message item's text, in characters, where the source says
+    it (Responses, chat); ``None``: the item's whole text (an Anthropic citation covers
+    its text block, one message item). ``extra`` holds the source's other fields
+    (Anthropic's ``cited_text``…), lost elsewhere."""
 
     kind: Literal["url", "file"]
     url: str | None = None
@@ -97,7 +97,8 @@ class Meta:
     ``obfuscation``), a lane number for choice-level ones (``logprobs: null``,
     ``content_filter_results``); ``delta`` holds that choice's delta-level leftovers.
     ``meaning`` is what the record says in words a target with a place for it writes
-    (an Anthropic ``citations_delta``'s citation); a target without reports ``extra``.
+    (an Anthropic ``citations_delta``'s citation, a chat annotation's); a target without
+    reports ``extra``.
     """
 
     lane: int | None

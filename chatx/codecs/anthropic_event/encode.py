@@ -264,6 +264,9 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
 
     def _meta(self, event: ir.Meta, out: list[Any]) -> None:
         if not self.own:
+            cite = event.meaning  # a chat annotation's citation
+            if cite is not None and self._lane_ok(event.lane or 0) and self._cite(cite, out):
+                return
             if type(event.extra) is not NullResidue:
                 self.lost_meta(event)
             return

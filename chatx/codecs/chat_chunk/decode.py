@@ -12,16 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk import signatures, whole
+from chatx.codecs.chat_chunk import annotations_in, signatures, whole
 from chatx.codecs.chat_chunk.calls import CallEntry
 from chatx.codecs.chat_chunk.fast import FastChunks, Lane
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
+    beside_choices,
     decode_error,
-    decode_usage,
+    delta_residue,
     is_empty,
     kind_of,
-    obfuscate,
     split_logprobs,
     stop_string,
 )
@@ -121,21 +121,8 @@ class ChatChunkDecoder:
                 )
             for position, choice in enumerate(choices):
                 self._choice(choice, position, out)
-        self._beside_choices(data, extra, error, out)
+        beside_choices(data, extra, error, out)
         return out
-
-    def _beside_choices(
-        self, data: dict[str, Any], extra: dict[str, Any], error: Any, out: list[ir.Event]
-    ) -> None:
-        """What a chunk says beside its choices: usage, an error, its obfuscation (which
-        goes on the chunk's deltas)."""
-        usage = data.get("usage")
-        if isinstance(usage, dict) and usage:
-            out.append(decode_usage(usage))
-        if isinstance(error, dict):
-            out.append(decode_error(error))
-        if type(extra.get("obfuscation")) is str:
-            obfuscate(extra, out)
 
     def finish(self) -> list[ir.Event]:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
@@ -187,7 +174,7 @@ class ChatChunkDecoder:
         delta = choice.get("delta")
         extra: dict[str, Any] = Carried() if "stop_reason" in choice else {}  # stop_string
         extra.update((k, v) for k, v in choice.items() if k not in _CHOICE_KEYS)
-        delta_extra = signatures.carried(delta)
+        delta_extra = delta_residue(delta)
         logprobs = choice.get("logprobs", MISSING)
         lps = split_logprobs(logprobs, extra)
         if isinstance(delta, dict):
@@ -275,13 +262,17 @@ class ChatChunkDecoder:
             number, lane, delta["refusal"], refusal_lp, out, delta_extra
         ):
             refusal_lp = None
+        if "annotations" in delta and type(delta_extra) is Carried and not lane.finished:
+            # Citations of the open message item (one opens for them when none is).
+            base = lane.base if lane.open == "message" else lane.said
+            cites, delta_extra.rest["annotations"] = annotations_in.events(
+                number, delta["annotations"], base
+            )
+            if cites:
+                self._switch(number, lane, "message", None, out)
+                out += cites
         if "tool_calls" in delta:
-            calls = delta["tool_calls"]
-            if isinstance(calls, list) and calls:
-                for entry in calls:
-                    self._tool_call(number, lane, entry, out)
-            else:
-                delta_extra["tool_calls"] = calls
+            self._tool_calls(number, lane, delta["tool_calls"], out, delta_extra)
         return text_lp, refusal_lp
 
     def _reasoning(
@@ -344,6 +335,7 @@ class ChatChunkDecoder:
         if isinstance(value, str) and value:
             self._switch(number, lane, "message", None, out)
             out.append(ir.TextDelta(number, value, logprobs))
+            lane.said += len(value)
             return True
         if isinstance(value, list) and value:
             # Mistral magistral sends content as typed parts: thinking and text.
@@ -357,26 +349,33 @@ class ChatChunkDecoder:
     def _content_part(self, number: int, lane: Lane, part: Any, out: list[ir.Event]) -> None:
         if not isinstance(part, dict):
             return
-        if part.get("type") == "text" and part.get("text"):
+        text = part.get("text")
+        if part.get("type") == "text" and type(text) is str and text:
             self._switch(number, lane, "message", None, out)
-            out.append(ir.TextDelta(number, part["text"]))
+            out.append(ir.TextDelta(number, text))
+            lane.said += len(text)
         elif part.get("type") == "thinking":
             for piece in part.get("thinking") or ():
                 if isinstance(piece, dict) and piece.get("text"):
                     self._switch(number, lane, "reasoning", None, out)
                     out.append(ir.ReasoningDelta(number, piece["text"]))
 
-    def _tool_call(self, number: int, lane: Lane, entry: Any, out: list[ir.Event]) -> None:
-        if not isinstance(entry, dict):
-            self.notes.warning("tool_calls entry is not an object: left out")
-            return
-        read = CallEntry.read(entry, lane, self.notes)
-        if read.call in lane.calls:
-            out += read.more(number)
-            return
-        lane.calls.add(read.call)
-        self._switch(number, lane, "tool_call", read.call, out)
-        out += read.start(number)
+    def _tool_calls(
+        self, number: int, lane: Lane, calls: Any, out: list[ir.Event], delta_extra: dict[str, Any]
+    ) -> None:
+        if not isinstance(calls, list) or not calls:
+            delta_extra["tool_calls"] = calls
+        for entry in calls if isinstance(calls, list) else ():
+            if not isinstance(entry, dict):
+                self.notes.warning("tool_calls entry is not an object: left out")
+                continue
+            read = CallEntry.read(entry, lane, self.notes)
+            if read.call in lane.calls:
+                out += read.more(number)
+                continue
+            lane.calls.add(read.call)
+            self._switch(number, lane, "tool_call", read.call, out)
+            out += read.start(number)
 
     def _switch(
         self, number: int, lane: Lane, kind: str, call: int | None, out: list[ir.Event]
@@ -386,6 +385,7 @@ class ChatChunkDecoder:
         self._close(number, lane, out)
         lane.open = kind
         lane.open_call = call
+        lane.base = lane.said
         if kind != "tool_call":
             out.append(ir.ItemStart(number, kind))  # type: ignore[arg-type]
 

@@ -34,11 +34,15 @@ _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
 class Lane:
     """What the decoder knows of one choice: the item open in it, its calls."""
 
-    __slots__ = ("open", "open_call", "calls", "started", "finished", "seal")
+    __slots__ = ("open", "open_call", "calls", "started", "finished", "seal", "said", "base")
 
     def __init__(self) -> None:
         self.open: str | None = None  # "message" | "reasoning" | "tool_call"
         self.open_call: int | None = None
+        # Characters of content said, and where the open message item's text began in
+        # it: a citation's span (annotations_in.py) is of the content.
+        self.said = 0
+        self.base = 0
         # The open reasoning item's (signature, encrypted), once a token seals it
         # (signatures.py): more reasoning is another item.
         self.seal: tuple[str | None, str | None] | None = None
@@ -165,6 +169,8 @@ class FastChunks:
         run = template.run(records, start)
         if run is not None:
             self.used += len(run.texts)
+            if type(run.proto) is ir.TextDelta:
+                self.lanes[run.lane].said += sum(map(len, run.texts))
         return run
 
     def decode_parsed(self, record: Record) -> list[ir.Event]:
@@ -306,6 +312,8 @@ class FastChunks:
             if type(usage) is not dict:
                 return None
             out.append(decode_usage(usage))
+        if item == "message":
+            self.lanes[number].said += len(text)
         return out
 
     def _choice_meta(

@@ -87,6 +87,20 @@ def decode_error(error: dict[str, Any]) -> ir.Error:
     )
 
 
+def beside_choices(
+    data: dict[str, Any], extra: dict[str, Any], error: Any, out: list[ir.Event]
+) -> None:
+    """What a chunk says beside its choices: usage, an error, its obfuscation (which goes
+    on the chunk's deltas; ``extra`` is the chunk's residue)."""
+    usage = data.get("usage")
+    if isinstance(usage, dict) and usage:
+        out.append(decode_usage(usage))
+    if isinstance(error, dict):
+        out.append(decode_error(error))
+    if type(extra.get("obfuscation")) is str:
+        obfuscate(extra, out)
+
+
 def stop_string(finish: ir.Finish, choice: dict[str, Any], extra: dict[str, Any]) -> ir.Finish:
     """vLLM's ``stop_reason`` beside finish_reason "stop": the stop string that ended the
     text is the Finish's stop sequence, said in the words of Anthropic's stop reason
@@ -97,6 +111,20 @@ def stop_string(finish: ir.Finish, choice: dict[str, Any], extra: dict[str, Any]
         finish.raw, finish.stop_sequence = "stop_sequence", stop
         extra.rest["stop_reason"] = None
     return finish
+
+
+# Delta fields an IR event also says in its own words: reasoning signatures
+# (signatures.py) and citations (annotations_in.py).
+_CARRIED = frozenset(("reasoning_details", "thinking_blocks", "annotations"))
+
+
+def delta_residue(delta: Any) -> dict[str, Any]:
+    """The residue dict a delta's leftovers go in: a :class:`Carried` when the delta has
+    a field an event also says, so that chat output writes the field back as it came
+    and another format reports only what no event says."""
+    if type(delta) is dict and not _CARRIED.isdisjoint(delta):
+        return Carried()
+    return {}
 
 
 def is_empty(value: Any) -> bool:

@@ -13,7 +13,8 @@ or a redacted thinking block, as the services that bridge other APIs to chat say
 
 :func:`read` gives their tokens in order, which the decoder closes reasoning items with
 (``ir.ItemEnd.signature`` / ``encrypted``), and what of each field no IR event says. The
-fields stay the delta's residue (:class:`chatx.residue.Carried`): chat output writes them
+fields stay the delta's residue (:class:`chatx.residue.Carried`, see
+:func:`chatx.codecs.chat_chunk.fields.delta_residue`): chat output writes them
 back as they came, another format reports only that part (the entries' ``format``,
 ``id``, ``index``…).
 
@@ -25,8 +26,6 @@ part, which no other format gives a signature, so it stays chat residue.
 from __future__ import annotations
 
 from typing import Any, Literal
-
-from chatx.residue import Carried
 
 FIELDS = ("reasoning_details", "thinking_blocks")
 
@@ -45,14 +44,6 @@ _ENTRIES: dict[str, tuple[str | None, str | None, Kind]] = {
     "thinking": ("thinking", "signature", "signature"),
     "redacted_thinking": (None, "data", "redacted"),
 }
-
-
-def carried(delta: Any) -> dict[str, Any]:
-    """The residue dict a delta's leftovers go in: :class:`Carried` when the delta has a
-    field this module reads, so that :func:`read` can say what of it is said."""
-    if type(delta) is dict and ("reasoning_details" in delta or "thinking_blocks" in delta):
-        return Carried()
-    return {}
 
 
 def read(delta: dict[str, Any], rest: dict[str, Any]) -> list[Token]:
