@@ -2,7 +2,11 @@
 
 Per choice, in order: a role chunk, then one chunk each for the reasoning, the content,
 the refusal and every tool call (whole, as Groq and Mistral send calls), then the
-finish chunk; after every choice the usage chunk (``choices: []``, as OpenAI sends it
+finish chunk. Message fields no delta field names ride on the role chunk, but for those
+that say something of the text before them, which ride after it: the reasoning's
+signatures (OpenRouter's ``reasoning_details``, LiteLLM's ``thinking_blocks``) on the
+reasoning chunk, so they close its reasoning item, and the content's citations
+(``annotations``) on the content chunk, so they cite its message item; after every choice the usage chunk (``choices: []``, as OpenAI sends it
 with ``include_usage``) and ``[DONE]``. A choice without a finish reason was cut short:
 its stream has no ``[DONE]``, and the usage rides on the last chunk. Ids, ``created``, ``model`` and the envelope
 fields come from the object: OpenAI repeats ``service_tier`` and ``system_fingerprint``
@@ -24,6 +28,9 @@ _TOP = frozenset((*_ENVELOPE, *_REPEATED, "choices", "usage"))
 _REASONING = ("reasoning_content", "reasoning")
 _MESSAGE = frozenset(("role", "content", "refusal", "tool_calls", *_REASONING))
 _CHOICE = frozenset(("index", "message", "logprobs", "finish_reason"))
+# Message fields that go after the text they say something of (see the module's doc).
+_SIGNING = ("reasoning_details", "thinking_blocks")
+_CITING = ("annotations",)
 
 
 def is_completion(data: dict[str, Any]) -> bool:
@@ -84,7 +91,7 @@ def _choice(choice: dict[str, Any], position: int) -> list[dict[str, Any]]:
         return out
 
     role = {"role": message.get("role") or "assistant"}
-    # Message fields no delta field names (annotations, audio…) ride on the role chunk.
+    # Message fields no delta field names (audio…) ride on the role chunk.
     role.update((k, v) for k, v in message.items() if k not in _MESSAGE and v not in _EMPTY)
     out = [entry(role)]
     said: list[str] = []
@@ -92,12 +99,13 @@ def _choice(choice: dict[str, Any], position: int) -> list[dict[str, Any]]:
         text = message.get(field)
         if type(text) is str and text and text not in said:  # vLLM may send both names
             said.append(text)
-            out.append(entry({field: text}))
+            out.append(entry({field: text, **_after(role, _SIGNING)}))
         elif text not in _EMPTY and type(text) is not str:
             role[field] = text
     content = message.get("content")
     if content not in _EMPTY:
-        out.append(entry({"content": content}, _part(lps, "content")))
+        delta = {"content": content, **_after(role, _CITING)}
+        out.append(entry(delta, _part(lps, "content")))
     refusal = message.get("refusal")
     if refusal not in _EMPTY:
         out.append(entry({"refusal": refusal}, _part(lps, "refusal")))
@@ -115,6 +123,17 @@ def _choice(choice: dict[str, Any], position: int) -> list[dict[str, Any]]:
         last.update(rest)
         out.append(last)
     return out
+
+
+def _after(role: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """The ``fields`` of the role chunk's delta, moved to the chunk after it that
+    carries the text they say something of (the first such chunk: they move once)."""
+    moved = {field: role.pop(field) for field in fields if field in role}
+    more = role.get("provider_specific_fields")
+    if "thinking_blocks" in moved and type(more) is dict and "thinking_blocks" in more:
+        # LiteLLM repeats the blocks there: both go together (signatures.read).
+        moved["provider_specific_fields"] = role.pop("provider_specific_fields")
+    return moved
 
 
 def _part(lps: dict[str, Any], name: str) -> Any:
