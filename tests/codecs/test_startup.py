@@ -73,6 +73,7 @@ def test_chat_to_responses_loads_no_other_format_and_no_other_command() -> None:
     assert "chatx.codecs.chat_chunk.encode" not in loaded
     assert "chatx.codecs.responses_event.encode" in loaded
     assert "chatx.codecs.responses_event.decode" not in loaded
+    assert "chatx.codecs.responses_event.items" not in loaded  # the decoder's item tracker
 
 
 def test_anthropic_to_chat_loads_anthropic_decoder_and_chat_encoder_only() -> None:

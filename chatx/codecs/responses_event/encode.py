@@ -21,9 +21,9 @@ from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.encode_items import ItemEncoding
 from chatx.codecs.responses_event.envelope import envelope, responses_id, usage_object
-from chatx.codecs.responses_event.items import OPEN_PART, PATCH
 from chatx.codecs.responses_event.parts import OpenItem
 from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
+from chatx.codecs.responses_event.shapes import OPEN_PART, PATCH
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report

@@ -16,8 +16,7 @@ from chatx.pieces import Pieces
 from chatx.residue import Carried, diff
 
 NAME = "responses-event"
-PATCH = "~responses.derived"
-OPEN_PART = "~responses.open_part"
+PATCH, OPEN_PART = shapes.PATCH, shapes.OPEN_PART
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
 # A text done event → the part family its deltas are kept under, and its text field.
 _TEXT_DONE = {

@@ -11,6 +11,11 @@ from typing import Any
 
 from chatx.codecs.finish import exact
 
+# Residue keys the decoder fills and the encoder reads: the patch of a derived event (a
+# done event, an added part) against its canonical shape, and a part left open at the end.
+PATCH = "~responses.derived"
+OPEN_PART = "~responses.open_part"
+
 
 def text_part(text: str, logprobs: list[Any]) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": logprobs, "text": text}
