@@ -2,10 +2,10 @@
 
 A field of an unexpected JSON type (a list where an index should be, a string where a
 count should be) must make chatx skip that record with a message that names its line, or
-read past it; never fail with an internal error. Open bugs are marked xfail with the file
-and function to fix. Each entry also lists the (exception, innermost chatx function) the
-bug raises: tests/test_fuzz.py sets inputs that hit a listed one aside, so the fuzzers
-keep looking for new bugs; when a bug is fixed its test passes, and the entry goes.
+read past it; never fail with an internal error. Every bug here is fixed: each entry is
+its regression test, with the bug as it was found (its message, and the exception and
+innermost chatx function it raised then, for the record: code has moved since, a
+function named may now live in another module).
 """
 
 from __future__ import annotations
