@@ -130,6 +130,10 @@ class Lane:
     finish: str | None = None  # chat vocabulary, see ir.FINISH_REASONS
     raw_finish: str | None = None  # the source's own word when it differs
     stop_sequence: str | None = None  # the stop sequence matched (see ir.Finish)
+    # The finish came after the stream's error (a Responses response.failed): a format
+    # whose error ends its stream (chat, Anthropic, Llama Stack) says nothing of it.
+    after_error: bool = False
+    started: bool = False  # the choice was opened (its role said): a choice, if empty
     reasoning_field: str | None = None  # chat: reasoning_content or reasoning
     open: Item | None = None
 
@@ -161,5 +165,7 @@ class Lane:
         return [i for i in self.items if i.kind == "other"]
 
     def is_empty(self) -> bool:
-        """True when the lane says nothing (Azure's filter-only chunk opens none)."""
-        return not self.items and self.finish is None
+        """True when the lane says nothing, not even that it opened: a client's
+        accumulator keeps a choice whose first chunk came (a stream that failed before
+        its first word), not a lane only a record's residue named."""
+        return not self.items and self.finish is None and not self.started

@@ -53,6 +53,9 @@ class Assembler:
         self.meta: dict[str, Any] = {}
         self.lanes: dict[int, Lane] = {}
         self.usage: ir.Usage | None = None
+        # The last usage said before the stream's error: what a format whose error ends
+        # its stream (chat, Anthropic, Llama Stack) says, when a source says more after.
+        self.usage_before_error: ir.Usage | None = None
         self.errors: list[ir.Error] = []
         self.counts: Counter[str] = Counter()
         self.passthrough: Counter[str] = Counter()
@@ -100,6 +103,14 @@ class Assembler:
             )
         return lanes[0]
 
+    def said_after_error(self) -> bool:
+        """The stream said usage, or a finish reason but the error's own, after its error
+        (a Responses response.failed): a format whose error ends its stream has no place
+        for it."""
+        if self.usage is not self.usage_before_error:
+            return True
+        return any(lane.after_error and lane.finish != "error" for lane in self.lanes.values())
+
     def _start(self, event: ir.StreamStart) -> None:
         self.started = True
         self.id, self.model, self.created = event.id, event.model, event.created
@@ -128,7 +139,8 @@ class Assembler:
                 item.citations.append(Cited(event.meaning, event.extra, item.text.size()))
 
     def _lane_start(self, event: ir.LaneStart) -> None:
-        self.lane(event.lane).role = event.role
+        lane = self.lane(event.lane)
+        lane.role, lane.started = event.role, True
 
     def _item_start(self, event: ir.ItemStart) -> None:
         lane = self.lane(event.lane)
@@ -200,11 +212,14 @@ class Assembler:
     def _usage(self, event: ir.Usage) -> None:
         # Perplexity and Groq repeat usage; the last one is the final count.
         self.usage = event
+        if not self.errors:
+            self.usage_before_error = event
 
     def _finish(self, event: ir.Finish) -> None:
         lane = self.lane(event.lane)
         lane.finish, lane.raw_finish = event.reason, event.raw
         lane.stop_sequence = event.stop_sequence
+        lane.after_error = bool(self.errors)
         lane.open = None
 
     def _error(self, event: ir.Error) -> None:

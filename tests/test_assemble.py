@@ -145,11 +145,14 @@ def test_a_second_stream_start_begins_a_new_assembler() -> None:
 
 
 def test_lanes_that_say_nothing_are_not_choices() -> None:
+    # A lane only a record's residue named says nothing; a choice whose first chunk came
+    # (its role: a stream that failed before its first word) is one, as the openai SDK's
+    # accumulator keeps it.
     stream = _feed(
-        [ir.StreamStart("x"), ir.LaneStart(0), ir.LaneStart(1)],
-        [ir.ItemStart(1, "message"), ir.TextDelta(1, "hi")],
+        [ir.StreamStart("x"), ir.Meta(0, {"content_filter_results": {}}), ir.LaneStart(1)],
+        [ir.ItemStart(2, "message"), ir.TextDelta(2, "hi")],
     )
-    assert [lane.index for lane in stream.choices] == [1]
+    assert [lane.index for lane in stream.choices] == [1, 2]
 
 
 def test_joined_is_the_whole_text() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from chatx import ir
-from chatx.assembler import Assembler, Item, OtherItem
+from chatx.assembler import Assembler, Item, Lane, OtherItem
 from chatx.notes import Notes
 from chatx.residue import copied, merge, report
 
@@ -72,19 +72,15 @@ def final(
                 content.append(block)
         while searches and searches[0][0] == number:
             content += _search_blocks(searches.pop(0)[1], notes, noted)
-    word = None
-    if lane.finish is not None:
-        word = r.stop_word(lane.finish, lane.raw_finish)
-        if word is None:
-            notes.lost(f"finish reason {lane.finish!r} has no Anthropic stop reason: end_turn")
-            word = "end_turn"
     message: dict[str, Any] = {
-        "id": (stream.id or "") if own else message_id(stream.id or ""),
+        # A stream that never started (an error before its first record) has no
+        # message_start in anthropic output either: no id.
+        "id": (stream.id or "") if own or not stream.started else message_id(stream.id or ""),
         "type": "message",
         "role": "assistant",
         "model": stream.model or "",
         "content": content,
-        "stop_reason": word,
+        "stop_reason": _stop_reason(stream, lane, own, notes),
         "stop_sequence": lane.stop_sequence,
         "usage": _usage(stream, own),
     }
@@ -96,7 +92,32 @@ def final(
             merge(message, copied(rest))
     if stream.errors:
         notes.lost(f"{len(stream.errors)} error(s) in the stream have no place in a message")
+        if not own and stream.said_after_error():
+            notes.lost("what came after the error event has no place")
     return message
+
+
+def _stop_reason(stream: Assembler, lane: Lane, own: bool, notes: Notes) -> str | None:
+    """The message's stop reason; from another format, the one anthropic output writes
+    in its ``message_delta``."""
+    if own:
+        return r.stop_word(lane.finish, lane.raw_finish) if lane.finish is not None else None
+    if lane.finish is not None and not lane.after_error:
+        word = r.stop_word(lane.finish, lane.raw_finish)
+        if word is None:
+            notes.lost(f"finish reason {lane.finish!r} has no Anthropic stop reason: end_turn")
+            word = "end_turn"
+        return word
+    # A finish after the error (a Responses response.failed) is not said: the API writes
+    # nothing after its error event, and its SDK stops there. A message the source ended
+    # without a finish reason (or whose usage came before its error) ends with one.
+    if (stream.ended and not stream.errors) or (
+        stream.errors and stream.usage_before_error is not None
+    ):
+        word = "tool_use" if lane.calls else "end_turn"
+        notes.repaired(f"the input has no finish reason: stop_reason {word} written")
+        return word
+    return None
 
 
 # message_start fields a finished message says otherwise.
@@ -104,7 +125,7 @@ _SAID = frozenset(("content", "stop_reason", "stop_sequence"))
 
 
 def _usage(stream: Assembler, own: bool) -> dict[str, Any]:
-    usage = stream.usage
+    usage = stream.usage if own else stream.usage_before_error
     if usage is None:
         return {r.INPUT: 0, r.OUTPUT: 0}
     if own:

@@ -188,6 +188,9 @@ class ChatChunkEncoder(FinishEncoding):
         out: list[Any],
     ) -> None:
         """The batch's chunk (or chunks, or error frame), once all its events are read."""
+        if self.failed and not self.own:
+            self._after_failure(choices, usage)
+            return
         if usage is not None and not choices and not self.failed and self.roles - self.finished:
             # The usage chunk comes after every choice finished (chat rule 5).
             out.append(self._finish_unfinished())

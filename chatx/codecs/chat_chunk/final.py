@@ -54,6 +54,8 @@ def to_chat(
         notes.lost(
             f"{len(stream.errors)} error(s) in the stream have no place in a chat.completion"
         )
+        if not own and stream.said_after_error():
+            notes.lost("the finish reason or usage that came after the error frame")
     return completion
 
 
@@ -84,8 +86,14 @@ def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
         {"content": content or None, "refusal": refusal or None} if content or refusal else None
     )
     reason = lane.finish
-    if reason == "error":
-        reason = "stop"  # as chat output does: the error frame says it, "stop" ends it
+    if reason is not None and not own and lane.after_error:
+        reason = None  # as chat output: the error frame ended the stream, nothing follows
+    elif reason == "error":
+        # As chat output writes a failed generation no error frame said (a Responses
+        # response.failed without an error event).
+        if not own:
+            notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
+        reason = "stop"
     elif reason is not None and not own and exact(reason) is None:
         # As chat output writes it (Anthropic's pause_turn: an incomplete response).
         notes.lost(f"choice {lane.index}: finish reason {reason!r} has no chat word: 'length'")
@@ -138,7 +146,9 @@ def _annotations(lane: Lane, notes: Notes) -> list[dict[str, Any]]:
 
 
 def _usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
-    usage = stream.usage
+    # Another format's usage after its error (a Responses response.failed's) has no
+    # place: chat output's error frame ends the stream.
+    usage = stream.usage if own else stream.usage_before_error
     if usage is None:
         return None
     prompt, completion = usage.input or 0, usage.output or 0

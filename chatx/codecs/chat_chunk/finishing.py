@@ -16,6 +16,7 @@ class FinishEncoding(AnnotationEncoding):
     failed: bool
     finished: set[int]
     called: set[int]
+    unfinished_end: bool
 
     def _finish_choice(self, choices: dict[int, dict[str, Any]], event: ir.Finish) -> None:
         if event.reason == "error" and self.failed:
@@ -67,3 +68,11 @@ class FinishEncoding(AnnotationEncoding):
             self._choice(choices, lane)["finish_reason"] = reason
             self.finished.add(lane)
         return self._chunk(choices, {}, [], None)
+
+    def _after_failure(self, choices: dict[int, dict[str, Any]], usage: Any) -> None:
+        """Another format's error frame ended the stream: a chunk after it breaks chat's
+        rule (CHK018) and the openai SDK stops reading there, so what the source says
+        after its error (a Responses response.failed's usage) has no place."""
+        self.unfinished_end = False
+        if choices or usage is not None:
+            self.notes.lost("the finish reason or usage that came after the error frame")

@@ -10,7 +10,9 @@ import orjson
 from chatx.assembler import Assembler, Lane
 from chatx.notes import Notes
 
+from . import records as r
 from .records import NAME
+from .special_tokens import PYTHON_TAG, TOKEN_STOP, TokenScanner, parse_tool_call
 
 _STOP = {
     "stop": "end_of_turn",
@@ -51,17 +53,83 @@ def to_llama_stack(
         if source == NAME and lane.raw_finish
         else _STOP.get(lane.finish or "", "end_of_turn" if lane.finish else None)
     )
+    if source == NAME:
+        text = lane.text
+        calls = [_call(call.call_id, call.name, call.arguments) for call in lane.calls]
+    else:
+        text, calls, token = _chat_text(stream.id or "", lane)
+        stop = _foreign_stop(stream, lane, stop, notes)
+        if token is not None and stop is not None:
+            stop = token  # a token's stop reason wins over the finish reason
     message = {
         "role": "assistant",
-        "content": lane.text + lane.refusal,
+        "content": text + lane.refusal,
         "stop_reason": stop,
-        "tool_calls": [_call(call.call_id, call.name, call.arguments) for call in lane.calls],
+        "tool_calls": calls,
     }
     return {
         "completion_message": message,
         "logprobs": None,
         "metrics": _metrics(stream, source == NAME),
     }
+
+
+def _chat_text(sid: str, lane: Lane) -> tuple[str, list[dict[str, Any]], str | None]:
+    """Another format's text and calls, read as Llama Stack output reads chat text
+    (text.py, as Llama Stack's OpenAI-compat layer does): the text without Llama's
+    special tokens, the calls with the built-in ones ``<|python_tag|>`` opens (to the
+    end of its message) in their place, and the stop reason a token sets."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    token: str | None = None
+    for item in lane.items:
+        if item.kind == "tool_call" and item.call is not None:
+            call = item.call
+            calls.append(
+                _call(call.call_id or r.call_id(sid, len(calls)), call.name, call.arguments)
+            )
+        elif item.kind == "message":
+            scanner = TokenScanner()
+            python: list[str] | None = None  # the text after <|python_tag|>
+            pieces = scanner.feed(item.text.text())
+            pieces += [("text", scanner.flush()), ("end", "")]
+            for kind, piece in pieces:
+                if kind == "text":
+                    (texts if python is None else python).append(piece)
+                    continue
+                if piece == PYTHON_TAG:
+                    python = [] if python is None else python
+                    continue
+                token = TOKEN_STOP.get(piece, token)
+                if python is None:
+                    continue
+                # A token, or the message's end, closes the call.
+                raw, python = "".join(python), None
+                parsed = parse_tool_call(raw)
+                if parsed is None:  # a failed call: its text, as Llama Stack reads it
+                    texts.append(raw)
+                else:
+                    call_id = r.call_id(sid, len(calls))
+                    calls.append(_call(call_id, parsed[0], r.dumps(parsed[1])))
+    return "".join(texts), calls, token
+
+
+def _foreign_stop(stream: Assembler, lane: Lane, stop: str | None, notes: Notes) -> str | None:
+    """Another format's stop reason, as the encoder's ``complete`` event says it. Its
+    server writes nothing after the error frame: a finish or usage after the source's
+    error (a Responses response.failed) is not said. A stream the source ended without
+    a finish reason (or whose usage came before its error) ends with end_of_turn."""
+    if stream.errors and stream.said_after_error():
+        notes.lost("the finish reason or usage that came after the error frame")
+    if lane.after_error:
+        stop = None
+    if stop is None and (
+        (stream.ended and not stream.errors)
+        or (stream.errors and stream.usage_before_error is not None)
+    ):
+        notes.repaired("the input has no finish reason: complete says end_of_turn")
+        stop = "end_of_turn"
+    return stop
 
 
 def _call(call_id: str | None, name: str | None, arguments: str) -> dict[str, Any]:
@@ -78,7 +146,7 @@ def _call(call_id: str | None, name: str | None, arguments: str) -> dict[str, An
 
 
 def _metrics(stream: Assembler, own: bool) -> list[dict[str, Any]] | None:
-    usage = stream.usage
+    usage = stream.usage if own else stream.usage_before_error
     if usage is None:
         return None
     total = usage.total

@@ -17,6 +17,7 @@ from chatx.assembler import Assembler, Item, Lane, OtherItem, joined
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.citations import annotation
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
+from chatx.codecs.responses_event.parts import _logprobs as written_logprobs
 from chatx.codecs.responses_event.searches import SearchState
 from chatx.codecs.responses_event.searches import item_id as item_id_of
 from chatx.notes import Notes
@@ -73,8 +74,11 @@ def to_response(
             output.append(_output_item(item, rid, len(output), own, notes))
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
-    if lane.finish is None and error is None:
+    if error is None and (lane.finish is None if own else not stream.ended):
         # No terminal event: what a client holds is the snapshot, still in progress.
+        # Responses output ends another format's stream that ended (a chat stream with no
+        # finish reason but its [DONE]) with response.completed, and leaves one cut short
+        # (an Anthropic message without message_stop) open.
         opened["output"] = output
         if usage is not None:
             opened["usage"] = usage
@@ -91,18 +95,6 @@ def to_response(
     return response
 
 
-def _logprob(entry: Any) -> Any:
-    """A chat logprob entry as Responses types it: ``bytes`` is a list, never null."""
-    if not isinstance(entry, dict):
-        return entry
-    out = dict(entry)
-    if out.get("bytes") is None and isinstance(out.get("token"), str):
-        out["bytes"] = list(out["token"].encode())
-    if isinstance(out.get("top_logprobs"), list):
-        out["top_logprobs"] = [_logprob(top) for top in out["top_logprobs"]]
-    return out
-
-
 def _source_envelope(extra: dict[str, Any]) -> dict[str, Any]:
     """The ``response`` of the source's ``response.created``, kept by the Responses
     decoder in its StreamStart residue (a codec-private key)."""
@@ -112,31 +104,21 @@ def _source_envelope(extra: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-# ResponseError.code as the openai SDK and the Responses API define it.
-_RESPONSE_ERROR_CODES = frozenset((
-    "server_error", "rate_limit_exceeded", "invalid_prompt", "data_residency_mismatch",
-    "bio_policy", "misalignment_policy_violation", "vector_store_timeout", "invalid_image",
-    "invalid_image_format", "invalid_base64_image", "invalid_image_url", "image_too_large",
-    "image_too_small", "image_parse_error", "image_content_policy_violation",
-    "invalid_image_mode", "image_file_too_large", "unsupported_image_media_type",
-    "empty_image_file", "failed_to_download_image", "image_file_not_found",
-))  # fmt: skip
-
-
 def _response_error(stream: Assembler, own: bool, notes: Notes) -> dict[str, Any] | None:
+    """The terminal response's ``error``, as the encoder writes it: a code that is no
+    ResponseError code (Groq's tool_use_failed, OpenRouter's 400) is ``server_error``,
+    and the ``error`` event keeps it. A Responses stream's own terminal error (OpenAI's
+    insufficient_quota) comes back with its residue."""
     if not stream.errors:
         return None
     # The last error is the one that ended the stream (the Responses decoder agrees).
     last = stream.errors[-1]
-    code = last.code if last.code is None or isinstance(last.code, str) else str(last.code)
-    if not own and code not in _RESPONSE_ERROR_CODES:
-        # Groq's tool_use_failed, OpenRouter's 400: not a response error code.
-        if code is not None:
-            notes.lost(
-                f"error code {code!r} is not a Responses error code: written as server_error"
-            )
-        code = None
-    return {"code": code or "server_error", "message": last.message or ""}
+    error = shapes.response_error(last.code, last.message)
+    if not own and last.code is not None and error["code"] != str(last.code):
+        notes.lost(
+            f"error code {str(last.code)!r} is not a Responses error code: written as server_error"
+        )
+    return error
 
 
 def _ours(item: Item, notes: Notes) -> bool:
@@ -165,7 +147,8 @@ def _output_item(item: Item, rid: str, index: int, own: bool, notes: Notes) -> d
         parts: list[dict[str, Any]] = []
         text, refusal = joined(item.text), joined(item.refusal)
         if text or not refusal:
-            logprobs = item.logprobs if own else [_logprob(lp) for lp in item.logprobs]
+            # Another format's as Responses output writes them (bytes a list, never null).
+            logprobs = item.logprobs if own else written_logprobs(item.logprobs)
             parts.append(shapes.text_part(text, logprobs))
             if item.citations and not own:
                 parts[-1]["annotations"] = _annotations(item, len(text), notes)
