@@ -9,12 +9,16 @@ the notes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatx import codecs
 from chatx.assembler import Assembler
+from chatx.collect_notes import encoder_notes
 from chatx.errors import UsageError
 from chatx.notes import Notes
+
+if TYPE_CHECKING:
+    from chatx.reading import Side
 
 # --as names → the format whose final object is built (formats without a final object
 # have none).
@@ -51,3 +55,25 @@ def target_for(fmt: str | None, source: str) -> str:
             f"--as: {fmt} has no final object (formats that have: {', '.join(DEFAULT_TARGET)})"
         )
     return DEFAULT_TARGET[fmt]
+
+
+def collect_side(
+    side: Side, fmt: str | None = None, choice: int | None = None
+) -> list[dict[str, Any]]:
+    """``chatx collect [--as fmt] [--choice N]`` of one input: one object per stream it
+    holds. What another format's object leaves out is said as ``convert --to fmt`` says
+    it (:mod:`chatx.collect_notes`); a same-format object's builder says its own."""
+    from chatx.assemble import other_items
+    from chatx.assembler import assemble
+    from chatx.pipeline import decode
+
+    target = target_for(fmt, side.format)
+    side.decode_only()
+    batches = decode(side.records(), side.format, side.notes)
+    tap = encoder_notes(TARGETS[target], side.format, choice, side.notes, side.name)
+    if tap is not None:
+        batches = tap.tap(batches)
+    streams = assemble(batches, other_items)
+    # The encoder said what the objects leave out: their builders' notes would say it twice.
+    notes = side.notes if tap is None else Notes()
+    return [collect(s, target, source=side.format, choice=choice, notes=notes) for s in streams]

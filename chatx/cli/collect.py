@@ -44,22 +44,18 @@ def collect(
 ) -> int:
     import orjson
 
-    from chatx.assemble import streams_of
     from chatx.cli import reading_stdin
-    from chatx.collect import collect, target_for
+    from chatx.collect import collect_side
     from chatx.drive import NoteReporter
     from chatx.reading import open_side
 
     if file == "-":
         reading_stdin(src)
     side = open_side(file, src)
-    streams = streams_of(side)
     # --as names a format (chat, responses and llama-stack, its old values, are aliases):
     # the object built is that format's own.
-    target = target_for(as_, side.format)
     # Concatenated captures hold several streams: one JSON value each, as jq prints them.
-    for stream in streams:
-        built = collect(stream, target, source=side.format, choice=choice, notes=side.notes)
+    for built in collect_side(side, as_, choice):
         sys.stdout.buffer.write(lenient_dumps(built, option=orjson.OPT_INDENT_2) + b"\n")
     NoteReporter(side.notes, side.name, quiet).flush(final=True)
     skipped = any(note.kind == "skipped" for note in side.notes.items)
