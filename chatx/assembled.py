@@ -135,6 +135,10 @@ class Lane:
     after_error: bool = False
     started: bool = False  # the choice was opened (its role said): a choice, if empty
     reasoning_field: str | None = None  # chat: reasoning_content or reasoning
+    # The lane's residue (chat: a choice's own fields, and its deltas'), gathered as
+    # chatx.accumulate says.
+    residue: dict[str, Any] = field(default_factory=dict)
+    delta: dict[str, Any] = field(default_factory=dict)
     open: Item | None = None
 
     @property

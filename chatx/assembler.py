@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from chatx import ir
+from chatx.accumulate import accumulate, settle
 from chatx.assembled import Cited, Item, Lane, OtherItem, OtherItems, ToolCall, joined
 from chatx.errors import UsageError
 from chatx.pieces import Pieces
@@ -51,6 +52,10 @@ class Assembler:
         self.start_extra: dict[str, Any] = {}
         self.end_extra: dict[str, Any] = {}
         self.meta: dict[str, Any] = {}
+        # The residue of the stream's records, of each record as a whole (chat: a chunk's
+        # own fields), gathered as chatx.accumulate says; a lane's, per lane.
+        self.residue: dict[str, Any] = {}
+        self._settled: Any = None
         self.lanes: dict[int, Lane] = {}
         self.usage: ir.Usage | None = None
         # The last usage said before the stream's error: what a format whose error ends
@@ -128,7 +133,17 @@ class Assembler:
                 # Snowflake sends service_tier "" on every chunk: no value, not kept.
                 if event.extra.get(key):
                     self.meta[key] = event.extra[key]
-        elif event.meaning is not None or "citations" in event.extra:
+            if event.extra is not self._settled:  # a decoder shares one between records
+                self._settled = event.extra
+                settle(self.residue, event.extra)
+            return
+        if event.meaning is None:
+            lane = self.lane(event.lane)
+            if event.extra:
+                settle(lane.residue, event.extra)
+            if event.delta:
+                accumulate(lane.delta, event.delta)
+        if event.meaning is not None or "citations" in event.extra:
             # A citation of the lane's message text (Anthropic's citations_delta): what
             # another format writes of it, and the record's residue, which gives the
             # same format its own (a document cited without a file id says no more).

@@ -50,6 +50,10 @@ def to_chat(
     }
     for key, value in stream.meta.items():
         completion[key] = value
+    if own:
+        # The chunks' own fields where Azure's chat.completion has them
+        # (prompt_filter_results, at the top), as the SDK keeps its first chunk's.
+        _place(completion, stream.residue, _CHUNK)
     if stream.errors:
         notes.lost(
             f"{len(stream.errors)} error(s) in the stream have no place in a chat.completion"
@@ -88,17 +92,18 @@ def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
     reason = lane.finish
     if reason is not None and not own and lane.after_error:
         reason = None  # as chat output: the error frame ended the stream, nothing follows
-    elif reason == "error":
+    elif reason == "error" and not own:
         # As chat output writes a failed generation no error frame said (a Responses
-        # response.failed without an error event).
-        if not own:
-            notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
+        # response.failed without an error event). A chat stream's own 'error' (OpenRouter
+        # says it of a generation that failed mid-stream) stays, as the openai SDK's
+        # accumulator keeps the chunk's finish_reason.
+        notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
         reason = "stop"
     elif reason is not None and not own and exact(reason) is None:
         # As chat output writes it (Anthropic's pause_turn: an incomplete response).
         notes.lost(f"choice {lane.index}: finish reason {reason!r} has no chat word: 'length'")
         reason = "length"
-    elif reason is not None and reason not in _FINISH:
+    elif reason is not None and reason not in _FINISH and not (own and reason == "error"):
         notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
     if any(i.kind == "other" for i in lane.items):
         notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
@@ -108,11 +113,35 @@ def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
         "logprobs": logprobs,
         "finish_reason": reason,
     }
+    if own:
+        # A choice's own fields on the choice (Azure's content_filter_results,
+        # OpenRouter's native_finish_reason), a delta's on the message (OpenRouter's
+        # reasoning_details): where a non-streaming chat.completion has them.
+        _place(choice, lane.residue, _CHOICE)
+        _place(message, lane.delta, _MESSAGE)
     if lane.stop_sequence is not None:
         # The stop string that ended the text, where vLLM's chat.completion says it
         # (chat output writes it beside finish_reason, as vLLM streams it).
         choice["stop_reason"] = lane.stop_sequence
     return choice
+
+
+# The fields the object builds from the IR, never from residue: a chunk's (a prelude
+# record's empty id or model is no value of the completion; obfuscation pads one chunk,
+# and the SDK drops it too), a choice's, a delta's.
+_CHUNK = frozenset(("id", "object", "created", "model", "choices", "usage", "obfuscation"))
+_CHOICE = frozenset(("index", "delta", "message", "logprobs", "finish_reason", "stop_reason"))
+_MESSAGE = frozenset(
+    ("role", "content", "refusal", "tool_calls", "reasoning", "reasoning_content", "annotations")
+)
+
+
+def _place(into: dict[str, Any], residue: dict[str, Any], built: frozenset[str]) -> None:
+    # A null says nothing a client needs (the SDK keeps a delta's "function_call": null
+    # as it came; a chat.completion read back as its stream has none).
+    for key, value in residue.items():
+        if value is not None and key not in built and key not in into:
+            into[key] = value
 
 
 def _annotations(lane: Lane, notes: Notes) -> list[dict[str, Any]]:
