@@ -133,7 +133,7 @@ def convert(
         bool, typer.Option("--quiet", "-q", help="Do not print notes (nor the --out-dir summary).")
     ] = False,
 ) -> int:
-    from chatx import outdir
+    from chatx.settings import Settings, targets
 
     mode = _REASONING.get(reasoning)
     if mode is None:
@@ -141,14 +141,14 @@ def convert(
     if reasoning_field not in (None, "reasoning", "reasoning_content"):
         raise UsageError("--reasoning-field takes 'reasoning' or 'reasoning_content'")
     files = files or ["-"]
-    formats = outdir.targets(to or ["responses-event"])
+    formats = targets(to or ["responses-event"])
     options = EncodeOptions(
         reasoning=mode,
         reasoning_field=reasoning_field,
         request=_load_request(request),
         finish=finish,
     )
-    settings = outdir.Settings(src, container, out_container, options, choice, strict)
+    settings = Settings(src, container, out_container, options, choice, strict)
     if out_dir is not None or check:
         passed: list[str] = []
         plan = _plan(files, formats, out_dir, output, out_container, passed)

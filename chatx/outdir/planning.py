@@ -34,21 +34,6 @@ class Job:
     stream: int | None = None
 
 
-def targets(specs: Sequence[str]) -> list[str]:
-    """``--to`` values (repeated and/or comma-separated, ``all``) as codec names, in order."""
-    names: list[str] = []
-    for spec in specs:
-        for part in spec.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            found = codecs.names() if part == "all" else [codecs.get(part).name]
-            names += [n for n in found if n not in names]
-    if not names:
-        raise UsageError("--to names no format")
-    return names
-
-
 def output_name(stem: str, target: str, container: str) -> str:
     """The file name of one output: ``<stem>.<format>.<container>``."""
     return f"{stem}.{target}.{container}"

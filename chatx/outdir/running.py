@@ -7,54 +7,20 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
-from chatx.codecs.base import EncodeOptions
 from chatx.errors import ChatxError, ExitStatus, InputError
 from chatx.notes import Note, Notes
 from chatx.outdir import sources
 from chatx.outdir.planning import Job
 from chatx.outdir.walking import resolved
-from chatx.pipeline import Transcoder
+from chatx.settings import Settings
 
 if TYPE_CHECKING:  # a process pool costs 20 ms to import: only -j needs one
     from concurrent.futures import Future, ProcessPoolExecutor
 
 Status = Literal["written", "unchanged", "stale", "missing", "failed"]
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Everything a conversion needs besides its job (sent to worker processes)."""
-
-    src: str | None = None
-    container: str | None = None
-    out_container: str | None = None
-    options: EncodeOptions = field(default_factory=EncodeOptions)
-    choice: int | None = None
-    strict: bool = False
-
-    def recorded(self, request: dict[str, Any] | None) -> Settings:
-        """These settings with the request recorded beside a stream (a HAR, a cassette):
-        it fills the Responses envelope as ``--request`` does, unless that was given."""
-        if request is None or self.options.request is not None:
-            return self
-        return replace(self, options=replace(self.options, request=request))
-
-    def transcoder(self, target: str, name: str, notes: Notes) -> Transcoder:
-        """A Transcoder to ``target`` with these settings."""
-        return Transcoder(
-            target,
-            src=self.src,
-            container=self.container,
-            out_container=self.out_container,
-            options=self.options,
-            choice=self.choice,
-            strict=self.strict,
-            name=name,
-            notes=notes,
-        )
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ PACKAGES = ("chat_chunk", "responses_event", "llama_stack_event", "anthropic_eve
 def _codec_modules(argv: list[str]) -> tuple[int, list[str]]:
     """Run the CLI on ``argv`` in a fresh interpreter: its exit status and the modules of
     the codec packages it loaded (sorted), the shared ones (``chatx.codecs.base``…) aside."""
-    prefixes = tuple(f"chatx.codecs.{package}" for package in PACKAGES)
+    prefixes = (*(f"chatx.codecs.{package}" for package in PACKAGES), "chatx.outdir")
     script = (
         "import os, sys, json\n"
         "from chatx.cli import main\n"
@@ -74,6 +74,8 @@ def test_chat_to_responses_loads_no_other_format_and_no_other_command() -> None:
     assert "chatx.codecs.responses_event.encode" in loaded
     assert "chatx.codecs.responses_event.decode" not in loaded
     assert "chatx.codecs.responses_event.items" not in loaded  # the decoder's item tracker
+    # one stream, to stdout: nothing of a many-file run (chatx.settings holds what both use)
+    assert [m for m in loaded if m.startswith("chatx.outdir")] == []
 
 
 def test_anthropic_to_chat_loads_anthropic_decoder_and_chat_encoder_only() -> None:
