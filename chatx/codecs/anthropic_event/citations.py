@@ -17,13 +17,17 @@ message around its citations. An annotation's span is kept when it is that block
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from chatx import ir
 from chatx.notes import Notes
 from chatx.residue import report
 
 from . import records as r
+
+if TYPE_CHECKING:  # content.py imports this module
+    from .content import OpenBlock, Written
 
 _DOCUMENTS = ("char_location", "page_location", "content_block_location")
 # Fields of a Responses message part that a citation written here says (its
@@ -75,45 +79,43 @@ def web_citation(cite: ir.Citation) -> dict[str, Any]:
     }
 
 
-class CitationEncoding:
-    """The citation half of the anthropic encoder's content blocks."""
+class Citations:
+    """Another format's citations in the anthropic encoder's text blocks. ``written`` is
+    the message's counts it shares with the content blocks, ``open_text`` opens a text
+    block (closing the one open), ``note_once`` says a loss once per message stream."""
 
-    notes: Notes
-    block: Any
-    said: int  # characters of the open message item's text written
-    cited: bool  # a citation was written in the open message item
+    __slots__ = ("written", "notes", "open_text", "note_once")
 
-    def _open(
+    def __init__(
         self,
-        kind: str,
-        call: int | None,
-        out: list[Any],
-        block: dict[str, Any],
-        extra: dict[str, Any] | None = None,
-    ) -> Any:  # pragma: no cover - the encoder's
-        raise NotImplementedError
+        written: Written,
+        notes: Notes,
+        open_text: Callable[[list[Any]], OpenBlock],
+        note_once: Callable[[str, str], None],
+    ) -> None:
+        self.written = written
+        self.notes = notes
+        self.open_text = open_text
+        self.note_once = note_once
 
-    def _note_once(self, key: str, message: str) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    def _cite(self, cite: ir.Citation, out: list[Any]) -> bool:
-        """Write another format's citation in the open text block (one opens for it when
-        none is: the citation comes before its text); False when Anthropic has no place
-        for it (a file cited by id)."""
+    def cite(self, cite: ir.Citation, block: OpenBlock | None, out: list[Any]) -> bool:
+        """Write another format's citation in ``block``, the open block, when it is a
+        text block (one opens for it when not: the citation comes before its text);
+        False when Anthropic has no place for it (a file cited by id)."""
         if cite.kind != "url":
             return False
-        block = self.block
+        written = self.written
         if block is None or block.kind != "text":
-            block = self._open("message", None, out, r.text_block())
-            block.start = self.said
-        elif self.said > block.start:
+            block = self.open_text(out)
+            block.start = written.said
+        elif written.said > block.start:
             block.cited = True  # the text it cites is written: what follows is a new block
         out.append(
             r.block_delta(block.index, {"type": "citations_delta", "citation": web_citation(cite)})
         )
-        self.cited = True
-        if cite.start is not None and (cite.start != block.start or cite.end != self.said):
-            self._note_once(
+        written.cited = True
+        if cite.start is not None and (cite.start != block.start or cite.end != written.said):
+            self.note_once(
                 "span",
                 "citation spans (start_index, end_index) are lost: an Anthropic citation "
                 "covers its text block, which ends where the citation came",
@@ -122,10 +124,10 @@ class CitationEncoding:
             report(cite.extra, self.notes, "annotation.")
         return True
 
-    def _end_extra(self, extra: dict[str, Any]) -> dict[str, Any]:
+    def end_extra(self, extra: dict[str, Any]) -> dict[str, Any]:
         """A message item's closing residue less the annotations its citations said."""
         item = extra.get("item")
-        if not self.cited or type(item) is not dict:
+        if not self.written.cited or type(item) is not dict:
             return extra
         content = item.get("content")
         if type(content) is list and all(type(p) is dict and p.keys() <= _PART for p in content):

@@ -7,6 +7,7 @@ may still grow (:mod:`chatx.codecs.call_order`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -16,8 +17,7 @@ from chatx.pieces import Pieces
 from chatx.residue import merge, report
 
 from . import records as r
-from .citations import CitationEncoding
-from .searches import SearchEncoding
+from .citations import Citations
 
 # IR events the encoder of this format does not write again (see the decoder).
 _SKIP = ("~prefill", "~seed", "~empty")
@@ -40,20 +40,29 @@ class OpenBlock:
         self.cited = False  # a citation came after its text: the next text is a new block
 
 
-class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
+@dataclass(slots=True)
+class Written:
+    """What the content blocks of the message being written share with its citations
+    and web searches (:mod:`.citations`, :mod:`.searches`)."""
+
+    index: int = 0  # content_block_start events written in this message
+    said: int = 0  # characters of the open message item's text written
+    cited: bool = False  # a citation was written in the open message item
+
+
+class ContentEncoding(CallOrder):
     """The content block half of :class:`~chatx.codecs.anthropic_event.encode.AnthropicEncoder`."""
 
     notes: Notes
     own: bool
     id: str
-    index: int
+    written: Written
+    citations: Citations
     block: OpenBlock | None
     lane: int | None
     noted: set[str]
     started_calls: set[int | None]
     called: bool
-    said: int
-    cited: bool
 
     def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         extra = event.extra
@@ -77,11 +86,11 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
         if extra:
             report(extra, self.notes, "item.")
         if event.kind == "message":
-            self.said, self.cited = 0, False
-            self._open("message", None, out, r.text_block())
+            self.written.said, self.written.cited = 0, False
+            self._open_text(out)
         elif event.kind == "reasoning":
             self._close_block(out)
-            self.block = OpenBlock(self.index, "thinking")
+            self.block = OpenBlock(self.written.index, "thinking")
         else:
             self._open_call(event.call, event.call_id, event.name, out)
 
@@ -94,14 +103,19 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
         extra: dict[str, Any] | None = None,
     ) -> OpenBlock:
         self._close_block(out)
+        written = self.written
         name = {"message": "text", "reasoning": "thinking", "tool_call": "tool_use"}[kind]
-        opened = self.block = OpenBlock(self.index, name, call)
+        opened = self.block = OpenBlock(written.index, name, call)
         opened.started = True
-        opened.start = self.said
-        record = r.block_start(self.index, block)
+        opened.start = written.said
+        record = r.block_start(written.index, block)
         out.append(self._merged(record, extra) if extra else record)
-        self.index += 1
+        written.index += 1
         return opened
+
+    def _open_text(self, out: list[Any]) -> OpenBlock:
+        """A text block, the one open closed."""
+        return self._open("message", None, out, r.text_block())
 
     def _open_call(
         self, call: int | None, call_id: str | None, name: str | None, out: list[Any]
@@ -122,7 +136,9 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
         if not self._lane_ok(event.lane):
             return
         if event.extra:
-            extra = self._end_extra(event.extra) if event.kind == "message" else event.extra
+            extra = (
+                self.citations.end_extra(event.extra) if event.kind == "message" else event.extra
+            )
             report(extra, self.notes, "item.")
         block = self.block
         if event.kind == "tool_call":
@@ -141,7 +157,7 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
         if "~cut" in extra:
             return  # the input ended in the block: it stays open (--finish closes it)
         block, self.block = self.block, None
-        index = block.index if block is not None else self.index - 1
+        index = block.index if block is not None else self.written.index - 1
         out.append(self._merged(r.block_stop(index), extra))
 
     def _close_thinking(self, block: OpenBlock, event: ir.ItemEnd, out: list[Any]) -> None:
@@ -152,7 +168,7 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
             # Reasoning withheld, nothing shown: what redacted_thinking says.
             block.started = True
             out.append(r.block_start(block.index, r.redacted_block(encrypted)))
-            self.index += 1
+            self.written.index += 1
             encrypted = None
             if signature is not None:
                 self.notes.lost_field("reasoning.signature")
@@ -173,7 +189,7 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
     def _start_thinking(self, block: OpenBlock, out: list[Any]) -> None:
         block.started = True
         out.append(r.block_start(block.index, r.thinking_block()))
-        self.index += 1
+        self.written.index += 1
 
     # --- deltas ---------------------------------------------------------------------------
 
@@ -207,8 +223,8 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
             return
         block = self.block
         if block is None or block.kind != "text" or block.cited:
-            block = self._open("message", None, out, r.text_block())
-        self.said += len(text)
+            block = self._open_text(out)
+        self.written.said += len(text)
         out.append(r.block_delta(block.index, r.text_delta(text)))
 
     def _reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
@@ -227,7 +243,7 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
         block = self.block
         if block is None or block.kind != "thinking":
             self._close_block(out)
-            block = self.block = OpenBlock(self.index, "thinking")
+            block = self.block = OpenBlock(self.written.index, "thinking")
         if not block.started:
             self._start_thinking(block, out)
         if block.part is not None and block.part != event.part:
@@ -262,7 +278,7 @@ class ContentEncoding(CitationEncoding, SearchEncoding, CallOrder):
     def _own_delta_record(
         self, delta: dict[str, Any], extra: dict[str, Any], out: list[Any]
     ) -> None:
-        index = self.block.index if self.block is not None else self.index - 1
+        index = self.block.index if self.block is not None else self.written.index - 1
         out.append(self._merged(r.block_delta(index, delta), extra))
 
     # --- call order (chatx.codecs.call_order) ------------------------------------------

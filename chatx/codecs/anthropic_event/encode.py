@@ -25,7 +25,9 @@ from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
 from . import records as r
-from .content import ContentEncoding, OpenBlock
+from .citations import Citations
+from .content import ContentEncoding, OpenBlock, Written
+from .searches import Searches
 
 NAME = r.NAME
 
@@ -50,12 +52,17 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         self.lost_meta = MetaReport(notes)
         self.noted: set[str] = set()
         self.open = False  # message_start written, message_stop not yet
+        self.written = Written()
+        self.citations = Citations(self.written, notes, self._open_text, self._note_once)
+        self.searches = Searches(self.written, notes, self.noted, self._close_block)
         self._handlers = {kind: getattr(self, name) for kind, name in _HANDLERS.items()}
         self._reset("")
 
     def _reset(self, mid: str) -> None:
         self.id = mid
-        self.index = 0  # content_block_start events written in this message
+        written = self.written
+        written.index = written.said = 0
+        written.cited = False
         self.block: OpenBlock | None = None
         self.finish_event: ir.Finish | None = None
         self.usage: ir.Usage | None = None
@@ -66,8 +73,6 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         self.lane: int | None = None
         self.started_calls: set[int | None] = set()
         self.called = False
-        self.said = 0  # characters of the open message item's text written
-        self.cited = False  # a citation was written in the open message item
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
         """Encode one batch; from this codec's own decoder, one record per batch."""
@@ -265,7 +270,11 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
     def _meta(self, event: ir.Meta, out: list[Any]) -> None:
         if not self.own:
             cite = event.meaning  # a chat annotation's citation
-            if cite is not None and self._lane_ok(event.lane or 0) and self._cite(cite, out):
+            if (
+                cite is not None
+                and self._lane_ok(event.lane or 0)
+                and self.citations.cite(cite, self.block, out)
+            ):
                 return
             if type(event.extra) is not NullResidue:
                 self.lost_meta(event)
@@ -280,14 +289,14 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         if event.format == NAME:
             data = event.data
             if type(data) is dict and data.get("type") == "content_block_start":
-                self.index += 1
+                self.written.index += 1
             out.append(data)
             return
         meaning = event.meaning
         if type(meaning) is ir.WebSearch:
-            self._search(meaning, out)
+            self.searches.write(meaning, out)
             return
-        if type(meaning) is ir.Citation and self._cite(meaning, out):
+        if type(meaning) is ir.Citation and self.citations.cite(meaning, self.block, out):
             return
         data = event.data if isinstance(event.data, dict) else {}
         what, item = data.get("type"), data.get("item")

@@ -16,7 +16,8 @@ item with a search action) as those two blocks.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -25,6 +26,9 @@ from chatx.notes import Notes
 from chatx.residue import report
 
 from . import records as r
+
+if TYPE_CHECKING:  # content.py imports this module
+    from .content import Written
 
 CALL, RESULT = "server_tool_use", "web_search_tool_result"
 
@@ -83,20 +87,26 @@ def tool_id(item_id: str) -> str:
     return "srvtoolu_" + (item_id[3:] if item_id.startswith("ws_") else item_id)
 
 
-class SearchEncoding:
-    """The web search half of the anthropic encoder's content blocks."""
+class Searches:
+    """Another format's web searches in the anthropic encoder: each written whole, as
+    its two blocks, once it ends. ``written`` holds the message's block count,
+    ``close_block`` closes the block open, ``noted`` the losses said once."""
 
-    notes: Notes
-    index: int
-    noted: set[str]
+    __slots__ = ("written", "notes", "noted", "close_block")
 
-    def _close_block(self, out: list[Any]) -> None:  # pragma: no cover - the encoder's
-        raise NotImplementedError
+    def __init__(
+        self,
+        written: Written,
+        notes: Notes,
+        noted: set[str],
+        close_block: Callable[[list[Any]], None],
+    ) -> None:
+        self.written = written
+        self.notes = notes
+        self.noted = noted
+        self.close_block = close_block
 
-    def _note_once(self, key: str, message: str) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    def _search(self, search: ir.WebSearch, out: list[Any]) -> None:
+    def write(self, search: ir.WebSearch, out: list[Any]) -> None:
         """Another format's web search, written whole once it ends; said lost when its
         call did something else than search (Responses also opens pages)."""
         if search.step != "end":
@@ -105,9 +115,9 @@ class SearchEncoding:
             what = search.action or "no action"
             self.notes.lost(f"web_search_call item ({what}) has no place in Anthropic messages")
             return
-        self._close_block(out)
+        self.close_block(out)
         tool = tool_id(search.id)
-        index = self.index
+        index = self.written.index
         out.append(
             r.block_start(index, {"type": CALL, "id": tool, "name": "web_search", "input": {}})
         )
@@ -132,7 +142,7 @@ class SearchEncoding:
             r.block_start(index + 1, {"type": RESULT, "tool_use_id": tool, "content": content})
         )
         out.append(r.block_stop(index + 1))
-        self.index = index + 2
+        self.written.index = index + 2
         if search.extra:
             report(search.extra, self.notes, "web_search.")
 
