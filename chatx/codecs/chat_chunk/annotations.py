@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.chunks import ChunkBuilding
+from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream
+from chatx.notes import Notes
 
 # Fields of a Responses message part the annotations written say (or the content
 # says), so the closing item's residue does not report them again.
@@ -45,36 +46,50 @@ def annotation(cite: ir.Citation, start: int, end: int) -> dict[str, Any]:
     }
 
 
-class AnnotationEncoding(ChunkBuilding):
-    """The citation half of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`.
+class Citations:
+    """Places another format's citations as a choice's annotations.
 
-    ``said`` counts, per lane, the characters of content written from another format;
-    ``texts`` holds, per lane with a message item open, where the item's text began and
-    the citations that wait for its end; ``annotated`` the annotations placed, per lane,
-    that wait for its finish."""
+    ``texts`` holds, per lane with a message item open, where the item's text began in
+    the content (``Stream.said``) and the citations that wait for its end;
+    ``annotated`` the annotations placed, per lane, that wait for its finish; ``cited``
+    the lanes whose open message item had a citation written; ``lane`` the lane of the
+    last message item opened."""
 
-    said: dict[int, int]
-    texts: dict[int, tuple[int, list[ir.Citation]]]
-    annotated: dict[int, list[dict[str, Any]]]
-    cited: set[int]  # lanes whose open message item had a citation written
-    text_lane: int  # the lane of the last message item opened
+    __slots__ = ("annotated", "chunks", "cited", "lane", "notes", "stream", "texts")
 
-    def _text_start(self, lane: int) -> None:
-        self.text_lane = lane
-        self.texts[lane] = (self.said.get(lane, 0), [])
+    def __init__(self, stream: Stream, chunks: Chunks, notes: Notes) -> None:
+        self.stream = stream
+        self.chunks = chunks
+        self.notes = notes
+        self.texts: dict[int, tuple[int, list[ir.Citation]]] = {}
+        self.annotated: dict[int, list[dict[str, Any]]] = {}
+        self.cited: set[int] = set()
+        self.lane = 0
+
+    def restart(self) -> None:
+        """A new stream begins: what the last one left is said lost."""
+        self.left()
+        self.cited.clear()
+
+    def text_start(self, lane: int) -> None:
+        self.lane = lane
+        self.texts[lane] = (self.stream.said.get(lane, 0), [])
         self.cited.discard(lane)
 
-    def _cite(self, lane: int, cite: ir.Citation) -> bool:
-        """Place a citation, or hold it until its item ends; False for one chat has no
-        annotation for (a file), for the caller to report."""
+    def cite(self, lane: int | None, cite: ir.Citation) -> bool:
+        """Place a citation (``lane`` None: of the last message item opened), or hold it
+        until its item ends; False for one chat has no annotation for (a file), for the
+        caller to report."""
         if cite.kind != "url":
             return False
+        if lane is None:
+            lane = self.lane
         if cite.extra:
-            self._extra(cite.extra, "citation.")
+            self.chunks.residue(cite.extra, "citation.")
         self.cited.add(lane)
         opened = self.texts.get(lane)
         if opened is None:  # no message item open: its text is what comes next
-            opened = self.texts[lane] = (self.said.get(lane, 0), [])
+            opened = self.texts[lane] = (self.stream.said.get(lane, 0), [])
         base, waiting = opened
         if cite.start is None or cite.end is None:
             waiting.append(cite)
@@ -82,7 +97,7 @@ class AnnotationEncoding(ChunkBuilding):
             self._annotate(lane, annotation(cite, base + cite.start, base + cite.end))
         return True
 
-    def _text_end(self, lane: int) -> None:
+    def text_end(self, lane: int) -> None:
         """The item's text is all written: the citations that cover it are placed."""
         opened = self.texts.pop(lane, None)
         if opened is None:
@@ -90,7 +105,7 @@ class AnnotationEncoding(ChunkBuilding):
         base, waiting = opened
         # An item's text runs from where it began in the content to what is written now
         # (Anthropic cites its text block, one IR message item, before the text comes).
-        end = self.said.get(lane, 0)
+        end = self.stream.said.get(lane, 0)
         for cite in waiting:
             start = base if cite.start is None else base + cite.start
             self._annotate(lane, annotation(cite, start, end))
@@ -101,14 +116,14 @@ class AnnotationEncoding(ChunkBuilding):
             placed = self.annotated[lane] = []
         placed.append(said)
 
-    def _annotations(self, choices: dict[int, dict[str, Any]], lane: int) -> None:
+    def place(self, choices: Choices, lane: int) -> None:
         """The choice finishes in this chunk: its annotations, all at once."""
-        self._text_end(lane)  # a message the source never ended
+        self.text_end(lane)  # a message the source never ended
         placed = self.annotated.pop(lane, None)
         if placed:
-            self._delta(choices, lane)["annotations"] = placed
+            self.chunks.delta(choices, lane)["annotations"] = placed
 
-    def _uncited_end(self, extra: dict[str, Any], lane: int) -> dict[str, Any]:
+    def uncited_end(self, extra: dict[str, Any], lane: int) -> dict[str, Any]:
         """A message item's closing residue less the annotations its citations said (a
         Responses item's parts, with the annotations the decoder said one by one)."""
         item = extra.get("item")
@@ -122,7 +137,7 @@ class AnnotationEncoding(ChunkBuilding):
                 extra["item"] = rest
         return extra
 
-    def _citations_left(self) -> None:
+    def left(self) -> None:
         """The stream ended with a choice unfinished (cut short, or ended by an error
         frame): its citations were never written."""
         waiting = sum(len(cites) for _, cites in self.texts.values())

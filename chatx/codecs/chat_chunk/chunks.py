@@ -1,29 +1,66 @@
 """The chunks the chat encoder writes: a batch's choices and deltas gathered, then the
-chunk around them (the stream's id, its residue merged back)."""
+chunk around them (the stream's id, its residue merged back). :class:`Stream` is what
+the encoder's parts share of the stream being written."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.chat_chunk.mend import OBJECT, error_object, one_stream
-from chatx.codecs.chat_chunk.runs import RunEncoding
 from chatx.notes import Notes
 from chatx.residue import merge, report
 
+# A batch's choices being built, by lane: each a chunk's ``choices[]`` entry.
+Choices = dict[int, dict[str, Any]]
 
-class ChunkBuilding(RunEncoding):
-    """The chunk half of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`."""
 
-    notes: Notes
-    id: str
-    model: Any
-    created: Any
-    mended: set[str]
+@dataclass(slots=True, eq=False)
+class Stream:
+    """The stream being written, as the encoder and its parts share it: what its chunks
+    say of it and what each choice has said so far. Sets and dicts are cleared, never
+    replaced, so a part may hold one."""
 
-    def _chunk(
+    own: bool  # the source is chat: its residue is merged back, another's said lost
+    id: str = ""
+    model: str = ""
+    created: int = 0
+    failed: bool = False  # an error frame was written: it ended the stream
+    roles: set[int] = field(default_factory=set)  # lanes whose role is written
+    finished: set[int] = field(default_factory=set)  # lanes whose finish_reason is written
+    called: set[int] = field(default_factory=set)  # lanes that made a tool call
+    mended: set[str] = field(default_factory=set)  # chunk fields written as the stream's
+    # Another format's content written, in characters, per lane (places its citations).
+    said: dict[int, int] = field(default_factory=dict)
+
+    def restart(self, sid: str, model: str | None, created: int | None) -> None:
+        """A new stream begins: its own id, model and time, no choice said anything."""
+        self.id = sid
+        self.model = model if model is not None else ""
+        self.created = created if created is not None else 0
+        self.failed = False
+        self.roles.clear()
+        self.finished.clear()
+        self.called.clear()
+        self.mended.clear()
+        self.said.clear()
+
+
+class Chunks:
+    """Builds a batch's choices and the chunk around them, and says another format's
+    residue lost."""
+
+    __slots__ = ("notes", "own", "stream")
+
+    def __init__(self, stream: Stream, notes: Notes) -> None:
+        self.stream = stream
+        self.notes = notes
+        self.own = stream.own
+
+    def chunk(
         self,
-        choices: dict[int, dict[str, Any]],
+        choices: Choices,
         top: dict[str, Any],
         extras: list[ir.Meta],
         error: ir.Error | None,
@@ -34,15 +71,16 @@ class ChunkBuilding(RunEncoding):
             if meta.lane is None:
                 record_extra.append(meta.extra)
             else:
-                choice = self._choice(choices, meta.lane)
+                choice = self.choice(choices, meta.lane)
                 merge(choice, meta.extra)
                 if meta.delta:
                     merge(choice["delta"], meta.delta)
+        stream = self.stream
         chunk: dict[str, Any] = {
-            "id": self.id,
+            "id": stream.id,
             "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
+            "created": stream.created,
+            "model": stream.model,
             "choices": list(choices.values()),
         }
         if top:
@@ -51,38 +89,39 @@ class ChunkBuilding(RunEncoding):
             chunk["error"] = error_object(error, self.own)
         for extra in record_extra:
             merge(chunk, extra)
-        if record_extra and (chunk.get("id") != self.id or chunk.get("object") != OBJECT):
-            one_stream(chunk, self.id, self.notes, self.mended)
+        if record_extra and (chunk.get("id") != stream.id or chunk.get("object") != OBJECT):
+            one_stream(chunk, stream.id, self.notes, stream.mended)
         if obfuscation is not None:
             chunk["obfuscation"] = obfuscation  # last, where OpenAI writes it
         return chunk
 
-    def _choice(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
+    def choice(self, choices: Choices, lane: int) -> dict[str, Any]:
         choice = choices.get(lane)
         if choice is None:
             choice = choices[lane] = {"index": lane, "delta": {}}
-            if lane not in self.roles:
+            roles = self.stream.roles
+            if lane not in roles:
                 # Every choice's first delta names the speaker (chat rule 2).
-                self.roles.add(lane)
+                roles.add(lane)
                 choice["delta"]["role"] = "assistant"
                 if self.own:
                     self.notes.repaired(f"choice {lane}: role added to its first delta")
         return choice
 
-    def _delta(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
+    def delta(self, choices: Choices, lane: int) -> dict[str, Any]:
         choice = choices.get(lane)
         if choice is None:
-            choice = self._choice(choices, lane)
+            choice = self.choice(choices, lane)
         return choice["delta"]
 
-    def _logprobs(self, choices: dict[int, dict[str, Any]], lane: int) -> dict[str, Any]:
-        choice = self._choice(choices, lane)
+    def logprobs(self, choices: Choices, lane: int) -> dict[str, Any]:
+        choice = self.choice(choices, lane)
         logprobs = choice.get("logprobs")
         if not isinstance(logprobs, dict):
             logprobs = choice["logprobs"] = {}
         return logprobs
 
-    def _extra(self, extra: dict[str, Any], prefix: str) -> None:
+    def residue(self, extra: dict[str, Any], prefix: str) -> None:
         """Another format's residue: said lost (a chat source's is merged back)."""
         if not self.own:
             report(extra, self.notes, prefix)

@@ -6,41 +6,48 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.annotations import AnnotationEncoding
+from chatx.codecs.chat_chunk.annotations import Citations
+from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream
 from chatx.codecs.finish import exact
+from chatx.notes import Notes
 
 
-class FinishEncoding(AnnotationEncoding):
-    """The finish half of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`."""
+class Finishes:
+    """Writes each choice's finish_reason, once, with the annotations it waited for."""
 
-    failed: bool
-    finished: set[int]
-    called: set[int]
-    unfinished_end: bool
+    __slots__ = ("chunks", "citations", "notes", "own", "stream")
 
-    def _finish_choice(self, choices: dict[int, dict[str, Any]], event: ir.Finish) -> None:
-        if event.reason == "error" and self.failed:
+    def __init__(self, stream: Stream, chunks: Chunks, citations: Citations, notes: Notes) -> None:
+        self.stream = stream
+        self.chunks = chunks
+        self.citations = citations
+        self.notes = notes
+        self.own = stream.own
+
+    def finish(self, choices: Choices, event: ir.Finish) -> None:
+        stream = self.stream
+        if event.reason == "error" and stream.failed:
             return  # the error frame already ended the stream
-        if event.lane in self.finished:
+        if event.lane in stream.finished:
             self.notes.repaired(
                 f"choice {event.lane}: a second finish_reason "
                 f"{event.reason!r} left out (a choice finishes once)"
             )
             return
-        self.finished.add(event.lane)
+        stream.finished.add(event.lane)
         if not self.own:
-            self._annotations(choices, event.lane)
-        choice = self._choice(choices, event.lane)
-        choice["finish_reason"] = self._finish(event.reason)
+            self.citations.place(choices, event.lane)
+        choice = self.chunks.choice(choices, event.lane)
+        choice["finish_reason"] = self.reason(event.reason)
         if event.stop_sequence is not None and not self.own:
             # Another format's stop sequence (Anthropic's stop_reason "stop_sequence"):
             # where vLLM says the stop string beside finish_reason. A chat source's own
             # stop_reason comes back with its residue, as it came.
             choice["stop_reason"] = event.stop_sequence
         if event.extra:
-            self._extra(event.extra, "finish.")
+            self.chunks.residue(event.extra, "finish.")
 
-    def _finish(self, reason: str) -> str:
+    def reason(self, reason: str) -> str:
         """The finish_reason to write: the source's own word from chat (vLLM's abort,
         OpenRouter's error), every IR word but "error" from another format."""
         if self.own:
@@ -55,24 +62,24 @@ class FinishEncoding(AnnotationEncoding):
         self.notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
         return "stop"
 
-    def _finish_unfinished(self) -> dict[str, Any]:
+    def unfinished(self) -> dict[str, Any]:
         """A chunk that finishes each choice the source never finished: ``tool_calls``
         when it made a call, else ``stop`` (what Responses output says with
         ``completed``). Every choice ends with one finish_reason (chat rule 4)."""
-        choices: dict[int, dict[str, Any]] = {}
-        for lane in sorted(self.roles - self.finished):
-            reason = "tool_calls" if lane in self.called else "stop"
+        stream = self.stream
+        choices: Choices = {}
+        for lane in sorted(stream.roles - stream.finished):
+            reason = "tool_calls" if lane in stream.called else "stop"
             self.notes.repaired(f"choice {lane} never got a finish_reason: {reason!r} written")
             if not self.own:
-                self._annotations(choices, lane)
-            self._choice(choices, lane)["finish_reason"] = reason
-            self.finished.add(lane)
-        return self._chunk(choices, {}, [], None)
+                self.citations.place(choices, lane)
+            self.chunks.choice(choices, lane)["finish_reason"] = reason
+            stream.finished.add(lane)
+        return self.chunks.chunk(choices, {}, [], None)
 
-    def _after_failure(self, choices: dict[int, dict[str, Any]], usage: Any) -> None:
+    def after_failure(self, choices: Choices, usage: dict[str, Any] | None) -> None:
         """Another format's error frame ended the stream: a chunk after it breaks chat's
         rule (CHK018) and the openai SDK stops reading there, so what the source says
         after its error (a Responses response.failed's usage) has no place."""
-        self.unfinished_end = False
         if choices or usage is not None:
             self.notes.lost("the finish reason or usage that came after the error frame")

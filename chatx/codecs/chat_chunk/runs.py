@@ -7,21 +7,29 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import BaseEncoder
+from chatx.codecs.chat_chunk.chunks import Stream
 from chatx.codecs.template import DeltaRun
+from chatx.residue import MetaReport
+
+Feed = Callable[[list[ir.Event]], list[Any]]
 
 
-class RunEncoding(BaseEncoder):
-    """The base of :class:`~chatx.codecs.chat_chunk.encode.ChatChunkEncoder`: its loop
-    for runs, over what the encoder holds."""
+class Runs:
+    """The chat encoder's loop for runs: ``feed`` is the encoder's, which builds a run's
+    first chunk the long way."""
 
-    roles: set[int]
-    own: bool
-    said: dict[int, int]  # another format's content written, in characters, per lane
-    options: Any
-    lost_meta: Any
+    __slots__ = ("feed", "lost_meta", "own", "reasoning_field", "stream")
 
-    def feed_run(self, run: DeltaRun) -> list[Any]:
+    def __init__(
+        self, stream: Stream, feed: Feed, lost_meta: MetaReport, reasoning_field: str | None
+    ) -> None:
+        self.stream = stream
+        self.feed = feed
+        self.lost_meta = lost_meta
+        self.reasoning_field = reasoning_field
+        self.own = stream.own
+
+    def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
         batches.
 
@@ -29,27 +37,28 @@ class RunEncoding(BaseEncoder):
         lane has its role: the first is built the long way, the others are copies of it
         with their own strings."""
         out: list[Any] = []
+        feed, roles = self.feed, self.stream.roles
         proto = run.proto
         count = len(run.texts)
         k = 0
-        while k < count and run.lane not in self.roles:  # the lane's first chunk names it
-            out += self.feed(run.batch(k))
+        while k < count and run.lane not in roles:  # the lane's first chunk names it
+            out += feed(run.batch(k))
             k += 1
         if k == count:
             return out
-        first = self.feed(run.batch(k))
+        first = feed(run.batch(k))
         out += first
         text, obfuscation = run.texts[k], run.obfuscations[k]
         k += 1
         field: str | None = "content"  # where feed() puts the text
         if type(proto) is ir.ReasoningDelta:
-            field = self.options.reasoning_field or proto.source_field or "reasoning_content"
+            field = self.reasoning_field or proto.source_field or "reasoning_content"
         elif type(proto) is ir.ToolArgsDelta:
             field = None
         copy = _copier(first, field, text, obfuscation)
         if copy is None:
             for j in range(k, count):
-                out += self.feed(run.batch(j))
+                out += feed(run.batch(j))
             return out
         if not self.own:
             for meta in (run.before, run.after):
@@ -57,7 +66,8 @@ class RunEncoding(BaseEncoder):
                     self.lost_meta(meta, count - k)
         out += map(copy, run.texts[k:], run.obfuscations[k:])
         if field == "content" and not self.own:  # counted as feed() counts it
-            self.said[run.lane] = self.said.get(run.lane, 0) + sum(map(len, run.texts[k:]))
+            said = self.stream.said
+            said[run.lane] = said.get(run.lane, 0) + sum(map(len, run.texts[k:]))
         return out
 
 
