@@ -15,12 +15,14 @@ block (before its text, as a rule), and each text block is a message item of its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
-from chatx.residue import report
+from chatx.notes import Notes
+from chatx.residue import MetaReport, report
 
-from .parts import OpenItem, OpenPart, PartEncoding
+from .parts import Emit, OpenItem, OpenPart
 
 ADDED = "response.output_text.annotation.added"
 
@@ -68,33 +70,45 @@ def annotation(cite: ir.Citation, start: int, end: int) -> dict[str, Any]:
     }
 
 
-class CitationEncoding(PartEncoding):
-    """The part encoding of :class:`~chatx.codecs.responses_event.encode.ResponsesEncoder`,
-    with another format's citations."""
+class Citations:
+    """Another format's citations in the Responses encoder: kept on the open message's
+    ``output_text`` part (``open_part`` opens one), said as its annotations when it
+    closes. ``lost_meta`` reports a citation with no place."""
 
-    lost_meta: Any
+    __slots__ = ("notes", "lost_meta", "emit", "open_part")
 
-    def _cite(self, event: ir.Meta, out: list[dict[str, Any]]) -> None:
-        """Another format's citation: an annotation of the open message's text part (the
-        part opens if need be: the citation may come before its text)."""
+    def __init__(
+        self,
+        notes: Notes,
+        lost_meta: MetaReport,
+        emit: Emit,
+        open_part: Callable[[OpenItem, str, list[dict[str, Any]]], OpenPart],
+    ) -> None:
+        self.notes = notes
+        self.lost_meta = lost_meta
+        self.emit = emit
+        self.open_part = open_part
+
+    def cite(self, event: ir.Meta, item: OpenItem | None, out: list[dict[str, Any]]) -> None:
+        """Another format's citation: an annotation of the open message's (``item``'s)
+        text part (the part opens if need be: the citation may come before its text)."""
         cite = event.meaning
-        item = self.item
         if cite is None or item is None or item.kind != "message":
             self.lost_meta(event)
             return
         part = item.part
         if part is None or part.kind != "output_text":
-            part = self._part(item, "output_text", out)
+            part = self.open_part(item, "output_text", out)
         part.cites.append((cite, 0 if cite.start is None else cite.start))
         if cite.extra:
             report(cite.extra, self.notes, "citation.")
 
-    def _annotate(self, item: OpenItem, part: OpenPart, out: list[dict[str, Any]]) -> None:
+    def annotate(self, item: OpenItem, part: OpenPart, out: list[dict[str, Any]]) -> None:
         """A closing part's citations: an annotation event each, and its annotations."""
         size = part.texts.size()
         for cite, start in part.cites:
             said = annotation(cite, start, size if cite.end is None else cite.end)
-            self._emit(
+            self.emit(
                 out,
                 {
                     "type": ADDED,

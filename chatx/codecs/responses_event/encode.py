@@ -19,9 +19,11 @@ from chatx import ir
 from chatx.codecs.base import BaseEncoder, EncodeOptions
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.citations import Citations
 from chatx.codecs.responses_event.encode_items import ItemEncoding
 from chatx.codecs.responses_event.envelope import envelope, responses_id, usage_object
 from chatx.codecs.responses_event.parts import OpenItem
+from chatx.codecs.responses_event.searches import Searches
 from chatx.codecs.responses_event.settle import Ids, Passing, lifecycle_status, settle
 from chatx.codecs.responses_event.shapes import OPEN_PART, PATCH
 from chatx.codecs.template import DeltaRun
@@ -40,6 +42,8 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         self.own = options.source_format == NAME
         self.lost_meta = MetaReport(notes)
         self.active = False
+        self.citations = Citations(notes, self.lost_meta, self._emit, self._part)
+        self.searches = Searches(notes, self._emit, self._new_item, self._close)
         self._reset()
 
     def _reset(self) -> None:
@@ -158,7 +162,7 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         format's is lost (but for its nulls)."""
         if not self.own:
             if event.meaning is not None:
-                self._cite(event, out)
+                self.citations.cite(event, self.item, out)
             elif type(event.extra) is not NullResidue:
                 self.lost_meta(event)
             return
@@ -284,7 +288,7 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
 
     def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
         if event.format != NAME:
-            self._foreign(event, out)
+            self.searches.foreign(event, self.item, out)
             return
         data = dict(event.data)
         data.pop("sequence_number", None)

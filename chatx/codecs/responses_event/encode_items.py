@@ -11,22 +11,24 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.call_order import CallOrder
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.citations import CitationEncoding
 from chatx.codecs.responses_event.envelope import item_id
-from chatx.codecs.responses_event.parts import OpenItem
-from chatx.codecs.responses_event.searches import SearchEncoding
+from chatx.codecs.responses_event.parts import OpenItem, PartEncoding
+from chatx.codecs.responses_event.searches import Searches
 from chatx.residue import merge
 
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ItemEncoding(CitationEncoding, SearchEncoding, CallOrder):
+class ItemEncoding(PartEncoding, CallOrder):
     """The item half of :class:`~chatx.codecs.responses_event.encode.ResponsesEncoder`,
-    over its parts, citations and web searches."""
+    over its parts (its citations and web searches are its collaborators)."""
 
     response: dict[str, Any]
     output: list[Any]
     closed: dict[int, Any]
+    next_index: int
+    ids: Any
+    searches: Searches
 
     def _lost(self, extra: dict[str, Any], prefix: str) -> None:  # pragma: no cover
         raise NotImplementedError
@@ -36,15 +38,8 @@ class ItemEncoding(CitationEncoding, SearchEncoding, CallOrder):
     ) -> OpenItem:
         if lane != 0:
             self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
-        self._close(out)
-        index = self.next_index
-        self.next_index += 1
-        rid = self.response.get("id")
-        if not isinstance(rid, str):  # the source's own envelope, with an id of another type
-            rid = "resp_0"
         iid = start.id if start is not None and start.id and self.own else None
-        item = OpenItem(kind, iid or item_id(rid, _PREFIX[kind], index), index)
-        self.ids.items[index] = item.id
+        item = self._new_item(kind, out, iid)
         if kind == "message":
             added = shapes.message_item(item.id, "in_progress", [])
         elif kind == "reasoning":
@@ -62,12 +57,26 @@ class ItemEncoding(CitationEncoding, SearchEncoding, CallOrder):
                 item.extra = start.extra
             else:
                 self._lost(start.extra, "item.")
-        self.item = item
         self._emit(
             out,
-            {"type": "response.output_item.added", "item": added, "output_index": index},
+            {"type": "response.output_item.added", "item": added, "output_index": item.index},
             item.extra.get("event") if self.own else None,
         )
+        return item
+
+    def _new_item(self, kind: str, out: list[dict[str, Any]], iid: str | None) -> OpenItem:
+        """The open item, closed; a new one of ``kind`` open with the next output index,
+        its id ``iid`` or one derived from the response's."""
+        self._close(out)
+        index = self.next_index
+        self.next_index += 1
+        if iid is None:
+            rid = self.response.get("id")
+            if not isinstance(rid, str):  # the source's own envelope, with an id of another type
+                rid = "resp_0"
+            iid = item_id(rid, _PREFIX[kind], index)
+        item = self.item = OpenItem(kind, iid, index)
+        self.ids.items[index] = iid
         return item
 
     def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
@@ -111,7 +120,7 @@ class ItemEncoding(CitationEncoding, SearchEncoding, CallOrder):
         self._close_part(item, out)
         base: dict[str, Any] = {"type": "response.output_item.done", "output_index": item.index}
         if item.search is not None:
-            done = self._search_done(item, out)
+            done = self.searches.done(item, out)
         elif item.kind != "tool_call":
             done = item.done()
         else:

@@ -4,12 +4,27 @@ and each part's ``*.done`` pair, with the text joined once when the part closes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.template import DeltaRun
 from chatx.pieces import Pieces
+
+if TYPE_CHECKING:  # citations.py imports this module
+    from .citations import Citations
+
+
+class Emit(Protocol):
+    """The encoder's output stage: ``payload`` (``extra``, its residue, merged or
+    reported) numbered and appended to ``out``."""
+
+    def __call__(
+        self,
+        out: list[dict[str, Any]],
+        payload: dict[str, Any],
+        extra: dict[str, Any] | None = None,
+    ) -> None: ...
 
 
 @dataclass(slots=True)
@@ -82,6 +97,7 @@ class PartEncoding:
     seq: int
     notes: Any
     options: Any
+    citations: Citations
 
     def _emit(
         self,
@@ -114,18 +130,13 @@ class PartEncoding:
         self._emit(out, shapes.part_added(item.id, item.index, part.number, ptype))
         return part
 
-    def _annotate(
-        self, item: OpenItem, part: OpenPart, out: list[dict[str, Any]]
-    ) -> None:  # pragma: no cover
-        raise NotImplementedError
-
     def _close_part(self, item: OpenItem, out: list[dict[str, Any]]) -> None:
         part = item.part
         if part is None:
             return
         item.part = None
         if part.cites:
-            self._annotate(item, part, out)
+            self.citations.annotate(item, part, out)
         payloads = shapes.part_done(
             item.id, item.index, part.number, part.kind, part.texts.text(), part.logprobs
         )

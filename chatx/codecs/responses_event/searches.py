@@ -13,12 +13,14 @@ done at ``end``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.notes import Notes
 from chatx.residue import report
 
-from .parts import OpenItem
+from .parts import Emit, OpenItem
 
 ITEM = "web_search_call"
 
@@ -85,42 +87,50 @@ class SearchState:
         return {"id": iid, "type": ITEM, "status": status, "action": action}
 
 
-class SearchEncoding:
-    """The web search half of :class:`~chatx.codecs.responses_event.encode.ResponsesEncoder`:
-    another format's web search steps, as one ``web_search_call`` item."""
+class Searches:
+    """Another format's web search steps in the Responses encoder, as one
+    ``web_search_call`` item: ``open_item`` opens an item (closing the one open) with
+    the next output index, ``close`` closes the open item."""
 
-    item: Any
-    notes: Any
-    next_index: int
-    ids: Any
+    __slots__ = ("notes", "emit", "open_item", "close")
 
-    def _emit(
-        self, out: list[dict[str, Any]], payload: dict[str, Any], extra: Any = None
-    ) -> None:  # pragma: no cover - the encoder's
-        raise NotImplementedError
+    def __init__(
+        self,
+        notes: Notes,
+        emit: Emit,
+        open_item: Callable[[str, list[dict[str, Any]], str | None], OpenItem],
+        close: Callable[[list[dict[str, Any]]], None],
+    ) -> None:
+        self.notes = notes
+        self.emit = emit
+        self.open_item = open_item
+        self.close = close
 
-    def _close(self, out: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
-        raise NotImplementedError  # pragma: no cover - the encoder's
-
-    def _foreign(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
-        """Another format's passthrough record: a web search's step, or said lost."""
+    def foreign(
+        self, event: ir.Passthrough, item: OpenItem | None, out: list[dict[str, Any]]
+    ) -> None:
+        """Another format's passthrough record: a web search's step, or said lost.
+        ``item`` is the open item."""
         search = event.meaning
-        if type(search) is ir.WebSearch and self._search(search, out):
+        if type(search) is ir.WebSearch and self._search(search, item, out):
             return
         if event.item:  # a record of an item is said once, where the item opens
             self.notes.lost(f"{event.format} {event.item} item with no Responses equivalent")
         elif event.item is None:
             self.notes.lost(f"{event.format} record with no Responses equivalent")
 
-    def _search(self, search: ir.WebSearch, out: list[dict[str, Any]]) -> bool:
+    def _search(
+        self, search: ir.WebSearch, item: OpenItem | None, out: list[dict[str, Any]]
+    ) -> bool:
         """Write one step of a web search; False when it has no place (its item is not
         open, or the call did something else than search), for the caller to report."""
         if search.step == "begin":
-            self._open_search(search, out)
+            self._open(search, out)
             return True
-        item = self.item
         state: SearchState | None = item.search if item is not None else None
-        if state is None or item.call_id != search.id or search.action != "search":
+        if item is None or state is None or item.call_id != search.id:
+            return False
+        if search.action != "search":
             return False
         if search.extra:
             report(search.extra, self.notes, "web_search.")
@@ -131,36 +141,32 @@ class SearchEncoding:
             state.sources, state.failed, state.ended = search.sources, search.failed, True
             if any(len(source) > 1 for source in search.sources):
                 self.notes.lost_field("web_search.sources.title")
-            self._close(out)
+            self.close(out)
         return True
 
-    def _open_search(self, search: ir.WebSearch, out: list[dict[str, Any]]) -> None:
-        self._close(out)
-        index = self.next_index
-        self.next_index += 1
-        item = self.item = OpenItem(ITEM, item_id(search.id), index)
+    def _open(self, search: ir.WebSearch, out: list[dict[str, Any]]) -> None:
+        item = self.open_item(ITEM, out, item_id(search.id))
         item.call_id = search.id
         item.search = SearchState()
-        self.ids.items[index] = item.id
         # The action's type, as OpenAI says it at times: the SDK's item requires one.
         action = {"type": "search"}
         added = {"id": item.id, "type": ITEM, "status": "in_progress", "action": action}
-        self._emit(
-            out, {"type": "response.output_item.added", "item": added, "output_index": index}
+        self.emit(
+            out, {"type": "response.output_item.added", "item": added, "output_index": item.index}
         )
-        self._emit(out, _event("in_progress", item))
+        self.emit(out, _event("in_progress", item))
 
-    def _searching(self, item: Any, out: list[dict[str, Any]]) -> None:
+    def _searching(self, item: OpenItem, out: list[dict[str, Any]]) -> None:
         if not item.search.searching:
             item.search.searching = True
-            self._emit(out, _event("searching", item))
+            self.emit(out, _event("searching", item))
 
-    def _search_done(self, item: Any, out: list[dict[str, Any]]) -> dict[str, Any]:
+    def done(self, item: OpenItem, out: list[dict[str, Any]]) -> dict[str, Any]:
         """Close a web search item: its completed event, and the item its done says."""
         state: SearchState = item.search
         if state.ended and not state.failed:
             self._searching(item, out)
-            self._emit(out, _event("completed", item))
+            self.emit(out, _event("completed", item))
         return state.done_item(item.id)
 
 
