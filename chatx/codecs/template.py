@@ -151,12 +151,17 @@ class DeltaTemplate:
         return cls(template, proto, before, after) if template is not None else None
 
     def run(
-        self, records: Sequence[Record], start: int, number: int | None = None
+        self,
+        records: Sequence[Record],
+        start: int,
+        number: int | None = None,
+        named: str | None = None,
     ) -> DeltaRun | None:
         """The records from ``start`` on that this template knows (the first with
-        ``number`` in its number hole), as one run; ``None`` when the first is not one."""
+        ``number`` in its number hole; each named ``named`` or not named, when given),
+        as one run; ``None`` when the first is not one."""
         texts, obfuscations, lines = self.bytes.read(
-            records, start, self.text_at, self.obfuscation_at, number
+            records, start, self.text_at, self.obfuscation_at, number, named
         )
         if not texts:
             return None
@@ -323,16 +328,21 @@ class ByteTemplate:
         text_at: int,
         obfuscation_at: int | None = None,
         number: int | None = None,
+        named: str | None = None,
     ) -> tuple[list[str], list[str | None], list[int]]:
         """The text (hole ``text_at``), obfuscation (hole ``obfuscation_at``) and line of
         each raw record from ``start`` on, up to the first that does not fit or whose
         text is empty (no delta: a record of its own kind). The ``NUMBER`` hole must be
-        ``number`` in the first record and one more in each after it."""
+        ``number`` in the first record and one more in each after it. With ``named``,
+        a record whose SSE event name is another ends the run too: a decoder that says
+        a name differing from the payload's type (Anthropic's) reads such a one itself."""
         texts: list[str] = []
         obfuscations: list[str | None] = []
         lines: list[int] = []
         match = self.match
         for record in islice(records, start, None):
+            if named is not None and record.event != named and record.event is not None:
+                break
             raw = record.raw
             found = match(raw, number) if raw is not None else None
             if found is None or not found[text_at]:

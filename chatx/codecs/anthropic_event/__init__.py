@@ -33,6 +33,7 @@ CODEC = Codec(
     encoder=lazy("chatx.codecs.anthropic_event.encode", "AnthropicEncoder"),
     probe=probe,
     container="sse",
+    reads_raw=True,
     sse_event_names=True,
     single_lane=True,
     whole=lazy("chatx.codecs.anthropic_event.whole", "describe"),
