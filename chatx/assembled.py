@@ -96,6 +96,8 @@ class Item:
     # The residue of the record that opened it: the source format's own fields of the
     # item as it began (an Anthropic text block's "citations": []).
     opened: dict[str, Any] = field(default_factory=dict)
+    # The residue of the record that ended it, but the done item's own fields (``patch``).
+    closed: dict[str, Any] = field(default_factory=dict)
     format: str | None = None
     # A reasoning item's closing token (see ir.ItemEnd): its signature, or its content
     # withheld (encrypted).
@@ -139,6 +141,9 @@ class Lane:
     # chatx.accumulate says.
     residue: dict[str, Any] = field(default_factory=dict)
     delta: dict[str, Any] = field(default_factory=dict)
+    # The residue of the records that said its finish (Anthropic's message_delta: its
+    # delta's container and stop_details), the last non-empty value of each field winning.
+    finish_extra: dict[str, Any] = field(default_factory=dict)
     open: Item | None = None
 
     @property

@@ -31,6 +31,7 @@ from chatx.accumulate import accumulate, settle
 from chatx.assembled import Cited, Item, Lane, OtherItem, OtherItems, ToolCall, joined
 from chatx.errors import UsageError
 from chatx.pieces import Pieces
+from chatx.residue import lost_paths, reported
 
 __all__ = ["Assembler", "Cited", "Item", "Lane", "OtherItem", "ToolCall", "assemble", "joined"]
 
@@ -56,6 +57,10 @@ class Assembler:
         # own fields), gathered as chatx.accumulate says; a lane's, per lane.
         self.residue: dict[str, Any] = {}
         self._settled: Any = None
+        # The residue of text, reasoning and argument deltas: the paths of its fields,
+        # counted (a final object has no place for a delta's own fields; its builder says
+        # them lost).
+        self.delta_residue: Counter[str] = Counter()
         self.lanes: dict[int, Lane] = {}
         self.usage: ir.Usage | None = None
         # The last usage said before the stream's error: what a format whose error ends
@@ -176,6 +181,8 @@ class Assembler:
             patch = event.extra.get("item")
             if isinstance(patch, dict):
                 item.patch = patch
+            if event.extra:
+                item.closed = {k: v for k, v in reported(event.extra).items() if k != "item"}
             item.signature, item.encrypted = event.signature, event.encrypted
         lane.open = None
 
@@ -190,6 +197,8 @@ class Assembler:
         return item
 
     def _text(self, event: ir.TextDelta) -> None:
+        if event.extra:
+            self.delta_residue.update(lost_paths(reported(event.extra)))
         item = self._current(event.lane, "message")
         if event.text:
             item.text.append(event.text)
@@ -197,6 +206,8 @@ class Assembler:
             item.logprobs.extend(event.logprobs)
 
     def _refusal(self, event: ir.RefusalDelta) -> None:
+        if event.extra:
+            self.delta_residue.update(lost_paths(reported(event.extra)))
         item = self._current(event.lane, "message")
         if event.text:
             item.refusal.append(event.text)
@@ -204,6 +215,8 @@ class Assembler:
             item.refusal_logprobs.extend(event.logprobs)
 
     def _reasoning(self, event: ir.ReasoningDelta) -> None:
+        if event.extra:
+            self.delta_residue.update(lost_paths(reported(event.extra)))
         lane = self.lane(event.lane)
         if event.source_field and lane.reasoning_field is None:
             lane.reasoning_field = event.source_field
@@ -215,6 +228,8 @@ class Assembler:
             parts.append(event.text)
 
     def _args(self, event: ir.ToolArgsDelta) -> None:
+        if event.extra:
+            self.delta_residue.update(lost_paths(reported(event.extra)))
         lane = self.lane(event.lane)
         call = lane.tool_calls.get(event.call)
         if call is None:  # a fragment for a call never opened: keep it all the same
@@ -234,6 +249,8 @@ class Assembler:
         lane = self.lane(event.lane)
         lane.finish, lane.raw_finish = event.reason, event.raw
         lane.stop_sequence = event.stop_sequence
+        if event.extra:
+            settle(lane.finish_extra, event.extra)
         lane.after_error = bool(self.errors)
         lane.open = None
 

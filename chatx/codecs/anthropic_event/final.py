@@ -19,7 +19,7 @@ import orjson
 from chatx import ir
 from chatx.assembler import Assembler, Item, Lane, OtherItem
 from chatx.notes import Notes
-from chatx.residue import copied, merge, report
+from chatx.residue import copied, lost_paths, merge, report
 
 from . import records as r
 from .citations import web_citation
@@ -85,11 +85,7 @@ def final(
         "usage": _usage(stream, own),
     }
     if own:
-        patch = stream.start_extra.get("message")
-        if type(patch) is dict:
-            # The message's own fields (a container, stop details) and usage details.
-            rest = {k: v for k, v in patch.items() if k not in _SAID}
-            merge(message, copied(rest))
+        _own_fields(message, stream, lane, notes)
     if stream.errors:
         notes.lost(f"{len(stream.errors)} error(s) in the stream have no place in a message")
         if not own and stream.said_after_error():
@@ -124,10 +120,45 @@ def _stop_reason(stream: Assembler, lane: Lane, own: bool, notes: Notes) -> str 
 _SAID = frozenset(("content", "stop_reason", "stop_sequence"))
 
 
+def _own_fields(message: dict[str, Any], stream: Assembler, lane: Lane, notes: Notes) -> None:
+    """An Anthropic stream's own fields where the SDK's accumulator keeps them; what a
+    message has no place for said lost."""
+    patch = stream.start_extra.get("message")
+    if type(patch) is dict:
+        # The message's own fields (a container, stop details) and usage details.
+        rest = {k: v for k, v in patch.items() if k not in _SAID}
+        merge(message, copied(rest))
+    _finish_fields(message, lane, notes)
+    for item in lane.items:
+        # A content_block_start's or _stop's own fields beside its block.
+        if "~prefill" not in item.opened:
+            report({k: v for k, v in item.opened.items() if k != "content_block"}, notes)
+        report(item.closed, notes)
+    for path, count in sorted(stream.delta_residue.items()):
+        notes.lost_fields[f"delta.{path}"] += count
+
+
+def _finish_fields(message: dict[str, Any], lane: Lane, notes: Notes) -> None:
+    """A message_delta's own fields on the message, as the SDK's accumulator sets them
+    (its delta's container and stop_details, at the top; the last one said wins over
+    message_start's); what the message has no place for (a field beside the delta and
+    the usage) is said lost, as convert says a field."""
+    for key, value in lane.finish_extra.items():
+        if key == "delta" and type(value) is dict:
+            for field, said in value.items():
+                if field not in _SAID:
+                    message[field] = copied(said) if type(said) is dict else said
+        elif key != "usage":
+            notes.lost_fields.update(lost_paths({key: value}))
+
+
 def _usage(stream: Assembler, own: bool) -> dict[str, Any]:
     usage = stream.usage if own else stream.usage_before_error
     if usage is None:
-        return {r.INPUT: 0, r.OUTPUT: 0}
+        counts = stream.start_extra.get("~usage") if own else None
+        # A stream cut before its message_delta: message_start's counts, as the SDK's
+        # accumulator holds them.
+        return dict(counts) if counts else {r.INPUT: 0, r.OUTPUT: 0}
     if own:
         return r.usage_record(usage)
     return r.usage_object(usage, False)
@@ -139,19 +170,20 @@ def _block(
     if item.kind == "message":  # an Anthropic text block
         return _text_block(item)
     if item.kind == "reasoning":
-        return _thinking(item, own, notes)
+        return _opened(item, _thinking(item, own, notes), own, ("thinking",))
     if item.kind == "tool_call" and item.call is not None:
         call = item.call
         call_id = call.call_id
         if call_id is None:
             base = message_id(stream_id)[4:]
             call_id = f"toolu_{base}_{calls}"
-        return {
+        block = {
             "type": "tool_use",
             "id": call_id,
             "name": call.name or "",
             "input": _input(call.arguments, notes),
         }
+        return _opened(item, block, own, ("input",))
     if item.format == NAME and type(item.data) is dict:
         block = dict(item.data)
         if item.input is not None and "input" in block:
@@ -164,12 +196,38 @@ def _block(
     return None
 
 
+def _opened(
+    item: Item, block: dict[str, Any] | None, own: bool, built: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The block with the fields its ``content_block_start`` gave it (a tool call's
+    ``caller``; a thinking block that started without a signature has none until a
+    signature_delta), as the SDK's accumulator keeps the block it was given; the
+    fields the stream built (``built``) stay as built."""
+    began = _began(item) if own else None
+    if block is None or type(began) is not dict or block.get("type") == "redacted_thinking":
+        return block
+    kept = {k: block[k] for k in built}
+    merge(block, copied(began))
+    block.update(kept)
+    if item.signature is not None:
+        block["signature"] = item.signature
+    return block
+
+
+def _began(item: Item) -> Any:
+    """The block's own fields as it began: its content_block_start's (a patch of the
+    canonical block), or those message_start gave a block it holds whole."""
+    if "~prefill" in item.opened:
+        return {k: v for k, v in item.opened.items() if k[:1] != "~"}
+    return item.opened.get("content_block")
+
+
 def _text_block(item: Item) -> dict[str, Any]:
     """An Anthropic stream's text block as the SDK's accumulator builds it: the block its
     ``content_block_start`` gave (a block that will cite starts with ``"citations": []``,
     kept when none comes), its text, each ``citations_delta``'s citation appended."""
     block: dict[str, Any] = {"type": "text", "text": ""}
-    began = item.opened.get("content_block")
+    began = _began(item)
     if type(began) is dict:
         merge(block, copied(began))
     block["text"] = item.text.text()

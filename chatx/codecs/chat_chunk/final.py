@@ -12,6 +12,7 @@ from typing import Any
 
 from chatx.assembler import Assembler, Lane
 from chatx.codecs.chat_chunk.annotations import annotation
+from chatx.codecs.chat_chunk.annotations_in import FIELD
 from chatx.codecs.chat_chunk.encode import chat_id
 from chatx.codecs.finish import exact
 from chatx.notes import Notes
@@ -69,7 +70,7 @@ def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
         "content": lane.text or None,
         "refusal": lane.refusal or None,
     }
-    annotations = _annotations(lane, notes)
+    annotations = _own_annotations(lane) if own else _annotations(lane, notes)
     if annotations:
         message["annotations"] = annotations
     if lane.reasoning:
@@ -142,6 +143,15 @@ def _place(into: dict[str, Any], residue: dict[str, Any], built: frozenset[str])
     for key, value in residue.items():
         if value is not None and key not in built and key not in into:
             into[key] = value
+
+
+def _own_annotations(lane: Lane) -> list[dict[str, Any]]:
+    """A chat stream's own annotations as its deltas said them, every field kept
+    (OpenRouter's page text in ``url_citation.content``): the entries of every delta in
+    the order they came, as a client that gathers a delta's lists holds them (the
+    field stays the deltas' residue, see chat_chunk/annotations_in.py)."""
+    said = lane.delta.get(FIELD)
+    return said if type(said) is list else []
 
 
 def _annotations(lane: Lane, notes: Notes) -> list[dict[str, Any]]:

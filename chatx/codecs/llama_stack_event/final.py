@@ -7,8 +7,10 @@ from typing import Any
 
 import orjson
 
+from chatx.accumulate import settle
 from chatx.assembler import Assembler, Lane
 from chatx.notes import Notes
+from chatx.residue import lost_paths
 
 from . import records as r
 from .records import NAME
@@ -67,11 +69,45 @@ def to_llama_stack(
         "stop_reason": stop,
         "tool_calls": calls,
     }
-    return {
+    response = {
         "completion_message": message,
-        "logprobs": None,
+        # The events' logprobs, one entry a token, as the non-streaming response has them
+        # (ChatCompletionResponse.logprobs: list[TokenLogProbs]); a refusal's, which is text.
+        "logprobs": r.logprobs_from_ir(lane.logprobs + lane.refusal_logprobs),
         "metrics": _metrics(stream, source == NAME),
     }
+    if source == NAME:
+        _residue(response, stream, notes)
+    return response
+
+
+def _residue(response: dict[str, Any], stream: Assembler, notes: Notes) -> None:
+    """A Llama Stack stream's own fields: a chunk's beside its event at the top of the
+    response (as chat's collect keeps a chunk's), the last non-empty value winning; an
+    event's own fields, which a response (no events) has no place for, said lost as
+    convert says a field. The metrics' own fields are in ``metrics``."""
+    kept: dict[str, Any] = {}
+    for extra in (stream.start_extra, stream.residue, stream.end_extra):
+        patch = extra.get(r.LS, {}).get("patch") if type(extra.get(r.LS)) is dict else None
+        if type(patch) is not dict:
+            continue
+        for key, value in patch.items():
+            if key == "event" and type(value) is dict:
+                notes.lost_fields.update(lost_paths(value, "event."))
+            elif key not in response:
+                settle(kept, {key: value})
+            else:
+                notes.lost_fields.update(lost_paths({key: value}))
+    response.update(kept)
+    for path, count in stream.delta_residue.items():
+        notes.lost_fields[path.removeprefix(f"{r.LS}.patch.")] += count
+    if stream.errors:
+        notes.lost(
+            f"{len(stream.errors)} error(s) in the stream have no place in a Llama Stack response"
+        )
+    if stream.passthrough:
+        said = sum(stream.passthrough.values())
+        notes.lost(f"{said} record(s) with no IR meaning have no place in a Llama Stack response")
 
 
 def _chat_text(sid: str, lane: Lane) -> tuple[str, list[dict[str, Any]], str | None]:
@@ -154,6 +190,14 @@ def _metrics(stream: Assembler, own: bool) -> list[dict[str, Any]] | None:
         # As the encoder writes it: Llama Stack's router computes the total as prompt +
         # completion, so a stream and its final object agree.
         total = usage.input + usage.output
+    residue = usage.extra.get(r.LS, {}).get("metrics") if own else None
+    if residue is not None:
+        # The complete event's own entries (a telemetry provider's trace_id, span_id,
+        # attributes…): the router sets the same metric events on a non-streaming
+        # response, so they stay as they came, values filled in.
+        counts_by_field = {"input": usage.input, "output": usage.output, "total": total}
+        metrics: list[dict[str, Any]] = r.render_metrics(counts_by_field, residue)
+        return metrics
     counts = (
         ("prompt_tokens", usage.input),
         ("completion_tokens", usage.output),

@@ -69,9 +69,18 @@ def to_response(
         rid = responses_id(stream.id or "")
         opened = envelope(rid, stream.created, stream.model, None)
     output: list[dict[str, Any]] = []
+    # No terminal event: the items the stream never said done are as it left them.
+    cut = own and not stream.errors and lane.finish is None
     for item in lane.items:
         if _ours(item, notes):
             output.append(_output_item(item, rid, len(output), own, notes))
+            if cut and not item.done and item.kind != "other":
+                _unfinished(output[-1], item)
+        if own:
+            # The added and done events' own fields beside their item: a response has
+            # no place for them.
+            report(item.opened.get("event") or {}, notes, "event.")
+            report(item.closed.get("event") or {}, notes, "event.")
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
     if error is None and (lane.finish is None if own else not stream.ended):
@@ -186,6 +195,21 @@ def _output_item(item: Item, rid: str, index: int, own: bool, notes: Notes) -> d
             # encrypted_content, as the encoder writes it.
             merge(built, {"encrypted_content": sealed})
     return built
+
+
+def _unfinished(built: dict[str, Any], item: Item) -> None:
+    """An item the stream never said done (a stream cut short): as the SDK's snapshot
+    holds it, the item its output_item.added gave (status in_progress, its own fields)
+    with what its deltas said."""
+    if "status" in built:
+        built["status"] = "in_progress"
+    added = item.opened.get("added")
+    if type(added) is dict:
+        merge(built, {k: v for k, v in copied(added).items() if k not in _STREAMED})
+
+
+# An item's fields its deltas say, which stay as the stream built them.
+_STREAMED = frozenset(("content", "summary", "arguments"))
 
 
 def _annotations(item: Item, size: int, notes: Notes) -> list[dict[str, Any]]:
