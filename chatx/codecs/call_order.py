@@ -18,7 +18,7 @@ are not (a call without arguments, arguments that are not JSON) only close later
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -39,45 +39,53 @@ def whole_json(text: str) -> bool:
         return False
 
 
-class CallOrder:
-    """Mixed into an encoder; it supplies :meth:`_step`, :meth:`_call_text` and
-    :meth:`_end_call_now`, and calls :meth:`_defer` where a tool call's ``ItemEnd``
-    would close it, :meth:`_feed_held` for events while :attr:`held` is not None, and
-    :meth:`_release_all` before it drains."""
+class CallQueue:
+    """The calls an encoder holds open, and the events held behind them. The encoder
+    gives it ``step`` (encode one event as when nothing is held), ``call_text`` (the
+    arguments so far of an open call, None when it is not open) and ``end_call_now``
+    (close a call as it stands); it calls :meth:`defer` where a tool call's ``ItemEnd``
+    would close it, :meth:`feed_held` for events while :attr:`held` is not None, and
+    :meth:`release_all` before it drains."""
 
-    # Events of later calls, held while call ``pending`` stays open; None: nothing held.
-    held: list[ir.Event] | None = None
-    pending: int | None = None
-    flushing = False  # replaying at a closing event: every call closes at its ItemEnd
+    __slots__ = ("step", "call_text", "end_call_now", "held", "pending", "flushing")
 
-    def _step(self, event: ir.Event, out: list[Any]) -> None:  # pragma: no cover
-        raise NotImplementedError
+    def __init__(
+        self,
+        step: Callable[[ir.Event, list[Any]], None],
+        call_text: Callable[[int | None], str | None],
+        end_call_now: Callable[[int | None, list[Any]], None],
+    ) -> None:
+        self.step = step
+        self.call_text = call_text
+        self.end_call_now = end_call_now
+        # Events of later calls, held while call ``pending`` stays open; None: nothing held.
+        self.held: list[ir.Event] | None = None
+        self.pending: int | None = None
+        self.flushing = False  # replaying at a closing event: every call closes at its ItemEnd
 
-    def _call_text(self, call: int | None) -> str | None:  # pragma: no cover
-        """The arguments so far of open call ``call``, or None when it is not open."""
-        raise NotImplementedError
+    def clear(self) -> None:
+        """Nothing held (a new stream)."""
+        self.held = self.pending = None
 
-    def _end_call_now(self, call: int | None, out: list[Any]) -> None:  # pragma: no cover
-        raise NotImplementedError
-
-    def _defer(self, call: int | None) -> bool:
+    def defer(self, call: int | None) -> bool:
         """At call ``call``'s ``ItemEnd``: keep it open (and hold what follows) when its
         arguments may still grow."""
         if self.flushing or call is None:
             return False
-        text = self._call_text(call)
+        text = self.call_text(call)
         if text is None or whole_json(text):
             return False
         self.pending = call
         self.held = []
         return True
 
-    def _feed_held(self, events: Iterable[ir.Event], out: list[Any]) -> None:
+    def feed_held(self, events: Iterable[ir.Event], out: list[Any]) -> None:
         """Encode ``events`` with call :attr:`pending` held open."""
+        step = self.step
         for event in events:
             held = self.held
             if held is None:  # released by an earlier event of this batch
-                self._step(event, out)
+                step(event, out)
                 continue
             kind = type(event)
             if kind is ir.ToolArgsDelta or (
@@ -87,10 +95,10 @@ class CallOrder:
                     held.append(event)
                     continue
                 if kind is ir.ToolArgsDelta:
-                    self._step(event, out)
+                    step(event, out)
                     if not event.fragment.rstrip().endswith(("}", "]")):  # type: ignore[union-attr]
                         continue  # cannot be whole yet: no need to join the arguments
-                    text = self._call_text(self.pending)
+                    text = self.call_text(self.pending)
                     if text is not None and whole_json(text):
                         self._release(out, final=False)
                     continue
@@ -98,23 +106,23 @@ class CallOrder:
                     self._release(out, final=False)
                     continue
             elif isinstance(event, _QUIET):
-                self._step(event, out)
+                step(event, out)
                 continue
             self._release(out, final=True)
-            self._step(event, out)
+            step(event, out)
 
     def _release(self, out: list[Any], final: bool) -> None:
         """Close the held-open call and replay what was held; ``final``: close every
         call at its end, as a closing event follows."""
         held, call = self.held or [], self.pending
         self.held = self.pending = None
-        self._end_call_now(call, out)
+        self.end_call_now(call, out)
         self.flushing = final
         try:
-            self._feed_held(held, out)
+            self.feed_held(held, out)
         finally:
             self.flushing = False
 
-    def _release_all(self, out: list[Any]) -> None:
+    def release_all(self, out: list[Any]) -> None:
         if self.held is not None:
             self._release(out, final=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.call_order import CallOrder
+from chatx.codecs.call_order import CallQueue
 from chatx.notes import Notes
 from chatx.pieces import Pieces
 from chatx.residue import merge, report
@@ -50,7 +50,7 @@ class Written:
     cited: bool = False  # a citation was written in the open message item
 
 
-class ContentEncoding(CallOrder):
+class ContentEncoding:
     """The content block half of :class:`~chatx.codecs.anthropic_event.encode.AnthropicEncoder`."""
 
     notes: Notes
@@ -58,6 +58,7 @@ class ContentEncoding(CallOrder):
     id: str
     written: Written
     citations: Citations
+    queue: CallQueue
     block: OpenBlock | None
     lane: int | None
     noted: set[str]
@@ -143,7 +144,7 @@ class ContentEncoding(CallOrder):
         block = self.block
         if event.kind == "tool_call":
             mine = block is not None and block.kind == "tool_use" and block.call == event.call
-            if mine and not self._defer(event.call):
+            if mine and not self.queue.defer(event.call):
                 self._close_block(out)
             return
         if event.kind == "reasoning" and block is not None and block.kind == "thinking":
@@ -281,7 +282,7 @@ class ContentEncoding(CallOrder):
         index = self.block.index if self.block is not None else self.written.index - 1
         out.append(self._merged(r.block_delta(index, delta), extra))
 
-    # --- call order (chatx.codecs.call_order) ------------------------------------------
+    # --- the call queue's hooks (chatx.codecs.call_order) -------------------------------
 
     def _call_text(self, call: int | None) -> str | None:
         block = self.block

@@ -21,6 +21,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.call_order import CallQueue
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
@@ -55,6 +56,7 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         self.written = Written()
         self.citations = Citations(self.written, notes, self._open_text, self._note_once)
         self.searches = Searches(self.written, notes, self.noted, self._close_block)
+        self.queue = CallQueue(self._step, self._call_text, self._end_call_now)
         self._handlers = {kind: getattr(self, name) for kind, name in _HANDLERS.items()}
         self._reset("")
 
@@ -83,8 +85,8 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         for event in events:
             if self.failed and not self.own and type(event) is not ir.StreamStart:
                 self._after_error(event)
-            elif self.held is not None:
-                self._feed_held((event,), out)
+            elif self.queue.held is not None:
+                self.queue.feed_held((event,), out)
             else:
                 self._handlers[type(event)](event, out)
         if self.delta_due:
@@ -98,7 +100,7 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         """End of input: a message without its ``message_stop`` is left as it is, unless
         ``--finish`` asks for an ending."""
         out: list[Any] = []
-        self._release_all(out)
+        self.queue.release_all(out)
         if self.open and not self.failed:
             if self.options.finish:
                 self.notes.repaired("input ended without message_stop: ending written")
@@ -148,7 +150,7 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
 
     def _end(self, out: list[Any]) -> None:
         """``message_delta`` and ``message_stop``: the source's stream has ended."""
-        self._release_all(out)
+        self.queue.release_all(out)
         self._close_block(out)
         self._foreign_delta(out)
         out.append(r.message_stop())
@@ -254,7 +256,7 @@ class AnthropicEncoder(ContentEncoding, BaseEncoder):
         # said before its error (OpenRouter's length, then an error chunk) goes first, in
         # the message_delta: nothing follows the error.
         if self.open and (self.finish_event is not None or self.usage is not None):
-            self._release_all(out)
+            self.queue.release_all(out)
             self._close_block(out)
             self._foreign_delta(out)
         self.block = None

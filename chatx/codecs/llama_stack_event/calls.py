@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.call_order import CallOrder
+from chatx.codecs.call_order import CallQueue
 
 from . import records as r
 
@@ -22,7 +22,7 @@ class OpenCall:
         self.fragments: list[str] = []
 
 
-class CallEncoding(CallOrder):
+class CallEncoding:
     """Mixed into :class:`~chatx.codecs.llama_stack_event.encode.LlamaStackEncoder`."""
 
     # What the encoder holds and does that this part uses (set or defined there).
@@ -32,6 +32,7 @@ class CallEncoding(CallOrder):
     count: int
     raw: list[str]
     calls: dict[int | None, OpenCall]
+    queue: CallQueue
     _lane_ok: Callable[[int], bool]
     _stop_word: Callable[[], str | None]
     _patch: Callable[[list[Any], dict[str, Any]], None]
@@ -81,7 +82,7 @@ class CallEncoding(CallOrder):
             self._own(sealed, "reasoning.")  # Anthropic's: no place in Llama Stack events
         if event.kind == "message":
             self._flush(out)
-        if event.kind == "tool_call" and not self.own and self._defer(event.call):
+        if event.kind == "tool_call" and not self.own and self.queue.defer(event.call):
             return True
         call = self.calls.pop(event.call, None) if event.kind == "tool_call" else None
         if call is not None:

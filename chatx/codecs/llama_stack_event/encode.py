@@ -25,6 +25,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.call_order import CallQueue
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, report
@@ -50,6 +51,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder)
         self.open = False
         self.batch: list[ir.Event] = []  # the batch being encoded
         self.noted: set[str] = set()
+        self.queue = CallQueue(self._step, self._call_text, self._end_call_now)
         self._reset("")
 
     def _reset(self, stream: str) -> None:
@@ -59,7 +61,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder)
         self.token_stop: str | None = None  # from <|eot_id|> / <|eom_id|>
         self.usage: ir.Usage | None = None
         self.calls: dict[int | None, OpenCall] = {}
-        self.held = self.pending = None
+        self.queue.clear()
         self.count = 0  # calls written, for derived call ids
         self.raw: list[str] = []  # in_progress fragments since the last started
         self.scanner = TokenScanner()
@@ -73,13 +75,14 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder)
         """Encode one batch; from this codec's own decoder, one record per batch."""
         out: list[Any] = []
         self.batch = events
-        if self.held is not None:
-            self._feed_held(events, out)
+        queue = self.queue
+        if queue.held is not None:
+            queue.feed_held(events, out)
             return out
         it = iter(events)
         for event in it:
             if self._encode(event, out):  # a call held open: the rest waits on it
-                self._feed_held(it, out)
+                queue.feed_held(it, out)
         return out
 
     def _step(self, event: ir.Event, out: list[Any]) -> None:
@@ -134,7 +137,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder)
         call = self.calls.get(proto.call) if kind is ir.ToolArgsDelta else None  # type: ignore[union-attr]
         if (
             self.own
-            or self.held is not None
+            or self.queue.held is not None
             or run.lane != self.lane
             or proto.extra
             or (kind is ir.ToolArgsDelta and call is None)
@@ -165,7 +168,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder)
         """End of input: write what is pending; ``complete`` only if asked (``--finish``)."""
         out: list[Any] = []
         if self.open:
-            self._release_all(out)
+            self.queue.release_all(out)
             self._close_all(out)
             if self.options.finish and not (self.failed or self.completed):
                 out.append(self._complete())

@@ -17,6 +17,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.call_order import CallQueue
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.citations import Citations
@@ -44,6 +45,7 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         self.active = False
         self.citations = Citations(notes, self.lost_meta, self._emit, self._part)
         self.searches = Searches(notes, self._emit, self._new_item, self._close)
+        self.queue = CallQueue(self._step, self._call_text, self._end_call_now)
         self._reset()
 
     def _reset(self) -> None:
@@ -59,14 +61,15 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         self.reason: str | None = None
         self.error: dict[str, Any] | None = None
         self.calls: set[int] = set()
-        self.held = self.pending = None
+        self.queue.clear()
         self.patches: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def feed(self, events: Iterable[ir.Event]) -> list[dict[str, Any]]:
         """Encode one batch of IR events."""
         out: list[dict[str, Any]] = []
-        if self.held is not None:
-            self._feed_held(events, out)
+        queue = self.queue
+        if queue.held is not None:
+            queue.feed_held(events, out)
             return out
         it = iter(events)
         for event in it:
@@ -108,12 +111,13 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         """One event as :meth:`feed` encodes it when nothing is held. While a call is held
         open, only its own fragments and events that write nothing come here, and neither
         can hold another call: what was held stays held."""
-        held, self.held = self.held, None
+        queue = self.queue
+        held, queue.held = queue.held, None
         try:
             out += self.feed((event,))
         finally:
             if held is not None:
-                self.held = held
+                queue.held = held
 
     def feed_run(self, run: DeltaRun) -> list[dict[str, Any]]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -122,7 +126,7 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         item, proto = self.item, run.proto
         if (
             self.own  # this format's residue, merged back record by record
-            or self.held is not None
+            or self.queue.held is not None
             or type(proto) is ir.ReasoningDelta
             or (
                 type(proto) is ir.ToolArgsDelta
@@ -144,7 +148,7 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
         """End of input. A stream without its terminal event is left open unless
         ``--finish`` asks for an ending: chatx does not invent one."""
         out: list[dict[str, Any]] = []
-        self._release_all(out)
+        self.queue.release_all(out)
         if self.active:
             if self.error is not None:
                 # The error ended the stream (Llama Stack's error frame, a chat error

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.call_order import CallOrder
+from chatx.codecs.call_order import CallQueue
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.envelope import item_id
 from chatx.codecs.responses_event.parts import OpenItem, PartEncoding
@@ -19,7 +19,7 @@ from chatx.residue import merge
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ItemEncoding(PartEncoding, CallOrder):
+class ItemEncoding(PartEncoding):
     """The item half of :class:`~chatx.codecs.responses_event.encode.ResponsesEncoder`,
     over its parts (its citations and web searches are its collaborators)."""
 
@@ -29,6 +29,7 @@ class ItemEncoding(PartEncoding, CallOrder):
     next_index: int
     ids: Any
     searches: Searches
+    queue: CallQueue
 
     def _lost(self, extra: dict[str, Any], prefix: str) -> None:  # pragma: no cover
         raise NotImplementedError
@@ -92,8 +93,8 @@ class ItemEncoding(PartEncoding, CallOrder):
             return
         if event.extra and not self.own:
             self._lost(event.extra, "item.")
-        if item.kind == "tool_call" and not self.own and self._defer(item.call):
-            self._feed_held(rest, out)
+        if item.kind == "tool_call" and not self.own and self.queue.defer(item.call):
+            self.queue.feed_held(rest, out)
             return
         sealed = event.encrypted if event.encrypted is not None else event.signature
         if sealed is not None and not self.own:
@@ -104,6 +105,7 @@ class ItemEncoding(PartEncoding, CallOrder):
         self._close(out, event.extra if self.own else None)
 
     def _call_text(self, call: int | None) -> str | None:
+        """The arguments so far of call ``call`` when it is the open item (for the queue)."""
         item = self.item
         if item is None or item.kind != "tool_call" or item.call != call:
             return None
