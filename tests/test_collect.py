@@ -262,8 +262,17 @@ def test_responses_collect_gives_back_the_terminal_response(path: Path) -> None:
     ]
     finished = [s for s in streams if s.ended]
     assert len(finished) == len(terminals)
+    done = [r.data["item"] for r in records if _said(r, "response.output_item.done")]
     for stream, terminal in zip(finished, terminals, strict=True):
+        if terminal.get("output") is None:
+            # A terminal response without its output: the items the stream said done,
+            # as the SDK's stream state recovers them.
+            terminal = {**terminal, "output": done}
         assert to_response(stream, "responses-event") == terminal
+
+
+def _said(record: Any, kind: str) -> bool:
+    return isinstance(record.data, dict) and record.data.get("type") == kind
 
 
 # -- the openai SDK's accumulators as oracle ----------------------------------------------------

@@ -305,6 +305,42 @@ def test_a_response_cut_short_keeps_its_item_as_added() -> None:
     assert stripped(response) == stripped(sdk_responses(responses_cut())[0])
 
 
+def responses_without_output(output: Any) -> bytes:
+    """A finished stream whose response.completed leaves out its output (None: null)."""
+    envelope = {"id": "resp_fxsame", "object": "response", "status": "in_progress", "output": []}
+    item = {"id": "msg_fxsame", "type": "message", "status": "in_progress", "content": []}
+    item["role"] = "assistant"
+    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+    done = {**item, "status": "completed", "content": [{**part, "text": "Whole."}]}
+    common = {"item_id": "msg_fxsame", "output_index": 0, "content_index": 0}
+    final: dict[str, Any] = {"id": "resp_fxsame", "object": "response", "status": "completed"}
+    if output is None:
+        final["output"] = None
+    return sse(
+        [
+            {"type": "response.created", "response": envelope},
+            {"type": "response.output_item.added", "item": item, "output_index": 0},
+            {"type": "response.content_part.added", "part": part, **common},
+            {"type": "response.output_text.delta", "delta": "Whole.", "logprobs": [], **common},
+            {"type": "response.content_part.done", "part": {**part, "text": "Whole."}, **common},
+            {"type": "response.output_item.done", "item": done, "output_index": 0},
+            {"type": "response.completed", "response": final},
+        ],
+        done=False,
+        events=True,
+    )
+
+
+@pytest.mark.parametrize("output", [None, "left out"])
+def test_a_terminal_response_without_output_gets_the_items_the_stream_built(output: Any) -> None:
+    (response,), _ = collected(responses_without_output(output))
+    (item,) = response["output"]
+    assert (item["status"], item["content"][0]["text"]) == ("completed", "Whole.")
+    pytest.importorskip("openai", reason="the openai SDK is the oracle")
+    (sdk,) = sdk_responses(responses_without_output(output))
+    assert stripped(response) == stripped(sdk)
+
+
 # -- Llama Stack: nothing dropped without a note -------------------------------------------
 
 

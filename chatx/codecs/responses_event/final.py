@@ -101,6 +101,10 @@ def to_response(
         # fields of the response.
         patch = {k: v for k, v in stream.end_extra.items() if not k.startswith("~")}
         merge(response, copied(patch))
+        if response.get("output") is None:
+            # A terminal response without its output (null or left out): the items the
+            # stream built, as the SDK's stream state recovers them for its final response.
+            response["output"] = output
     return response
 
 
