@@ -341,7 +341,7 @@ def test_a_terminal_response_without_output_gets_the_items_the_stream_built(outp
     assert stripped(response) == stripped(sdk)
 
 
-# -- Llama Stack: nothing dropped without a note -------------------------------------------
+# -- Anthropic, Responses, Llama Stack: no residue dropped without a note -----------------
 
 
 def _holds(whole: Any, value: Any) -> bool:
@@ -351,14 +351,18 @@ def _holds(whole: Any, value: Any) -> bool:
         return True
     if type(value) is list and value:
         return all(_holds(whole, v) for v in value)
-    if (
-        type(value) is dict
-        and type(whole) is dict
-        and all(whole.get(k) == v for k, v in value.items())
-    ):
+    if type(value) is dict and type(whole) is dict and value.items() <= whole.items():
         return True
     children = whole.values() if type(whole) is dict else whole if type(whole) is list else ()
     return any(_holds(child, value) for child in children)
+
+
+def _has_field(whole: Any, key: str, said: bool = False) -> bool:
+    """Some object in ``whole`` has the field ``key`` (``said``: not empty)."""
+    if type(whole) is dict and key in whole and (whole[key] or not said):
+        return True
+    children = whole.values() if type(whole) is dict else whole if type(whole) is list else ()
+    return any(_has_field(child, key, said) for child in children)
 
 
 def _residue(data: bytes) -> list[tuple[str, Any]]:
@@ -381,22 +385,44 @@ def _residue(data: bytes) -> list[tuple[str, Any]]:
     return found
 
 
-def _llama_placed(data: bytes) -> int:
-    """Assert every residue leaf is in the response or said lost; how many there were."""
-    (response,), notes = collected(data)
+def _placed(data: bytes) -> int:
+    """Assert every residue leaf is in the object, or a later record said its field
+    anew (an item's added status, the done item's; created's service_tier, the
+    terminal response's), or is said lost; how many leaves there were."""
+    objects, notes = collected(data)
     said = lost(notes)
     found = _residue(data)
     for path, value in found:
         if path == "logprobs":
-            assert response["logprobs"], "the events' logprobs"
-        elif not _holds(response, value):
-            assert any(f"field {path} has no place" in line for line in said), path
+            assert any(_has_field(o, "logprobs", True) for o in objects), "the logprobs"
+        elif not any(_holds(o, value) for o in objects):
+            leaf = path.rsplit(".", 1)[-1]
+            if not any(_has_field(o, leaf) for o in objects):
+                assert any(f"field {path} has no place" in line for line in said), path
     return len(found)
 
 
-@pytest.mark.parametrize("path", paths(LLAMA))
-def test_a_llama_stack_response_drops_no_field_silently(path: Path) -> None:
-    _llama_placed(path.read_bytes())
+@pytest.mark.parametrize("path", paths(ANTHROPIC) + paths(RESPONSES) + paths(LLAMA))
+def test_no_residue_is_dropped_silently(path: Path) -> None:
+    _placed(path.read_bytes())
+
+
+def test_an_anthropic_stream_says_lost_what_a_message_has_no_place_for() -> None:
+    data = anthropic_stream().replace(
+        b'"thinking": "Count them."}', b'"thinking": "Count them.", "x_fx": 1}, "x_top": 2'
+    )
+    _, notes = collected(data)
+    assert lost(notes) == [
+        "field delta.x_fx has no place in the target format (1 record)",
+        "field x_top has no place in the target format (1 record)",
+    ]
+    _, notes = collected((FIXTURES / ANTHROPIC / "bedrock.jsonl").read_bytes())
+    metrics = ("firstByteLatency", "inputTokenCount", "invocationLatency", "outputTokenCount")
+    assert lost(notes) == [
+        f"field amazon-bedrock-invocationMetrics.{name} has no place in the target format "
+        "(1 record)"
+        for name in metrics
+    ]
 
 
 LLAMA_EXTRA = [
@@ -446,7 +472,7 @@ def test_a_llama_stack_response_keeps_logprobs_metrics_and_chunk_fields() -> Non
         "field event.delta.x_delta has no place in the target format (1 record)",
         "field event.x_start has no place in the target format (1 record)",
     ]
-    assert _llama_placed(data) == 5
+    assert _placed(data) == 5
 
 
 # -- chat: annotations, and residue on events other than Meta ------------------------------

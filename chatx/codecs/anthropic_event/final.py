@@ -134,8 +134,10 @@ def _own_fields(message: dict[str, Any], stream: Assembler, lane: Lane, notes: N
         if "~prefill" not in item.opened:
             report({k: v for k, v in item.opened.items() if k != "content_block"}, notes)
         report(item.closed, notes)
-    for path, count in sorted(stream.delta_residue.items()):
-        notes.lost_fields[f"delta.{path}"] += count
+    # A content_block_delta's own fields, and message_stop's (Bedrock's invocation
+    # metrics, which its non-streaming response says in headers).
+    notes.lost_fields.update(stream.delta_residue)
+    report(stream.end_extra, notes)
 
 
 def _finish_fields(message: dict[str, Any], lane: Lane, notes: Notes) -> None:
