@@ -80,16 +80,12 @@ def test_collect_as_anthropic_keeps_the_stop_sequence():
     assert (message["stop_reason"], message["stop_sequence"]) == ("stop_sequence", "4")
 
 
-@pytest.mark.parametrize(
-    ("target", "said"),
-    [
-        ("responses", "the stop sequence has no place in a Responses response"),
-        ("llama-stack", "the stop sequence has no place in a Llama Stack response"),
-    ],
-)
-def test_collect_as_another_format_says_the_stop_sequence_is_lost(target: str, said: str):
+@pytest.mark.parametrize("target", ["responses", "llama-stack"])
+def test_collect_as_another_format_says_the_stop_sequence_is_lost(target: str):
     result = run(["collect", str(FIXTURE), "--as", target])
     assert result.code == 0, result.err
+    # In convert's words, as collect --as X says what it leaves out (chatx/collect_notes.py).
+    said = "field finish.stop_sequence has no place in the target format (1 record)"
     assert "lost: " in result.err and said in result.err
     other = Path(__file__).resolve().parents[3] / "fixtures" / ANTHROPIC / "text.sse"
     assert "stop sequence" not in run(["collect", str(other), "--as", target]).err
