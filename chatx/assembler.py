@@ -57,6 +57,10 @@ class Assembler:
         # own fields), gathered as chatx.accumulate says; a lane's, per lane.
         self.residue: dict[str, Any] = {}
         self._settled: Any = None
+        # A codec's own bookkeeping said beside the stream ("~" keys of a record's Meta),
+        # entries gathered by key: what its own final builder may read (Responses: the
+        # derived events' patches, a part's fields as it was added).
+        self.private: dict[str, dict[Any, Any]] = {}
         # The residue of text, reasoning and argument deltas: the paths of its fields,
         # counted (a final object has no place for a delta's own fields; its builder says
         # them lost).
@@ -132,15 +136,22 @@ class Assembler:
         for lane in self.lanes.values():
             lane.open = None
 
+    def _stream_meta(self, extra: dict[str, Any]) -> None:
+        """A record's own fields, not of a lane (chat: a chunk's)."""
+        for key in _KEPT_META:
+            # Snowflake sends service_tier "" on every chunk: no value, not kept.
+            if extra.get(key):
+                self.meta[key] = extra[key]
+        if extra is not self._settled:  # a decoder shares one between records
+            self._settled = extra
+            settle(self.residue, extra)
+            for key, value in extra.items():
+                if key[:1] == "~" and type(value) is dict:
+                    self.private.setdefault(key, {}).update(value)
+
     def _meta(self, event: ir.Meta) -> None:
         if event.lane is None:
-            for key in _KEPT_META:
-                # Snowflake sends service_tier "" on every chunk: no value, not kept.
-                if event.extra.get(key):
-                    self.meta[key] = event.extra[key]
-            if event.extra is not self._settled:  # a decoder shares one between records
-                self._settled = event.extra
-                settle(self.residue, event.extra)
+            self._stream_meta(event.extra)
             return
         if event.meaning is None:
             lane = self.lane(event.lane)

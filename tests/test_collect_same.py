@@ -305,6 +305,14 @@ def test_a_response_cut_short_keeps_its_item_as_added() -> None:
     assert stripped(response) == stripped(sdk_responses(responses_cut())[0])
 
 
+def test_a_response_cut_short_keeps_its_parts_as_added() -> None:
+    data = responses_cut().replace(b'"text": ""}', b'"text": "", "x_fx": "p"}')
+    (response,), _ = collected(data)
+    assert response["output"][0]["content"][0]["x_fx"] == "p"
+    pytest.importorskip("openai", reason="the openai SDK is the oracle")
+    assert stripped(response) == stripped(sdk_responses(data)[0])
+
+
 def responses_without_output(output: Any) -> bytes:
     """A finished stream whose response.completed leaves out its output (None: null)."""
     envelope = {"id": "resp_fxsame", "object": "response", "status": "in_progress", "output": []}

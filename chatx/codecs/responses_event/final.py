@@ -75,7 +75,7 @@ def to_response(
         if _ours(item, notes):
             output.append(_output_item(item, rid, len(output), own, notes))
             if cut and not item.done and item.kind != "other":
-                _unfinished(output[-1], item)
+                _unfinished(output[-1], item, len(output) - 1, stream.private.get(shapes.PATCH))
         if own:
             # The added and done events' own fields beside their item: a response has
             # no place for them.
@@ -201,15 +201,30 @@ def _output_item(item: Item, rid: str, index: int, own: bool, notes: Notes) -> d
     return built
 
 
-def _unfinished(built: dict[str, Any], item: Item) -> None:
+def _unfinished(
+    built: dict[str, Any], item: Item, index: int, derived: dict[Any, Any] | None
+) -> None:
     """An item the stream never said done (a stream cut short): as the SDK's snapshot
     holds it, the item its output_item.added gave (status in_progress, its own fields)
-    with what its deltas said."""
+    with what its deltas said, each part as its content_part.added gave it."""
     if "status" in built:
         built["status"] = "in_progress"
     added = item.opened.get("added")
     if type(added) is dict:
         merge(built, {k: v for k, v in copied(added).items() if k not in _STREAMED})
+    for field, event in _PARTS:
+        parts = built.get(field)
+        for number, part in enumerate(parts if type(parts) is list else ()):
+            patch = (derived or {}).get((event, index, number))
+            if type(patch) is dict and type(patch.get("part")) is dict and type(part) is dict:
+                merge(part, {k: v for k, v in copied(patch["part"]).items() if k != "text"})
+
+
+# The events that add an item's parts, by the item's field that holds them.
+_PARTS = (
+    ("content", "response.content_part.added"),
+    ("summary", "response.reasoning_summary_part.added"),
+)
 
 
 # An item's fields its deltas say, which stay as the stream built them.
