@@ -28,6 +28,7 @@ from chatx.residue import MetaReport, NullResidue, merge, report
 from . import records as r
 from .citations import Citations
 from .content import ContentEncoding, OpenBlock, Written
+from .runs import RunEncoding
 from .searches import Searches
 
 NAME = r.NAME
@@ -43,8 +44,9 @@ def message_id(source: str) -> str:
     return "msg_" + (source or "0")
 
 
-class AnthropicEncoder(ContentEncoding, BaseEncoder):
-    """Incremental encoder: ``feed(batch)`` returns the events of one source record."""
+class AnthropicEncoder(ContentEncoding, RunEncoding, BaseEncoder):
+    """Incremental encoder: ``feed(batch)`` returns the events of one source record;
+    ``feed_run`` a run's (:mod:`.runs`)."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
         self.notes = notes

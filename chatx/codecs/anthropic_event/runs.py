@@ -1,0 +1,152 @@
+"""The Anthropic encoder's runs (:class:`~chatx.codecs.template.DeltaRun`): records
+that each say more of the open block, written in one loop.
+
+From another format the run's first record with text goes the long way (``feed``): it
+opens the block the run's kind needs, takes the lane, and says whatever note is due.
+What follows says nothing new to the block, so each record is one
+``content_block_delta`` at that block's index, the written-text count
+(:class:`~chatx.codecs.anthropic_event.content.Written`) and the lost fields moved as
+``feed`` moves them. Anything else (a citation beside the text, an error written, a
+held tool call, residue of the encoder's own format) takes ``feed`` record by record.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.call_order import CallQueue
+from chatx.codecs.template import DeltaRun
+from chatx.notes import Notes
+from chatx.residue import MetaReport, NullResidue
+
+from .content import OpenBlock, Written
+
+
+class RunEncoding:
+    """The run half of :class:`~chatx.codecs.anthropic_event.encode.AnthropicEncoder`."""
+
+    notes: Notes
+    own: bool
+    failed: bool
+    delta_due: bool
+    queue: CallQueue
+    block: OpenBlock | None
+    lane: int | None
+    written: Written
+    lost_meta: MetaReport
+
+    def feed(self, events: list[ir.Event]) -> list[Any]:  # pragma: no cover - the encoder's
+        raise NotImplementedError
+
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
+        batches, notes said at each record's own line."""
+        out: list[Any] = []
+        texts = run.texts
+        count = len(texts)
+        k = 0
+        if not self.own:
+            while k < count:
+                k += 1
+                self._replay(run, k - 1, k, out)
+                if texts[k - 1]:
+                    break
+        if k < count:
+            if self.own and self._own_plain(run):
+                self._own_loop(run, k, out)
+            elif not self.own and self._plain(run):
+                self._loop(run, k, out)
+            else:
+                self._replay(run, k, count, out)
+        return out
+
+    def _replay(self, run: DeltaRun, start: int, stop: int, out: list[Any]) -> None:
+        notes, feed, lines = self.notes, self.feed, run.lines
+        for k in range(start, stop):
+            notes.line = lines[k]
+            out += feed(run.batch(k))
+
+    def _plain(self, run: DeltaRun) -> bool:
+        """Whether ``feed`` would write each record of ``run`` as one delta of the open
+        block, saying nothing but lost fields."""
+        proto, block = run.proto, self.block
+        if (
+            proto.extra
+            or self.failed
+            or self.queue.held is not None
+            or self.lane != run.lane
+            or block is None
+            or not block.started
+        ):
+            return False
+        for meta in (run.before, run.after):
+            if meta is not None and meta.meaning is not None:
+                return False  # a citation: it may close the block
+        kind = type(proto)
+        if kind is ir.TextDelta:
+            return block.kind == "text" and not block.cited
+        if kind is ir.ReasoningDelta:
+            return block.kind == "thinking" and block.part == proto.part  # type: ignore[union-attr]
+        if kind is ir.ToolArgsDelta:
+            return block.kind == "tool_use" and block.call == proto.call  # type: ignore[union-attr]
+        return False
+
+    def _loop(self, run: DeltaRun, k: int, out: list[Any]) -> None:
+        block = self.block
+        assert block is not None  # _plain said so
+        texts = run.texts[k:]
+        records = len(texts)
+        for meta in (run.before, run.after):
+            if meta is not None and type(meta.extra) is not NullResidue:
+                self.lost_meta(meta, records)
+        obfuscated = records - run.obfuscations[k:].count(None)
+        if obfuscated:
+            self.notes.lost_fields["obfuscation"] += obfuscated
+        if "" in texts:  # an empty text writes nothing
+            texts = [text for text in texts if text]
+        index, kind = block.index, type(run.proto)
+        if kind is ir.TextDelta:
+            self.written.said += sum(map(len, texts))
+            out += _deltas(index, "text_delta", "text", texts)
+        elif kind is ir.ReasoningDelta:
+            out += _deltas(index, "thinking_delta", "thinking", texts)
+        else:
+            block.args.extend(texts)
+            out += _deltas(index, "input_json_delta", "partial_json", texts)
+        self.notes.line = run.lines[-1]
+
+    def _own_plain(self, run: DeltaRun) -> bool:
+        """Whether each record of ``run``, from this format's decoder, is the canonical
+        delta record with nothing of its own to merge back."""
+        return (
+            not run.proto.extra
+            and run.before is None
+            and run.after is None
+            and not self.delta_due
+            and self.queue.held is None
+            and type(run.proto) in _OWN
+        )
+
+    def _own_loop(self, run: DeltaRun, k: int, out: list[Any]) -> None:
+        block = self.block
+        index = block.index if block is not None else self.written.index - 1
+        dtype, field = _OWN[type(run.proto)]
+        out += _deltas(index, dtype, field, run.texts[k:])
+        self.notes.line = run.lines[-1]
+
+
+# Each delta kind's content_block_delta type and the field that holds its text.
+_OWN = {
+    ir.TextDelta: ("text_delta", "text"),
+    ir.ReasoningDelta: ("thinking_delta", "thinking"),
+    ir.ToolArgsDelta: ("input_json_delta", "partial_json"),
+}
+
+
+def _deltas(index: int, dtype: str, field: str, texts: list[str]) -> list[dict[str, Any]]:
+    """One ``content_block_delta`` per text, as ``records.block_delta`` writes it."""
+    return [
+        {"type": "content_block_delta", "index": index, "delta": {"type": dtype, field: text}}
+        for text in texts
+    ]
