@@ -18,16 +18,14 @@ message around its citations. An annotation's span is kept when it is that block
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatx import ir
 from chatx.notes import Notes
 from chatx.residue import report
 
 from . import records as r
-
-if TYPE_CHECKING:  # content.py imports this module
-    from .content import OpenBlock, Written
+from .written import OpenBlock, Written
 
 _DOCUMENTS = ("char_location", "page_location", "content_block_location")
 # Fields of a Responses message part that a citation written here says (its

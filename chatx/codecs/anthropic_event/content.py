@@ -7,47 +7,19 @@ may still grow (:mod:`chatx.codecs.call_order`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.call_order import CallQueue
 from chatx.notes import Notes
-from chatx.pieces import Pieces
 from chatx.residue import merge, report
 
 from . import records as r
 from .citations import Citations
+from .written import OpenBlock, Written
 
 # IR events the encoder of this format does not write again (see the decoder).
 _SKIP = ("~prefill", "~seed", "~empty")
-
-
-class OpenBlock:
-    """The content block being written. A ``thinking`` block is ``started`` only once
-    it has something to say."""
-
-    __slots__ = ("index", "kind", "call", "args", "started", "part", "start", "cited")
-
-    def __init__(self, index: int, kind: str, call: int | None = None) -> None:
-        self.index = index
-        self.kind = kind  # text, thinking, tool_use
-        self.call = call
-        self.args = Pieces()
-        self.started = kind != "thinking"
-        self.part: int | None = None  # the reasoning part the thinking came from
-        self.start = 0  # where in its message item's text a text block starts
-        self.cited = False  # a citation came after its text: the next text is a new block
-
-
-@dataclass(slots=True)
-class Written:
-    """What the content blocks of the message being written share with its citations
-    and web searches (:mod:`.citations`, :mod:`.searches`)."""
-
-    index: int = 0  # content_block_start events written in this message
-    said: int = 0  # characters of the open message item's text written
-    cited: bool = False  # a citation was written in the open message item
 
 
 class ContentEncoding:

@@ -27,9 +27,10 @@ from chatx.residue import MetaReport, NullResidue, merge, report
 
 from . import records as r
 from .citations import Citations
-from .content import ContentEncoding, OpenBlock, Written
+from .content import ContentEncoding
 from .runs import RunEncoding
 from .searches import Searches
+from .written import OpenBlock, Written
 
 NAME = r.NAME
 

@@ -20,7 +20,7 @@ from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue
 
-from .content import OpenBlock, Written
+from .written import OpenBlock, Written
 
 
 class RunEncoding:

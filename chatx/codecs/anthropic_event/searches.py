@@ -17,7 +17,7 @@ item with a search action) as those two blocks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
@@ -26,9 +26,7 @@ from chatx.notes import Notes
 from chatx.residue import report
 
 from . import records as r
-
-if TYPE_CHECKING:  # content.py imports this module
-    from .content import Written
+from .written import Written
 
 CALL, RESULT = "server_tool_use", "web_search_tool_result"
 

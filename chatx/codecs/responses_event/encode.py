@@ -37,6 +37,8 @@ NAME = "responses-event"
 class ResponsesEncoder(ItemEncoding, BaseEncoder):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
+    citations: Citations  # what the parts half knows as Annotates, and more
+
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
         self.notes = notes
         self.options = options

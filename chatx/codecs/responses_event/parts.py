@@ -4,15 +4,19 @@ and each part's ``*.done`` pair, with the text joined once when the part closes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.template import DeltaRun
 from chatx.pieces import Pieces
 
-if TYPE_CHECKING:  # citations.py imports this module
-    from .citations import Citations
+
+class Annotates(Protocol):
+    """What a closing part needs of the encoder's citations (:class:`.citations.Citations`,
+    which imports this module): its annotation events written, its annotations set."""
+
+    def annotate(self, item: OpenItem, part: OpenPart, out: list[dict[str, Any]]) -> None: ...
 
 
 class Emit(Protocol):
@@ -97,7 +101,7 @@ class PartEncoding:
     seq: int
     notes: Any
     options: Any
-    citations: Citations
+    citations: Annotates
 
     def _emit(
         self,
