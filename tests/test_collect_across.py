@@ -34,6 +34,7 @@ from tests.builders.anthropic_event import (
     thinking,
 )
 from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.builders.responses_event import url_citation as url
 from tests.captures import CAPTURES, captures
 from tests.streams import CHAT, RESPONSES, batches, convert
 
@@ -134,47 +135,7 @@ def anthropic_stream() -> bytes:
 
 def _message(builder: ResponsesBuilder, steps: list[tuple[str, Any]]) -> None:
     """A Responses message item whose text deltas and annotations come in ``steps``."""
-    index, iid = len(builder.output), f"msg_{len(builder.events)}"
-    head = {"item_id": iid, "output_index": index, "content_index": 0}
-    item = {
-        "id": iid,
-        "type": "message",
-        "status": "in_progress",
-        "content": [],
-        "role": "assistant",
-    }
-    builder.emit("response.output_item.added", output_index=index, item=item)
-    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
-    builder.emit("response.content_part.added", **head, part=part)
-    said, annotations = "", []
-    for kind, value in steps:
-        if kind == "text":
-            said += value
-            builder.emit("response.output_text.delta", **head, delta=value, logprobs=[])
-        else:
-            builder.emit(
-                "response.output_text.annotation.added",
-                **head,
-                annotation_index=len(annotations),
-                annotation=value,
-            )
-            annotations.append(value)
-    builder.emit("response.output_text.done", **head, text=said, logprobs=[])
-    part = {"type": "output_text", "annotations": annotations, "logprobs": [], "text": said}
-    builder.emit("response.content_part.done", **head, part=part)
-    done = {**item, "status": "completed", "content": [part]}
-    builder.emit("response.output_item.done", output_index=index, item=done)
-    builder.output.append(done)
-
-
-def url(start: int, end: int, page: str = "https://a.example/") -> dict[str, Any]:
-    return {
-        "type": "url_citation",
-        "start_index": start,
-        "end_index": end,
-        "title": "A",
-        "url": page,
-    }
+    builder.annotated(*steps)
 
 
 def _web_search(builder: ResponsesBuilder, iid: str, **action: Any) -> None:

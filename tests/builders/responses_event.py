@@ -285,6 +285,34 @@ class ResponsesBuilder:
         self.output.append(done)
         return self
 
+    def annotated(self, *steps: tuple[str, Any], iid: str | None = None) -> ResponsesBuilder:
+        """A message item whose ``steps`` are text deltas (``("text", piece)``) and
+        annotations (``("annotation", {...})``), in the order they come."""
+        index = self._index()
+        iid = iid or f"msg_{len(self.events)}"
+        head = {"item_id": iid, "output_index": index, "content_index": 0}
+        item = {"id": iid, "type": "message", "status": "in_progress", "content": [],
+                "role": "assistant"}  # fmt: skip
+        self.emit("response.output_item.added", output_index=index, item=item)
+        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+        self.emit("response.content_part.added", **head, part=part)
+        said, annotations = "", []
+        for kind, value in steps:
+            if kind == "text":
+                said += value
+                self.emit("response.output_text.delta", **head, delta=value, logprobs=[])
+            else:
+                self.emit("response.output_text.annotation.added", **head,
+                          annotation_index=len(annotations), annotation=value)  # fmt: skip
+                annotations.append(value)
+        self.emit("response.output_text.done", **head, text=said, logprobs=[])
+        part = {"type": "output_text", "annotations": annotations, "logprobs": [], "text": said}
+        self.emit("response.content_part.done", **head, part=part)
+        done = {**item, "status": "completed", "content": [part]}
+        self.emit("response.output_item.done", output_index=index, item=done)
+        self.output.append(done)
+        return self
+
     def error(self, message: str, code: str = "server_error") -> ResponsesBuilder:
         self.emit("error", code=code, message=message, param=None)
         self.end("failed", error={"code": code, "message": message})
@@ -310,6 +338,12 @@ class ResponsesBuilder:
 
     def bytes(self, *, events: bool = True) -> bytes:
         return sse(self.events, done=False, events=events)
+
+
+def url_citation(start: int, end: int, page: str = "https://a.example/") -> dict[str, Any]:
+    """A Responses url_citation annotation of characters ``start``..``end``."""
+    return {"type": "url_citation", "start_index": start, "end_index": end, "title": "A",
+            "url": page}  # fmt: skip
 
 
 def responses_usage(

@@ -25,6 +25,7 @@ from tests.builders.anthropic_event import (
     text,
 )
 from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.builders.responses_event import url_citation as url
 from tests.streams import CHAT, RESPONSES, convert, payloads
 
 LLAMA = "llama-stack-event"
@@ -310,48 +311,8 @@ def test_what_a_web_search_call_says_beyond_a_search_is_lost():
 
 def _annotated(*steps: tuple[str, Any]) -> bytes:
     """A Responses message whose steps are text deltas and annotations, in order."""
-    builder = ResponsesBuilder()
-    head = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
-    item = {
-        "id": "msg_1",
-        "type": "message",
-        "status": "in_progress",
-        "content": [],
-        "role": "assistant",
-    }
-    builder.emit("response.output_item.added", output_index=0, item=item)
-    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
-    builder.emit("response.content_part.added", **head, part=part)
-    said, annotations = "", []
-    for kind, value in steps:
-        if kind == "text":
-            said += value
-            builder.emit("response.output_text.delta", **head, delta=value, logprobs=[])
-        else:
-            builder.emit(
-                "response.output_text.annotation.added",
-                **head,
-                annotation_index=len(annotations),
-                annotation=value,
-            )
-            annotations.append(value)
-    builder.emit("response.output_text.done", **head, text=said, logprobs=[])
-    part = {"type": "output_text", "annotations": annotations, "logprobs": [], "text": said}
-    builder.emit("response.content_part.done", **head, part=part)
-    done = {**item, "status": "completed", "content": [part]}
-    builder.emit("response.output_item.done", output_index=0, item=done)
-    builder.output.append(done)
+    builder = ResponsesBuilder().annotated(*steps, iid="msg_1")
     return builder.end(usage=responses_usage()).bytes()
-
-
-def url(start: int, end: int, page: str = "https://a.example/") -> dict[str, Any]:
-    return {
-        "type": "url_citation",
-        "start_index": start,
-        "end_index": end,
-        "title": "A",
-        "url": page,
-    }
 
 
 def test_a_url_citation_ends_the_text_block_it_came_in():

@@ -25,6 +25,7 @@ from tests.builders.anthropic_event import (
     text,
 )
 from tests.builders.responses_event import ResponsesBuilder, responses_usage
+from tests.builders.responses_event import url_citation as url
 from tests.streams import CHAT, RESPONSES, convert, payloads, sse
 
 PAGE = {
@@ -131,44 +132,7 @@ def test_a_citation_before_any_text_and_one_without_a_title():
 
 def _annotated(builder: ResponsesBuilder, pieces: list[str], *annotations: Any) -> None:
     """A Responses message item of ``pieces``, then its annotations, as OpenAI streams one."""
-    index, iid = len(builder.output), f"msg_{len(builder.events)}"
-    head = {"item_id": iid, "output_index": index, "content_index": 0}
-    item = {
-        "id": iid,
-        "type": "message",
-        "status": "in_progress",
-        "content": [],
-        "role": "assistant",
-    }
-    builder.emit("response.output_item.added", output_index=index, item=item)
-    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
-    builder.emit("response.content_part.added", **head, part=part)
-    for piece in pieces:
-        builder.emit("response.output_text.delta", **head, delta=piece, logprobs=[])
-    for number, annotation in enumerate(annotations):
-        builder.emit(
-            "response.output_text.annotation.added",
-            **head,
-            annotation_index=number,
-            annotation=annotation,
-        )
-    said = "".join(pieces)
-    builder.emit("response.output_text.done", **head, text=said, logprobs=[])
-    part = {"type": "output_text", "annotations": list(annotations), "logprobs": [], "text": said}
-    builder.emit("response.content_part.done", **head, part=part)
-    done = {**item, "status": "completed", "content": [part]}
-    builder.emit("response.output_item.done", output_index=index, item=done)
-    builder.output.append(done)
-
-
-def url(start: int, end: int, page: str = "https://a.example/") -> dict[str, Any]:
-    return {
-        "type": "url_citation",
-        "start_index": start,
-        "end_index": end,
-        "title": "A",
-        "url": page,
-    }
+    builder.annotated(*(("text", p) for p in pieces), *(("annotation", a) for a in annotations))
 
 
 def test_a_responses_url_citation_keeps_its_span_counted_from_its_items_text():
