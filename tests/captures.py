@@ -20,6 +20,16 @@ skip_without_captures = pytest.mark.skipif(
 )
 
 
+def capture_files(pattern: str) -> list[Path]:
+    """Every capture file matching ``pattern``, of any format; the test skips when the
+    folder is absent, and fails when it holds none."""
+    if not CAPTURES.is_dir():
+        pytest.skip(f"no captures folder at {CAPTURES}")
+    files = sorted(CAPTURES.rglob(pattern))
+    assert files, f"no {pattern} files under {CAPTURES}"
+    return files
+
+
 def captures(fmt: str) -> list[Path]:
     """The capture files of one format, sorted by name (empty when the folder is absent)."""
     folder = CAPTURES / fmt

@@ -92,3 +92,19 @@ def sse_events(events: list[Any]) -> bytes:
     return "".join(
         f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
     ).encode()
+
+
+# Each block type: its content_block_start block, its delta type, the delta's text field.
+DELTA_KINDS: dict[str, tuple[dict[str, Any], str, str]] = {
+    "text": ({"type": "text", "text": ""}, "text_delta", "text"),
+    "thinking": (
+        {"type": "thinking", "thinking": "", "signature": ""},
+        "thinking_delta",
+        "thinking",
+    ),  # fmt: skip
+    "tool_use": (
+        {"type": "tool_use", "id": "toolu_k1", "name": "look", "input": {}},
+        "input_json_delta",
+        "partial_json",
+    ),  # fmt: skip
+}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -13,9 +11,7 @@ from chatx.containers.jsonarray import JSONArrayReader, JSONArrayWriter, element
 from chatx.containers.jsonl import JSONLReader, JSONLWriter
 from chatx.errors import InputError
 from chatx.record import DONE, Record
-from tests.paths import SHARED
-
-CAPTURES = SHARED / "captures"
+from tests.captures import capture_files
 
 
 def read(data: bytes, size: int | None = None, reader_class=JSONLReader) -> list[Record]:
@@ -73,16 +69,8 @@ def test_unicode_line_separators_stay_inside_values():
     assert read('"a\u2028b\x85c"\n'.encode()) == [Record("a\u2028b\x85c", None, 1)]
 
 
-def _capture_files(pattern: str) -> list[Path]:
-    if not CAPTURES.is_dir():
-        pytest.skip(f"no captures folder at {CAPTURES}")
-    files = sorted(CAPTURES.rglob(pattern))
-    assert files, f"no {pattern} files under {CAPTURES}"
-    return files
-
-
 def test_captures_read_cleanly_in_any_chunking():
-    for path in _capture_files("*.jsonl"):
+    for path in capture_files("*.jsonl"):
         data = path.read_bytes()
         whole = read(data)
         assert whole, path.name

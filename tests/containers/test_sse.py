@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -12,9 +10,7 @@ from hypothesis import strategies as st
 from chatx.containers.sse import SSEReader, SSEWriter
 from chatx.errors import InputError
 from chatx.record import DONE, Record
-from tests.paths import SHARED
-
-CAPTURES = SHARED / "captures"
+from tests.captures import capture_files
 
 
 def read(data: bytes, size: int | None = None) -> list[Record]:
@@ -212,16 +208,8 @@ def test_split_at_every_position_gives_same_records(data):
     assert read(data, 1) == whole
 
 
-def _capture_files(pattern: str) -> list[Path]:
-    if not CAPTURES.is_dir():
-        pytest.skip(f"no captures folder at {CAPTURES}")
-    files = sorted(CAPTURES.rglob(pattern))
-    assert files, f"no {pattern} files under {CAPTURES}"
-    return files
-
-
 def test_captures_read_cleanly_in_any_chunking():
-    for path in _capture_files("*.sse"):
+    for path in capture_files("*.sse"):
         data = path.read_bytes()
         whole = read(data)
         assert whole, path.name
@@ -230,7 +218,7 @@ def test_captures_read_cleanly_in_any_chunking():
 
 
 def test_mantle_capture_names_every_block():
-    files = [p for p in _capture_files("*.sse") if "bedrock_mantle" in p.name]
+    files = [p for p in capture_files("*.sse") if "bedrock_mantle" in p.name]
     if not files:
         pytest.skip("no Bedrock Mantle capture")
     for path in files:

@@ -22,6 +22,7 @@ from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 from chatx.record import Record
 from tests.builders.anthropic_event import (
+    DELTA_KINDS,
     MESSAGE_STOP,
     block_delta,
     block_start,
@@ -33,19 +34,7 @@ from tests.builders.anthropic_event import (
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=200)
 EVENT = "content_block_delta"
 # The delta type of each block type, and the field that holds its text.
-KINDS: dict[str, tuple[dict[str, Any], str, str]] = {
-    "text": ({"type": "text", "text": ""}, "text_delta", "text"),
-    "thinking": (
-        {"type": "thinking", "thinking": "", "signature": ""},
-        "thinking_delta",
-        "thinking",
-    ),
-    "tool_use": (
-        {"type": "tool_use", "id": "toolu_f1", "name": "look", "input": {}},
-        "input_json_delta",
-        "partial_json",
-    ),
-}
+KINDS = DELTA_KINDS
 
 
 def delta(kind: str, text: Any, index: Any = 0) -> dict[str, Any]:

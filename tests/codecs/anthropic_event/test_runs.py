@@ -14,6 +14,7 @@ from chatx.codecs.base import BaseEncoder
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert
 from tests.builders.anthropic_event import (
+    DELTA_KINDS,
     MESSAGE_STOP,
     block_delta,
     block_start,
@@ -25,19 +26,7 @@ from tests.builders.anthropic_event import (
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=100)
 TARGET = "anthropic-event"
 SOURCES = ("chat-chunk", "responses-event", "llama-stack-event", TARGET)
-BLOCKS: dict[str, tuple[dict[str, Any], str, str]] = {
-    "text": ({"type": "text", "text": ""}, "text_delta", "text"),
-    "thinking": (
-        {"type": "thinking", "thinking": "", "signature": ""},
-        "thinking_delta",
-        "thinking",
-    ),
-    "tool_use": (
-        {"type": "tool_use", "id": "toolu_r1", "name": "look", "input": {}},
-        "input_json_delta",
-        "partial_json",
-    ),
-}
+BLOCKS = DELTA_KINDS
 
 
 def sse(events: list[dict[str, Any]]) -> bytes:
