@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.cited import without_cited_parts
 from chatx.notes import Notes
 from chatx.residue import report
 
@@ -28,9 +29,6 @@ from . import records as r
 from .written import OpenBlock, Written
 
 _DOCUMENTS = ("char_location", "page_location", "content_block_location")
-# Fields of a Responses message part that a citation written here says (its
-# annotations), or that anthropic output says otherwise (its text).
-_PART = frozenset(("type", "text", "annotations", "logprobs"))
 
 
 def citation_of(citation: Any) -> ir.Citation | None:
@@ -124,13 +122,4 @@ class Citations:
 
     def end_extra(self, extra: dict[str, Any]) -> dict[str, Any]:
         """A message item's closing residue less the annotations its citations said."""
-        item = extra.get("item")
-        if not self.written.cited or type(item) is not dict:
-            return extra
-        content = item.get("content")
-        if type(content) is list and all(type(p) is dict and p.keys() <= _PART for p in content):
-            rest = {k: v for k, v in item.items() if k != "content"}
-            extra = {k: v for k, v in extra.items() if k != "item"}
-            if rest:
-                extra["item"] = rest
-        return extra
+        return without_cited_parts(extra) if self.written.cited else extra

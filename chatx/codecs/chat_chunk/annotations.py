@@ -25,11 +25,8 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream
+from chatx.codecs.cited import without_cited_parts
 from chatx.notes import Notes
-
-# Fields of a Responses message part the annotations written say (or the content
-# says), so the closing item's residue does not report them again.
-_PART = frozenset(("type", "text", "annotations", "logprobs"))
 
 
 def annotation(cite: ir.Citation, start: int, end: int) -> dict[str, Any]:
@@ -126,16 +123,7 @@ class Citations:
     def uncited_end(self, extra: dict[str, Any], lane: int) -> dict[str, Any]:
         """A message item's closing residue less the annotations its citations said (a
         Responses item's parts, with the annotations the decoder said one by one)."""
-        item = extra.get("item")
-        if lane not in self.cited or type(item) is not dict:
-            return extra
-        content = item.get("content")
-        if type(content) is list and all(type(p) is dict and p.keys() <= _PART for p in content):
-            rest = {k: v for k, v in item.items() if k != "content"}
-            extra = {k: v for k, v in extra.items() if k != "item"}
-            if rest:
-                extra["item"] = rest
-        return extra
+        return without_cited_parts(extra) if lane in self.cited else extra
 
     def left(self) -> None:
         """The stream ended with a choice unfinished (cut short, or ended by an error
