@@ -1,4 +1,4 @@
-"""The intermediate representation: the small vocabulary all three formats can say.
+"""The intermediate representation: the small vocabulary every format can say.
 
 A decoder turns one source record into a *batch* (a list) of these events; an encoder
 takes one batch at a time, so it can keep the source's record boundaries (one chat
