@@ -15,10 +15,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from chatx import codecs
+from chatx.arguments import as_bytes
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert, decode, read_records
-from chatx.refusals import as_bytes
 
 if TYPE_CHECKING:
     from chatx.diffing import DiffResult

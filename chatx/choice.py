@@ -12,11 +12,11 @@ from dataclasses import replace
 from typing import Any
 
 from chatx import ir
+from chatx.arguments import missing_choice
 from chatx.codecs.base import Codec
 from chatx.codecs.template import DeltaRun
 from chatx.drive import Drive
 from chatx.errors import UsageError
-from chatx.refusals import missing_choice
 
 
 class Lanes:

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from chatx import codecs, ir
+from chatx.arguments import as_bytes
 from chatx.drive import Drive, bug_text, debug
 from chatx.notes import Notes
 from chatx.reading import read_records
 from chatx.record import Record
-from chatx.refusals import as_bytes
 
 PROBE_RECORDS = codecs.PROBE_RECORDS  # where callers have found it
 __all__ = ["PROBE_RECORDS", "bug_text", "debug", "decode"]

@@ -13,6 +13,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from chatx import codecs, containers, ir
+from chatx.arguments import (
+    INPUT,
+    as_bytes,
+    check_arguments,
+    chunks_of,
+    missing_choice,
+    named_format,
+    source_format,
+)
 from chatx.choice import Lanes
 from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder
 from chatx.codecs.template import DeltaRun, KnownRecords
@@ -24,15 +33,6 @@ from chatx.errors import ChatxError, InputError
 from chatx.notes import Notes
 from chatx.reading import open_records, read_records
 from chatx.record import Record
-from chatx.refusals import (
-    INPUT,
-    as_bytes,
-    check_arguments,
-    chunks_of,
-    missing_choice,
-    named_format,
-    source_format,
-)
 
 # read_records and open_records live in chatx.reading, decode in chatx.decoding; the
 # pipeline is where callers have always found them.

@@ -15,12 +15,12 @@ from itertools import chain
 from typing import Any
 
 from chatx import codecs, containers, inputs
+from chatx.arguments import INPUT, as_bytes
 from chatx.containers.lines import MAX_LINE
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
-from chatx.refusals import INPUT, as_bytes
 
 _BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
 

@@ -19,8 +19,8 @@ from rich.table import Table
 from rich.text import Text
 
 from chatx import codecs
-from chatx.assemble import Assembler, Item, Lane, Side, streams_of
 from chatx.codecs.base import Describe
+from chatx.collect.streams import Assembler, Item, Lane, Side, streams_of
 from chatx.containers.payload import parse
 from chatx.record import Record
 from chatx.textsafe import escape_text

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatx import ir
-from chatx.assemble import Assembler, assemble, joined, load, other_items, streams_of
+from chatx.collect.streams import Assembler, assemble, joined, load, other_items, streams_of
 from chatx.pieces import Pieces
 from tests.streams import sse
 

@@ -13,12 +13,12 @@ import pydantic
 import pytest
 
 from chatx import codecs, ir
-from chatx.assemble import Assembler, load, streams_of
 from chatx.cli import app, main
 from chatx.codecs.chat_chunk.final import to_chat
 from chatx.codecs.llama_stack_event.final import to_llama_stack
 from chatx.codecs.responses_event.final import to_response
 from chatx.collect import collect
+from chatx.collect.streams import Assembler, load, streams_of
 from chatx.errors import UsageError
 from chatx.notes import Notes
 from tests.captures import CAPTURES, capture_params, captures

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from chatx import ir
-from chatx.assemble import load, streams_of
 from chatx.collect import collect, target_for
+from chatx.collect.streams import load, streams_of
 from chatx.notes import Notes
 from tests.builders.anthropic_event import (
     ANTHROPIC,
@@ -372,8 +372,8 @@ def test_an_anthropic_message_keeps_its_own_citations():
 
 
 def test_the_assembler_keeps_a_search_on_its_calls_item():
-    from chatx.assemble import other_items
-    from chatx.assembler import Assembler
+    from chatx.collect.assembler import Assembler
+    from chatx.collect.streams import other_items
 
     stream = Assembler(other_items)
     for batch in batches(anthropic_stream(), ANTHROPIC):

@@ -5,7 +5,7 @@ Across formats, ``collect --as X`` of a stream is ``collect`` of ``convert --to 
 out: the ``lost:`` lines of the two are the same, field paths and record counts too,
 for every fixture and capture of every format and every other format X (a several-choice
 chat stream once per ``--choice``). No kind of stream differs by design: collect hands
-the IR batches it assembles to X's encoder for its notes (chatx/collect_notes.py).
+the IR batches it assembles to X's encoder for its notes (chatx/collect/notes.py).
 
 In its own format, ``collect`` keeps a stream's residue where the final object has a
 place for it, as the server's non-streaming object does.
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from chatx.assemble import load
 from chatx.cli import main
 from chatx.collect import collect_side
+from chatx.collect.streams import load
 from chatx.notes import Notes
 from tests.builders.chat_chunk import chunk
 from tests.streams import CHAT, convert, payloads, sse

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 from chatx import ir
-from chatx.assemble import load
 from chatx.collect import collect_side
+from chatx.collect.streams import load
 from chatx.notes import Notes
 from chatx.pipeline import decode
 from chatx.residue import lost_paths, reported

@@ -148,7 +148,7 @@ FOUND: dict[str, tuple[bytes, str, list[tuple[str, str]]]] = {
     ),
     "responses-logprobs-a-number": (
         event_with("response.output_text.delta", logprobs=5),
-        "BUG chatx/codecs/responses_event/parts.py _text (and chatx/assemble.py "
+        "BUG chatx/codecs/responses_event/parts.py _text (and chatx/collect/streams.py "
         "Assembler._text, chatx/codecs/llama_stack_event/encode.py _scan): logprobs 5 on "
         "response.output_text.delta is iterated (TypeError: 'int' object is not iterable)",
         [

@@ -16,8 +16,8 @@ import orjson
 import pytest
 
 from chatx import codecs, pipeline
-from chatx.assemble import load, streams_of
 from chatx.collect import DEFAULT_TARGET, collect
+from chatx.collect.streams import load, streams_of
 from chatx.errors import NotRepresentable
 from chatx.notes import Notes
 from chatx.record import Record

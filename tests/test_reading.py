@@ -8,10 +8,10 @@ import orjson
 import pytest
 
 from chatx import containers
-from chatx.assemble import streams_of
 from chatx.codecs.around import parsed_around
 from chatx.codecs.responses_event import fast
 from chatx.collect import collect
+from chatx.collect.streams import streams_of
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.reading import load
 from chatx.record import Record

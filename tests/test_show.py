@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from chatx import codecs
-from chatx.assemble import load
 from chatx.cli import app, main
+from chatx.collect.streams import load
 from chatx.show import record_kinds, render, safe
 from tests.captures import CAPTURES, captures
 from tests.streams import sse

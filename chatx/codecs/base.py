@@ -22,7 +22,8 @@ from chatx.notes import Notes
 from chatx.record import Record
 
 if TYPE_CHECKING:  # the commands' types: none of them is imported by `convert`
-    from chatx.assembler import Assembler, OtherItem
+    from chatx.collect.assembler import Assembler
+    from chatx.collect.items import OtherItem
     from chatx.usage import UsageNames
     from chatx.validation.base import Checker
     from chatx.validation.rule import Rule

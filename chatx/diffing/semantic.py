@@ -1,4 +1,4 @@
-"""Semantic mode: what a client reconstructs from each side (:mod:`chatx.assemble`).
+"""Semantic mode: what a client reconstructs from each side (:mod:`chatx.collect.streams`).
 
 Per choice the text, reasoning, refusal, tool calls (arguments as JSON values when both
 parse) and finish reason; per stream usage, errors and built-in items — however the
@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from chatx.assemble import Assembler, Lane, streams_of
+from chatx.collect.streams import Assembler, Lane, streams_of
 from chatx.diffing.values import Difference, DiffResult, FieldFilter, compare
 from chatx.reading import Side
 

@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from chatx import codecs, inputs
-from chatx.assemble import Assembler, streams_of
-from chatx.assemble import load as load_side
+from chatx.collect.streams import Assembler, streams_of
+from chatx.collect.streams import load as load_side
 from chatx.errors import InputError, UsageError
 from chatx.live.recording import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk

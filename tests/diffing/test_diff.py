@@ -346,7 +346,7 @@ DIFFERS = {
 
 
 def _lanes(data: bytes) -> list[int]:
-    from chatx.assemble import load, streams_of
+    from chatx.collect.streams import load, streams_of
 
     side = load(data, "capture")
     return sorted({lane.index for s in streams_of(side) for lane in s.choices}) or [0]

@@ -12,8 +12,8 @@ from typing import Any
 import httpx2
 import orjson
 
-from chatx.assemble import load, streams_of
 from chatx.collect import DEFAULT_TARGET, collect
+from chatx.collect.streams import load, streams_of
 from chatx.live import server
 from chatx.live.app import ServeApp
 from chatx.live.captures import load as load_captures

@@ -1,7 +1,7 @@
 """What ``collect`` builds from a stream as Anthropic: the ``Message`` object, as the
 anthropic SDK's stream accumulator builds it.
 
-It reads an :class:`~chatx.assembler.Assembler`: each item is one content block (a
+It reads an :class:`~chatx.collect.assembler.Assembler`: each item is one content block (a
 message's text a ``text`` block, reasoning a ``thinking`` block with its signature, or a
 ``redacted_thinking`` block when the reasoning was withheld, a tool call a ``tool_use``
 block with its input parsed), and the blocks the IR has no words for come back from the
@@ -17,7 +17,8 @@ from typing import Any
 import orjson
 
 from chatx import ir
-from chatx.assembler import Assembler, Item, Lane, OtherItem
+from chatx.collect.assembler import Assembler
+from chatx.collect.items import Item, Lane, OtherItem
 from chatx.notes import Notes
 from chatx.residue import copied, lost_paths, merge, report
 

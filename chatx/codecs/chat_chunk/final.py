@@ -1,7 +1,7 @@
 """What ``collect`` builds from a stream as chat: the ``chat.completion`` object, as the
 openai SDK's stream accumulator builds it.
 
-It reads an :class:`~chatx.assembler.Assembler`. When the stream is a chat stream, its
+It reads an :class:`~chatx.collect.assembler.Assembler`. When the stream is a chat stream, its
 residue (usage details) is merged back; what a ``chat.completion`` has no place for is
 said in ``notes``.
 """
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.assembler import Assembler, Lane
 from chatx.codecs.chat_chunk.annotations import annotation
 from chatx.codecs.chat_chunk.annotations_in import FIELD
 from chatx.codecs.chat_chunk.encode import chat_id
 from chatx.codecs.finish import exact
+from chatx.collect.assembler import Assembler
+from chatx.collect.items import Lane
 from chatx.notes import Notes
 from chatx.residue import copied, merge, report
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import orjson
 
-from chatx.accumulate import settle
-from chatx.assembler import Assembler, Lane
+from chatx.collect.assembler import Assembler
+from chatx.collect.items import Lane
+from chatx.collect.residue import settle
 from chatx.notes import Notes
 from chatx.residue import lost_paths
 

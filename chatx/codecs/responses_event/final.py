@@ -1,7 +1,7 @@
 """What ``collect`` builds from a stream as Responses: the ``response`` object, the
 terminal event's or the in-progress snapshot of a stream that stopped without one.
 
-It reads an :class:`~chatx.assembler.Assembler`. When the stream is a Responses stream,
+It reads an :class:`~chatx.collect.assembler.Assembler`. When the stream is a Responses stream,
 its residue (usage details, item and envelope fields the IR has no name for) is merged
 back, so collecting a Responses stream gives back its terminal ``response`` object. What
 a response has no place for is said in ``notes``.
@@ -13,13 +13,14 @@ import copy
 from typing import Any
 
 from chatx import ir
-from chatx.assembler import Assembler, Item, Lane, OtherItem, joined
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.citations import annotation
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
 from chatx.codecs.responses_event.parts import _logprobs as written_logprobs
 from chatx.codecs.responses_event.searches import SearchState
 from chatx.codecs.responses_event.searches import item_id as item_id_of
+from chatx.collect.assembler import Assembler
+from chatx.collect.items import Item, Lane, OtherItem, joined
 from chatx.notes import Notes
 from chatx.residue import copied, merge, report
 

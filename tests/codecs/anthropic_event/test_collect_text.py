@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from chatx.assemble import load, streams_of
 from chatx.collect import collect
+from chatx.collect.streams import load, streams_of
 from tests.builders.anthropic_event import (
     ANTHROPIC,
     block_delta,

@@ -181,6 +181,6 @@ def test_collect_as_responses_maps_a_web_search_and_leaves_other_server_tools_ou
     path.write_bytes(sse_events(stream([block_start(0, fetch), block_stop(0)], text(1, "Read."))))
     result = run(["collect", str(path), "--as", "responses"])
     assert [item["type"] for item in json.loads(result.stdout)["output"]] == ["message"]
-    # In convert's words, as collect --as X says what it leaves out (chatx/collect_notes.py).
+    # In convert's words, as collect --as X says what it leaves out (chatx/collect/notes.py).
     said = "anthropic-event server_tool_use item with no Responses equivalent"
     assert f"lost: {path}:4: {said}" in result.err

@@ -84,7 +84,7 @@ def test_collect_as_anthropic_keeps_the_stop_sequence():
 def test_collect_as_another_format_says_the_stop_sequence_is_lost(target: str):
     result = run(["collect", str(FIXTURE), "--as", target])
     assert result.code == 0, result.err
-    # In convert's words, as collect --as X says what it leaves out (chatx/collect_notes.py).
+    # In convert's words, as collect --as X says what it leaves out (chatx/collect/notes.py).
     said = "field finish.stop_sequence has no place in the target format (1 record)"
     assert "lost: " in result.err and said in result.err
     other = Path(__file__).resolve().parents[3] / "fixtures" / ANTHROPIC / "text.sse"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from chatx.assemble import load, streams_of
 from chatx.collect import collect
+from chatx.collect.streams import load, streams_of
 from chatx.notes import Notes
 from chatx.validation import validate_records
 from tests.builders.anthropic_event import (

@@ -1,6 +1,6 @@
 """Read an input to what a client reconstructs from it: decoded, then assembled.
 
-:mod:`chatx.assembler` holds the :class:`Assembler` itself, which knows no format (the
+:mod:`chatx.collect.assembler` holds the :class:`Assembler` itself, which knows no format (the
 codecs' final-object builders read it). Here it is fed a decoder's batches, with each
 format's word on which of its passthrough payloads are output items
 (``Codec.other_item``). ``show``, ``collect`` and ``diff`` read their inputs so.
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from chatx import codecs, ir, pipeline
-from chatx.assembler import Assembler, Item, Lane, OtherItem, ToolCall, assemble, joined
+from chatx.collect.assembler import Assembler, assemble
+from chatx.collect.items import Item, Lane, OtherItem, ToolCall, joined
 from chatx.reading import Side, load, open_side
 from chatx.record import Record
 

@@ -1,4 +1,4 @@
-"""What an :class:`~chatx.assembler.Assembler` builds from a stream: per lane (chat
+"""What an :class:`~chatx.collect.assembler.Assembler` builds from a stream: per lane (chat
 choice) the items in output order (:class:`Item`: message text and refusal, reasoning, a
 tool call's :class:`ToolCall`, other items the IR has no words for), with what a
 message cites (:class:`Cited`) and what a web search found (``Item.search``).
@@ -138,7 +138,7 @@ class Lane:
     started: bool = False  # the choice was opened (its role said): a choice, if empty
     reasoning_field: str | None = None  # chat: reasoning_content or reasoning
     # The lane's residue (chat: a choice's own fields, and its deltas'), gathered as
-    # chatx.accumulate says.
+    # chatx.collect.residue says.
     residue: dict[str, Any] = field(default_factory=dict)
     delta: dict[str, Any] = field(default_factory=dict)
     # The residue of the records that said its finish (Anthropic's message_delta: its

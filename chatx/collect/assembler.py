@@ -1,7 +1,7 @@
 """Accumulate IR batches into what a client reconstructs from a stream.
 
 An :class:`Assembler` is fed the IR batches of one stream and keeps, per lane (chat
-choice), the items in output order (:mod:`chatx.assembled`) — message text and refusal,
+choice), the items in output order (:mod:`chatx.collect.items`) — message text and refusal,
 reasoning, tool calls (name, call id, argument fragments), other items a stream carries
 that the IR has no words for (a Responses web search), as they came — plus the logprobs
 and the finish reason; per stream the id, model, created time, usage, errors and how
@@ -17,7 +17,7 @@ fixtures concatenate turns) into one Assembler per stream.
 
 This module knows no format: the codecs' final-object builders read it, so it imports
 neither the registry nor the decoders. Which passthrough payloads carry output items is
-the format's to say (``Codec.other_item``); :mod:`chatx.assemble` hands that on.
+the format's to say (``Codec.other_item``); :mod:`chatx.collect.streams` hands that on.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from chatx import ir
-from chatx.accumulate import accumulate, settle
-from chatx.assembled import Cited, Item, Lane, OtherItem, OtherItems, ToolCall, joined
+from chatx.collect.items import Cited, Item, Lane, OtherItem, OtherItems, ToolCall, joined
+from chatx.collect.residue import accumulate, settle
 from chatx.errors import UsageError
 from chatx.pieces import Pieces
 from chatx.residue import lost_paths, reported
@@ -54,7 +54,7 @@ class Assembler:
         self.end_extra: dict[str, Any] = {}
         self.meta: dict[str, Any] = {}
         # The residue of the stream's records, of each record as a whole (chat: a chunk's
-        # own fields), gathered as chatx.accumulate says; a lane's, per lane.
+        # own fields), gathered as chatx.collect.residue says; a lane's, per lane.
         self.residue: dict[str, Any] = {}
         self._settled: Any = None
         # A codec's own bookkeeping said beside the stream ("~" keys of a record's Meta),

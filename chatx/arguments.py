@@ -1,6 +1,6 @@
-"""What the pipeline refuses, and how it says so: a library call that cannot mean anything
-(TypeError, ValueError, in plain words), and input that is not what was asked for
-(InputError, located like any bad input)."""
+"""Argument checks: what the pipeline refuses, and how it says so. A library call that
+cannot mean anything (TypeError, ValueError, in plain words), and input that is not what
+an argument asked for (``--from``, ``--choice``: InputError, located like any bad input)."""
 
 from __future__ import annotations
 

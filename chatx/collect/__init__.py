@@ -2,7 +2,7 @@
 (a ``chat.completion``, a Responses ``response``, a Llama Stack completion response).
 
 Each format builds its own (``Codec.final``, in ``chatx/codecs/<format>/final.py``) from
-an :class:`~chatx.assembler.Assembler`; this module picks the format and hands it the
+an :class:`~chatx.collect.assembler.Assembler`; this module picks the format and hands it the
 stream, the source format (whose residue the same format merges back), the --choice and
 the notes.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chatx import codecs
-from chatx.assembler import Assembler
-from chatx.collect_notes import encoder_notes
+from chatx.collect.assembler import Assembler
+from chatx.collect.notes import encoder_notes
 from chatx.errors import UsageError
 from chatx.notes import Notes
 
@@ -62,9 +62,9 @@ def collect_side(
 ) -> list[dict[str, Any]]:
     """``chatx collect [--as fmt] [--choice N]`` of one input: one object per stream it
     holds. What another format's object leaves out is said as ``convert --to fmt`` says
-    it (:mod:`chatx.collect_notes`); a same-format object's builder says its own."""
-    from chatx.assemble import other_items
-    from chatx.assembler import assemble
+    it (:mod:`chatx.collect.notes`); a same-format object's builder says its own."""
+    from chatx.collect.assembler import assemble
+    from chatx.collect.streams import other_items
     from chatx.pipeline import decode
 
     target = target_for(fmt, side.format)
