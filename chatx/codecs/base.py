@@ -64,32 +64,11 @@ class Encoder(Protocol):
         """Encode the events of one source record; return payloads to write."""
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
-        """Encode the records of a run, what ``feed`` makes of their batches."""
+        """Encode the records of a run, what ``feed`` makes of their batches
+        (``run.replay(self.feed, notes)`` when the encoder has no loop of its own)."""
 
     def finish(self) -> list[Any]:
         """End of input: return the closing payloads (drain)."""
-
-
-class BaseEncoder:
-    """What every encoder derives from: :meth:`feed_run` replays a run's batches through
-    ``feed``, so an encoder without a loop of its own for runs needs nothing more."""
-
-    notes: Notes
-
-    def feed(self, events: list[Event]) -> list[Any]:  # pragma: no cover - each encoder's
-        raise NotImplementedError
-
-    def finish(self) -> list[Any]:  # pragma: no cover - each encoder's
-        raise NotImplementedError
-
-    def feed_run(self, run: DeltaRun) -> list[Any]:
-        """The payloads of each record of ``run`` in turn, notes said at its own line."""
-        out: list[Any] = []
-        notes, feed = self.notes, self.feed
-        for line, batch in zip(run.lines, run.batches(), strict=True):
-            notes.line = line
-            out += feed(batch)
-        return out
 
 
 class Describe(NamedTuple):

@@ -65,7 +65,7 @@ class DeltaRun:
     Not a thing a stream says, so not an IR event: a pipeline batch, how a long run of
     records a decoder knew by their bytes reaches the encoder at once (one object
     instead of three events per record). An encoder's ``feed_run`` takes it;
-    :meth:`batches` gives the records' own batches to one without a loop of its own.
+    :meth:`replay` feeds the records' own batches to one without a loop of its own.
     """
 
     proto: Delta
@@ -101,6 +101,16 @@ class DeltaRun:
     def batches(self) -> list[list[ir.Event]]:
         """The batch of each record of the run."""
         return [self.batch(k) for k in range(len(self.texts))]
+
+    def replay(self, feed: Callable[[list[ir.Event]], list[Any]], notes: Notes) -> list[Any]:
+        """What ``feed`` (an encoder's) makes of each record's batch in turn, notes said at
+        the record's own line: the ``feed_run`` of an encoder without a loop of its own
+        for runs, or for the runs its loop does not take."""
+        out: list[Any] = []
+        for line, batch in zip(self.lines, self.batches(), strict=True):
+            notes.line = line
+            out += feed(batch)
+        return out
 
     def on_lane(self, lane: int) -> DeltaRun:
         """The same run said on ``lane`` (``--choice`` numbers the chosen choice 0)."""

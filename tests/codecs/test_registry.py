@@ -116,7 +116,7 @@ def test_every_registered_format_says_what_the_commands_need() -> None:
 # {"toy": text, "toy_id": id}, ended by {"toy_end": reason}.
 TOY = """
 from chatx import codecs, ir
-from chatx.codecs.base import BaseEncoder, Codec, Describe
+from chatx.codecs.base import Codec, Describe
 from chatx.validation.base import Checker, catalogue
 from chatx.validation.rule import Rule
 
@@ -143,12 +143,15 @@ class ToyDecoder:
         return []
 
 
-class ToyEncoder(BaseEncoder):
+class ToyEncoder:
     def __init__(self, notes, options):
-        pass
+        self.notes = notes
 
     def feed(self, events):
         return [{"toy": e.text} for e in events if type(e) is ir.TextDelta]
+
+    def feed_run(self, run):
+        return run.replay(self.feed, self.notes)
 
     def finish(self):
         return []

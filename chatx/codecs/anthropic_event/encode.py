@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.base import EncodeOptions
 from chatx.codecs.call_order import CallQueue
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
@@ -45,7 +45,7 @@ def message_id(source: str) -> str:
     return "msg_" + (source or "0")
 
 
-class AnthropicEncoder(ContentEncoding, RunEncoding, BaseEncoder):
+class AnthropicEncoder(ContentEncoding, RunEncoding):
     """Incremental encoder: ``feed(batch)`` returns the events of one source record;
     ``feed_run`` a run's (:mod:`.runs`)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.base import EncodeOptions
 from chatx.codecs.chat_chunk.annotations import Citations
 from chatx.codecs.chat_chunk.calls import first_entry, join_fragment
 from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream, append, extend
@@ -35,7 +35,7 @@ def chat_id(source_id: str) -> str:
     return "chatcmpl-" + source_id
 
 
-class ChatChunkEncoder(BaseEncoder):
+class ChatChunkEncoder:
     """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error frame).
 
     Its parts share the :class:`~chatx.codecs.chat_chunk.chunks.Stream`: ``chunks``

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.base import EncodeOptions
 from chatx.codecs.call_order import CallQueue
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
@@ -40,7 +40,7 @@ LS = r.LS
 _RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
 
 
-class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder):
+class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding):
     """Incremental encoder: ``feed(batch)`` returns the records of one source record."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -143,7 +143,7 @@ class LlamaStackEncoder(TextEncoding, CallEncoding, EndingEncoding, BaseEncoder)
             or (kind is ir.ToolArgsDelta and call is None)
         ):
             # Own residue, a lane to check first, or a call not started.
-            return super().feed_run(run)
+            return run.replay(self.feed, self.notes)
         records = len(run.texts)
         for meta in (run.before, run.after):
             if meta is not None:

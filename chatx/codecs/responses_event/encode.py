@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import BaseEncoder, EncodeOptions
+from chatx.codecs.base import EncodeOptions
 from chatx.codecs.call_order import CallQueue
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
@@ -34,7 +34,7 @@ from chatx.residue import MetaReport, NullResidue, merge, report
 NAME = "responses-event"
 
 
-class ResponsesEncoder(ItemEncoding, BaseEncoder):
+class ResponsesEncoder(ItemEncoding):
     """Incremental encoder: ``feed(batch)`` returns the Responses events it means."""
 
     citations: Citations  # what the parts half knows as Annotates, and more
@@ -135,7 +135,7 @@ class ResponsesEncoder(ItemEncoding, BaseEncoder):
                 and (item is None or item.kind != "tool_call" or item.call != proto.call)
             )
         ):
-            return super().feed_run(run)
+            return run.replay(self.feed, self.notes)
         records = len(run.texts)
         for meta in (run.before, run.after):
             if meta is not None and type(meta.extra) is not NullResidue:

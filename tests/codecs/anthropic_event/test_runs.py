@@ -10,7 +10,6 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx.codecs.base import BaseEncoder
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert
 from tests.builders.anthropic_event import (
@@ -89,7 +88,10 @@ def transcode(body: bytes, step: int, replay: bool) -> tuple[bytes, list[Any], l
             calls[0] += 1
             return feed(batch)
 
-        run_once = BaseEncoder.feed_run.__get__(encoder) if replay else encoder.feed_run
+        def replayed(run: Any) -> list[Any]:
+            return run.replay(encoder.feed, encoder.notes)
+
+        run_once = replayed if replay else encoder.feed_run
 
         def feed_run(run: Any) -> list[Any]:
             calls[0] = 0
