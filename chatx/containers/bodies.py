@@ -5,13 +5,13 @@ applied, headers in each recorder's shape)."""
 from __future__ import annotations
 
 import binascii
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from chatx.containers import compressed
 from chatx.errors import InputError
+from chatx.limits import MAX_LAYERS
 
 
 class BodyError(Exception):
@@ -71,59 +71,61 @@ def b64(text: str | bytes) -> bytes:
         raise BodyError(f"bad base64: {exc}") from None
 
 
-def decoded(data: bytes, encoding: str | None) -> bytes:
+def decoded(data: bytes, encoding: str | None, limit: int | None = None) -> bytes:
     """A body with its ``Content-Encoding`` undone, when the bytes still carry it:
     recorders differ in whether they keep the body as sent or as read (a HAR's text is
     decoded already, a cassette may keep the gzip bytes). Compressed bytes are known by
-    their magic whatever the header says."""
-    kind = compressed.detect(data)
-    if kind is not None:
+    their magic whatever the header says; deflate and brotli, which have none, by the
+    header, unless the bytes read as text already.
+
+    Every layer (``gzip, gzip``; a gzip body of gzip bytes) is undone through
+    :func:`chatx.containers.compressed.decompress`, each at most ``limit`` bytes, at most
+    :data:`~chatx.limits.MAX_LAYERS` of them; a BodyError names what was exceeded."""
+    words = [w.strip().lower() for w in (encoding or "").split(",") if w.strip()]
+    for _ in range(MAX_LAYERS):
+        kind = _layer(data, words)
+        if kind is None:
+            return data
         try:
-            return compressed.decompress(data, kind)
+            data = compressed.decompress(data, kind, limit)
         except InputError as exc:
             raise BodyError(exc.message) from None
-    words = [w.strip().lower() for w in (encoding or "").split(",") if w.strip()]
-    if "deflate" in words and data:
-        try:
-            return zlib.decompress(data)
-        except zlib.error:
-            try:
-                return zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, no header
-            except zlib.error:
-                return data  # already decoded
-    if "br" in words and data and not _looks_like_text(data):
-        return _unbrotli(data)
+    if _layer(data, words) is not None:
+        raise BodyError(
+            f"compressed more than {MAX_LAYERS} times over (chatx undoes at most"
+            f" {MAX_LAYERS} layers: MAX_LAYERS)"
+        )
     return data
 
 
-_BROTLI = ("brotli", "brotlicffi")  # brotlicffi: the same module under another name
+def _layer(data: bytes, words: list[str]) -> str | None:
+    """The compression to undo next on ``data``: by its magic bytes, else a deflate or
+    brotli the header names (each undone once: taken from ``words``)."""
+    kind = compressed.detect(data)
+    if kind is not None or not data:
+        return kind
+    for word in ("deflate", "br"):
+        if word in words:
+            words.remove(word)
+            if _looks_like_text(data):
+                return None  # already decoded
+            if word == "br":
+                return "br"
+            # RFC 9110's deflate is zlib's format; some servers send it raw, no header.
+            zlib_header = (
+                data[0] & 0x0F == 8 and len(data) > 1 and (data[0] << 8 | data[1]) % 31 == 0
+            )
+            return "deflate" if zlib_header else "raw-deflate"
+    return None
+
+
 # Content-Encoding values a recorded body may still carry, and what reads each: the
 # standard library, or a package chatx imports only when a body needs it (its extra).
 ENCODINGS = (
     ("gzip", "gzip", None),
     ("deflate", "zlib", None),
-    ("br", _BROTLI, "brotli"),
+    ("br", compressed.BROTLI, "brotli"),
 )
-
-
-def _unbrotli(data: bytes) -> bytes:
-    """A brotli body (no magic bytes tell it: its header says so) through the brotli
-    package, or brotlicffi."""
-    from importlib.util import find_spec
-
-    name = next((n for n in _BROTLI if find_spec(n) is not None), None)
-    if name is None:
-        raise BodyError(
-            "a brotli-compressed body (Content-Encoding: br) needs the brotli package"
-            " (pip install 'chatx[brotli]')"
-        )
-    from importlib import import_module
-
-    module: Any = import_module(name)
-    try:
-        return bytes(module.decompress(data))
-    except Exception as exc:  # brotli.error, brotlicffi.error: each its own class
-        raise BodyError(f"bad brotli data: {exc or type(exc).__name__}") from None
 
 
 def _looks_like_text(data: bytes) -> bool:

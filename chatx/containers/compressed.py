@@ -1,7 +1,17 @@
 """Compressed input, opened by its magic bytes below every container: gzip, bz2 and xz
 from the standard library, zstd through the ``zstandard`` package when it is installed
-(the ``zstd`` extra). Each decompressor is imported only when its magic is met, so a
-bare stream starts as fast as ever.
+(the ``zstd`` extra); and the one bounded decompression every compressed thing chatx
+reads goes through, a bare file or a body recorded inside a file of exchanges alike.
+
+Each compression is read to the end its format gives it, and no further: input that
+ends inside a member, stream or frame is cut short, and bytes after the last one that
+do not start another are garbage; both are errors. Several members (gzip), streams (bz2,
+xz, with xz's zero padding between them) or frames (zstd, skippable frames included)
+one after the other are read as one input, as their command-line tools read them. The
+output stops at :data:`~chatx.limits.MAX_DECOMPRESSED` with an error naming the limit.
+
+Each decompressor is imported only when its magic is met, so a bare stream starts as
+fast as ever.
 """
 
 from __future__ import annotations
@@ -9,7 +19,9 @@ from __future__ import annotations
 import io
 from typing import Any, BinaryIO
 
+from chatx import limits
 from chatx.errors import InputError
+from chatx.limits import size
 
 # The longest magic is xz's six bytes: a head this long tells them all apart.
 MAGIC_BYTES = 6
@@ -19,6 +31,13 @@ _MAGIC = (
     (b"\xfd7zXZ\x00", "xz"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
 )
+# Body encodings with no magic bytes, told by a Content-Encoding header: one member each,
+# nothing after it.
+_MAGIC_OF = {name: magic for magic, name in _MAGIC} | {
+    "deflate": b"",
+    "raw-deflate": b"",
+    "br": b"",
+}
 
 
 # Each compression: its name, the suffix files are given, the module that reads it, and
@@ -31,6 +50,14 @@ READERS = (
     ("zstd", ".zst", "zstandard", "zstd"),
 )
 SUFFIXES = tuple(suffix for _, suffix, _, _ in READERS)
+_SAID = {"br": "brotli", "raw-deflate": "deflate"}
+_UNIT = {"gzip": "member", "bz2": "stream", "xz": "stream", "zstd": "frame", "deflate": "stream",
+         "raw-deflate": "stream", "br": "stream"}  # fmt: skip
+
+# An xz stream needing more memory than this to decompress (its dictionary) is refused:
+# xz -9 needs 65 MiB.
+XZ_MEMORY = 256 << 20
+_READ = 1 << 16
 
 
 def without_suffix(name: str) -> str:
@@ -51,29 +78,366 @@ def undecided(head: bytes) -> bool:
     return any(len(head) < len(magic) and magic.startswith(head) for magic, _ in _MAGIC)
 
 
-def open_stream(name: str, raw: BinaryIO) -> BinaryIO:
-    """A binary file object that reads ``raw`` decompressed (read and read1); damaged
-    data is an InputError when it is read."""
-    return io.BufferedReader(_Guarded(name, _open(name, raw)), 1 << 16)
+def open_stream(name: str, raw: BinaryIO, limit: int | None = None) -> BinaryIO:
+    """A binary file object that reads ``raw`` (positioned at the compressed data's
+    first byte) decompressed, at most ``limit`` bytes of it (``None``:
+    :data:`~chatx.limits.MAX_DECOMPRESSED`; read and read1); damaged,
+    cut or trailed data is an InputError when it is read."""
+    if name == "zstd":
+        _zstandard()  # said when the input is opened, not at its first read
+    elif name == "br":
+        _brotli()
+    return io.BufferedReader(Inflating(name, raw, limit), _READ)
 
 
-def _open(name: str, raw: BinaryIO) -> Any:
+def decompress(data: bytes, name: str, limit: int | None = None) -> bytes:
+    """``data`` (one whole compressed input) decompressed, at most ``limit`` bytes; an
+    InputError saying which compression it is when the bytes are damaged, cut short or
+    followed by garbage, or when they say more than ``limit``."""
+    with open_stream(name, io.BytesIO(data), limit) as stream:
+        return stream.read()
+
+
+def reason(exc: BaseException) -> str:
+    """A decompressor's error in a few words."""
+    if isinstance(exc, EOFError):
+        return "cut short: the data ends early"
+    return str(exc) or type(exc).__name__
+
+
+def too_large(limit: int) -> str:
+    """The words for output past ``limit``."""
+    return (
+        f"decompresses to more than {size(limit)}, the most chatx reads of one compressed"
+        " input (MAX_DECOMPRESSED; pipe it decompressed to read more)"
+    )
+
+
+class Inflating(io.RawIOBase):
+    """One compression read to its end: member after member (stream, frame), each
+    checked to end where the format says, at most ``limit`` bytes out."""
+
+    def __init__(self, name: str, raw: Any, limit: int | None = None) -> None:
+        self.kind = name
+        self.name = _SAID.get(name, name)  # as messages say it
+        self.magic = _MAGIC_OF[name]
+        self._read = getattr(raw, "read1", raw.read)
+        # Looked up when used, not when defined: a test may lower it.
+        self.limit = limits.MAX_DECOMPRESSED if limit is None else limit
+        self.total = 0  # bytes given out
+        self.taken = 0  # compressed bytes read from raw
+        self.ended = False  # raw said its end
+        self.member: Any = None  # the member being read; None between members
+        self.members = 0
+        self.between = b""  # bytes read after a member ended, not yet known to start one
+        self.out = memoryview(b"")  # output made, not yet given out
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self.out:
+            try:
+                self.out = memoryview(self._more(len(buffer)))
+            except InputError:
+                raise
+            except Exception as exc:  # each library has its own: OSError, LZMAError, ZstdError…
+                raise InputError(f"bad {self.name} data: {reason(exc)}") from None
+        size = min(len(buffer), len(self.out))
+        buffer[:size] = self.out[:size]
+        self.out = self.out[size:]
+        self.total += size
+        if self.total > self.limit:
+            raise InputError(f"bad {self.name} data: {too_large(self.limit)}")
+        return size
+
+    def _input(self) -> bytes:
+        if self.ended:
+            return b""
+        chunk = self._read(_READ)
+        self.taken += len(chunk)
+        self.ended = not chunk
+        return bytes(chunk)
+
+    def _more(self, room: int) -> bytes:
+        """The next output (b"": the end, every member whole)."""
+        while True:
+            member = self.member
+            if member is None:
+                member = self.member = self._next_member()
+                if member is None:
+                    return b""
+            if member.wants_input() and not self.ended:
+                member.give(self._input())
+            out = member.take(max(room, 1))
+            if member.done():
+                self.between, self.member = member.rest(), None
+            elif not out and self.ended and member.wants_input():
+                raise InputError(
+                    f"bad {self.name} data: cut short: the input ends inside a"
+                    f" {_UNIT[self.kind]}, after {self.taken} bytes"
+                )
+            if out:
+                return out
+
+    def _next_member(self) -> Any:
+        """The decoder of the member that starts here, or None at a clean end."""
+        data, padding = self.between, 0
+        while True:
+            if self.kind == "xz":  # stream padding: zero bytes, four at a time
+                stripped = data.lstrip(b"\0")
+                padding += len(data) - len(stripped)
+                data = stripped
+            if (data and len(data) >= len(self.magic)) or self.ended:
+                break
+            data += self._input()
+        at = self.taken - len(data)  # where these bytes start in the input
+        if not data:
+            if padding % 4:
+                raise InputError(
+                    f"bad xz data: {padding} zero bytes after the last stream (padding comes"
+                    " in fours)"
+                )
+            return None
+        if self.magic.startswith(data):
+            raise InputError(
+                f"bad {self.name} data: cut short: the input ends inside a"
+                f" {_UNIT[self.kind]}'s first bytes, after {self.taken} bytes"
+            )
+        if not self._starts(data) or (self.members and not self.magic):
+            unit = _UNIT[self.kind]
+            raise InputError(
+                f"bad {self.name} data: garbage after the last {unit}"
+                f" (byte {at} is not the start of another {unit})"
+            )
+        if padding % 4:
+            raise InputError(f"bad xz data: {padding} zero bytes between streams (padding"
+                             " comes in fours)")  # fmt: skip
+        self.members += 1
+        member = _member(self.kind)
+        member.give(data)
+        self.between = b""
+        return member
+
+    def _starts(self, data: bytes) -> bool:
+        if data.startswith(self.magic):
+            return True
+        # zstd's skippable frames: magic 0x184D2A50 to 0x184D2A5F, little-endian.
+        return self.kind == "zstd" and data[1:4] == b"\x2a\x4d\x18" and data[0] >> 4 == 5
+
+
+def _member(name: str) -> Any:
     if name == "gzip":
-        import gzip
+        import zlib
 
-        return gzip.GzipFile(fileobj=raw, mode="rb")
+        return _Zlib(zlib.decompressobj(31))
+    if name in ("deflate", "raw-deflate"):
+        import zlib
+
+        return _Zlib(zlib.decompressobj(15 if name == "deflate" else -15))
+    if name == "br":
+        return _Brotli(_brotli())
     if name == "bz2":
         import bz2
 
-        return bz2.BZ2File(raw, mode="rb")
+        return _Buffered(bz2.BZ2Decompressor())
     if name == "xz":
         import lzma
 
-        return lzma.LZMAFile(raw, mode="rb")
-    return _zstd_reader(raw)
+        return _Buffered(lzma.LZMADecompressor(lzma.FORMAT_XZ, memlimit=XZ_MEMORY))
+    return _ZstdFrame(_zstandard())
 
 
-def _zstd_reader(raw: BinaryIO) -> Any:
+class _Zlib:
+    """A zlib decompressor (gzip, deflate): what it did not take waits in
+    ``unconsumed_tail``."""
+
+    def __init__(self, decoder: Any) -> None:
+        self.decoder = decoder
+        self.buf = b""
+
+    def give(self, data: bytes) -> None:
+        self.buf += data
+
+    def wants_input(self) -> bool:
+        return not self.buf and not self.decoder.eof
+
+    def take(self, room: int) -> bytes:
+        out: bytes = self.decoder.decompress(self.buf, room)
+        self.buf = self.decoder.unconsumed_tail
+        return out
+
+    def done(self) -> bool:
+        return bool(self.decoder.eof)
+
+    def rest(self) -> bytes:
+        return bytes(self.decoder.unused_data)
+
+
+class _Buffered:
+    """A bz2 or lzma decompressor: it keeps what it did not take, and says when it
+    needs more (``needs_input``)."""
+
+    def __init__(self, decoder: Any) -> None:
+        self.decoder = decoder
+        self.buf = b""
+
+    def give(self, data: bytes) -> None:
+        self.buf += data
+
+    def wants_input(self) -> bool:
+        return not self.buf and self.decoder.needs_input and not self.decoder.eof
+
+    def take(self, room: int) -> bytes:
+        data, self.buf = self.buf, b""
+        if self.decoder.eof:
+            self.buf = data
+            return b""
+        return bytes(self.decoder.decompress(data, room))
+
+    def done(self) -> bool:
+        return bool(self.decoder.eof)
+
+    def rest(self) -> bytes:
+        return bytes(self.decoder.unused_data) + self.buf
+
+
+class _Brotli:
+    """A brotli decompressor: given an output limit when the package takes one (brotli
+    1.2), else fed a KiB at a time, so that one call makes a bounded output either way."""
+
+    PIECE = 1 << 10
+
+    def __init__(self, module: Any) -> None:
+        self.decoder = module.Decompressor()
+        self.limited = hasattr(self.decoder, "can_accept_more_data")
+        self.buf = b""
+
+    def give(self, data: bytes) -> None:
+        self.buf += data
+
+    def wants_input(self) -> bool:
+        if self.buf or self.decoder.is_finished():
+            return False
+        return not self.limited or bool(self.decoder.can_accept_more_data())
+
+    def take(self, room: int) -> bytes:
+        decoder = self.decoder
+        if not self.limited:
+            data, self.buf = self.buf[: self.PIECE], self.buf[self.PIECE :]
+            return bytes(decoder.process(data))
+        data = b""
+        if decoder.can_accept_more_data():
+            data, self.buf = self.buf, b""
+        return bytes(decoder.process(data, output_buffer_limit=room))
+
+    def done(self) -> bool:
+        return bool(self.decoder.is_finished())
+
+    def rest(self) -> bytes:
+        return self.buf
+
+
+class _ZstdFrame:
+    """One zstd frame (or skippable frame), walked block by block: the decompressor is
+    given one whole block at a time, so what one call makes is at most a block (128
+    KiB), however far the data would expand; and where the frame ends is known from
+    its own headers, so a frame cut short is told from a whole one."""
+
+    BLOCK_HEAD = 3
+
+    def __init__(self, zstandard: Any) -> None:
+        self.module = zstandard
+        self.decoder: Any = None
+        self.buf = bytearray()
+        self.state = "start"  # start, blocks, checksum, skip, done
+        self.checksum = 0
+        self.skip = 0  # bytes of a skippable frame still to pass over
+
+    def give(self, data: bytes) -> None:
+        self.buf += data
+
+    def wants_input(self) -> bool:
+        return self.state != "done" and self._unit() is None
+
+    def done(self) -> bool:
+        return self.state == "done"
+
+    def rest(self) -> bytes:
+        return bytes(self.buf)
+
+    def take(self, room: int) -> bytes:
+        out: list[bytes] = []
+        made = 0
+        while self.state != "done" and made < room:
+            size = self._unit()
+            if size is None:
+                break
+            unit = bytes(self.buf[:size])
+            del self.buf[:size]
+            piece = self._feed(unit)
+            made += len(piece)
+            out.append(piece)
+        return b"".join(out)
+
+    def _unit(self) -> int | None:
+        """How many bytes the next whole unit (header, block, checksum) takes, when they
+        are all in ``buf``; None while more are needed."""
+        buf, state = self.buf, self.state
+        if state == "skip":
+            return min(len(buf), self.skip) or None
+        if state == "start":
+            size = self._header_size()
+        elif state == "blocks":
+            if len(buf) < self.BLOCK_HEAD:
+                return None
+            head = int.from_bytes(buf[:3], "little")
+            kind, length = (head >> 1) & 3, head >> 3
+            if kind == 3:
+                raise InputError("bad zstd data: a block of the reserved type")
+            size = self.BLOCK_HEAD + (1 if kind == 1 else length)
+        else:
+            size = self.checksum
+        return size if size is not None and len(self.buf) >= size else None
+
+    def _header_size(self) -> int | None:
+        buf = self.buf
+        if buf[:4] != b"\x28\xb5\x2f\xfd":  # a skippable frame: magic, then its length
+            if len(buf) < 8:
+                return None
+            return 8
+        if len(buf) < 5:
+            return None
+        flags = buf[4]
+        single = flags >> 5 & 1
+        content_size = (1 if single else 0, 2, 4, 8)[flags >> 6]
+        return 5 + (0 if single else 1) + (0, 1, 2, 4)[flags & 3] + content_size
+
+    def _feed(self, unit: bytes) -> bytes:
+        state = self.state
+        if state == "skip":
+            self.skip -= len(unit)
+            self.state = "skip" if self.skip else "done"
+            return b""
+        if state == "start" and unit[:4] != b"\x28\xb5\x2f\xfd":
+            self.skip = int.from_bytes(unit[4:8], "little")
+            self.state = "skip" if self.skip else "done"
+            return b""
+        if state == "start":
+            self.decoder = self.module.ZstdDecompressor().decompressobj()
+            self.checksum = 4 if unit[4] >> 2 & 1 else 0
+            self.state = "blocks"
+        elif state == "blocks" and unit[0] & 1:  # the frame's last block
+            self.state = "checksum" if self.checksum else "done"
+        elif state == "checksum":
+            self.state = "done"
+        out: bytes = self.decoder.decompress(unit)
+        if self.state == "done" and not self.decoder.eof:
+            raise InputError("bad zstd data: a frame whose decoder did not end with it")
+        return out
+
+
+def _zstandard() -> Any:
     from importlib.util import find_spec
 
     if find_spec("zstandard") is None:
@@ -83,50 +447,23 @@ def _zstd_reader(raw: BinaryIO) -> Any:
         )
     import zstandard
 
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    return zstandard
 
 
-def decompress(data: bytes, name: str) -> bytes:
-    """``data`` (one whole compressed input) decompressed; an InputError saying which
-    compression it is when the bytes are damaged."""
-    try:
-        with open_stream(name, io.BytesIO(data)) as stream:
-            return stream.read()
-    except InputError:
-        raise
-    except Exception as exc:  # each library has its own errors: EOFError, OSError, ZstdError
-        raise InputError(f"bad {name} data: {reason(exc)}") from None
+BROTLI = ("brotli", "brotlicffi")  # brotlicffi: the same module under another name
 
 
-def reason(exc: BaseException) -> str:
-    """A decompressor's error in a few words."""
-    if isinstance(exc, EOFError):
-        return "the data ends early"
-    return str(exc) or type(exc).__name__
+def _brotli() -> Any:
+    from importlib import import_module
+    from importlib.util import find_spec
 
-
-class _Guarded(io.RawIOBase):
-    """A decompressor read through: its errors (EOFError, OSError, ZstdError…) become
-    InputErrors that say which compression was damaged."""
-
-    def __init__(self, name: str, stream: Any) -> None:
-        self.name = name
-        self.stream = stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        try:
-            data = self.stream.read1(len(buffer))
-        except Exception as exc:
-            raise InputError(f"bad {self.name} data: {reason(exc)}") from None
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        self.stream.close()
-        super().close()
+    name = next((n for n in BROTLI if find_spec(n) is not None), None)
+    if name is None:
+        raise InputError(
+            "a brotli-compressed body (Content-Encoding: br) needs the brotli package"
+            " (pip install 'chatx[brotli]')"
+        )
+    return import_module(name)
 
 
 class Prefixed(io.RawIOBase):

@@ -59,7 +59,7 @@ def test_undecodable_bodies_are_skipped_and_named(monkeypatch: pytest.MonkeyPatc
         f"chatx: skipped: {BAD}#2: {BAD}#0 skipped: its body cannot be decoded"
         " (bad base64: Only base64 data is allowed)",
         f"chatx: skipped: {BAD}#2: {BAD}#1 skipped: its body cannot be decoded"
-        " (bad gzip data: the data ends early)",
+        " (bad gzip data: cut short: the input ends inside a member, after 40 bytes)",
     ]
     out = chatx("collect", BAD)
     assert out.code == 2 and f"{BAD}#0 skipped: its body cannot be decoded" in out.err
@@ -76,8 +76,8 @@ def test_undecodable_bodies_in_every_stream_runner(tmp_path: Path) -> None:
     assert out.err == (
         f"chatx: error: {BAD}#0: skipped: its body cannot be decoded (bad base64: Only base64"
         " data is allowed)\n"
-        f"chatx: error: {BAD}#1: skipped: its body cannot be decoded (bad gzip data: the data"
-        " ends early)\n"
+        f"chatx: error: {BAD}#1: skipped: its body cannot be decoded (bad gzip data: cut short:"
+        " the input ends inside a member, after 40 bytes)\n"
     )
     out = chatx("convert", BAD, "--to", "chat-chunk", "--out-dir", str(tmp_path))
     assert out.code == 2
@@ -86,7 +86,9 @@ def test_undecodable_bodies_in_every_stream_runner(tmp_path: Path) -> None:
     assert "1 converted, 0 unchanged, 1 written, 2 failed" in out.err
     named = chatx("convert", BAD + "#1")
     assert (named.code, named.err) == (
-        2, f"chatx: error: {BAD}#1: its body cannot be decoded (bad gzip data: the data ends early)\n"
+        2,
+        f"chatx: error: {BAD}#1: its body cannot be decoded (bad gzip data: cut short: the input"
+        " ends inside a member, after 40 bytes)\n",
     )  # fmt: skip
 
 
