@@ -26,7 +26,6 @@ from chatx.choice import Lanes
 from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder
 from chatx.codecs.template import DeltaRun, KnownRecords
 from chatx.containers.base import RawReader, Reader, Writer
-from chatx.containers.lines import MAX_LINE
 from chatx.decoding import decode
 from chatx.drive import Drive
 from chatx.errors import ChatxError, InputError
@@ -126,7 +125,7 @@ class Transcoder:
         self.reader: Reader | None = None
         self.writer: Writer | None = None
         self.conversion: Conversion | None = None  # once the source format is known
-        self.head = b""
+        self.head = containers.Head()
         self.ignored: list[tuple[int, str]] | None = None
         self.pending: list[Record] = []
         self.drive = Drive(self.notes, strict=strict, name=name)
@@ -156,12 +155,13 @@ class Transcoder:
             raise self.error
         reader = self.reader
         if reader is None:
-            self.head += data
-            if not containers.ready(self.head) and len(self.head) <= MAX_LINE:
+            if not self.head.add(data):
                 return []
-            data, self.head = self.head, b""
+            data = self.head.take()
             reader = self._open_reader(data)
-        records = reader.feed(data)
+            records = [record for piece in containers.pieces(data) for record in reader.feed(piece)]
+        else:
+            records = reader.feed(data)
         if self.ignored:
             self._say_ignored()
         return self._records(records)
@@ -176,9 +176,11 @@ class Transcoder:
         out: list[bytes] = []
         reader = self.reader
         if reader is None:
-            data, self.head = self.head, b""
+            data = self.head.take()
             reader = self._open_reader(data)
-            out = self._records(reader.feed(data))
+            out = self._records(
+                [record for piece in containers.pieces(data) for record in reader.feed(piece)]
+            )
         records = reader.finish()
         if self.ignored:
             self._say_ignored()

@@ -16,7 +16,6 @@ from typing import Any
 
 from chatx import codecs, containers, inputs
 from chatx.arguments import INPUT, as_bytes
-from chatx.containers.lines import MAX_LINE
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -110,18 +109,18 @@ def _source(
 ) -> tuple[str, Any, Iterator[Record]]:
     stream = source.stream
     read = getattr(stream, "read1", stream.read)
-    head = b""
+    gathered = containers.Head()
     try:
-        while not containers.ready(head) and len(head) <= MAX_LINE:
+        while True:
             chunk = read(_BLOCK)
-            if not chunk:
+            if not chunk or gathered.add(chunk):
                 break
-            head += chunk
+        head = gathered.take()
         kind = container or containers.detect(head[: containers.sniffed(head)])
     except InputError as exc:
         source.close()
         raise exc.located(name) from None
-    chunks = chain((head,), iter(lambda: read(_BLOCK), b""))
+    chunks = chain(containers.pieces(head), iter(lambda: read(_BLOCK), b""))
     reader = containers.get(kind).reader()
     return kind, reader, _frame(chunks, reader, name, ignored, source.close)
 

@@ -16,10 +16,12 @@ from chatx.containers.jsonarray import JSONArrayReader, JSONArrayWriter
 from chatx.containers.jsonl import JSONLReader, JSONLWriter
 from chatx.containers.sse import BOM, SSEReader, SSEWriter
 from chatx.errors import InputError, UsageError
+from chatx.limits import MAX_LINE, size
 
 __all__ = [
     "CONTAINERS",
     "Container",
+    "Head",
     "JSONArrayReader",
     "JSONArrayWriter",
     "JSONLReader",
@@ -110,6 +112,69 @@ def ready(head: bytes) -> bool:
 
 SNIFF_BYTES = 4096
 _BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.strip() strips
+
+
+class Head:
+    """The first bytes of a stream, gathered until they are enough to detect its
+    container (as :func:`ready` says), each byte looked at once however many pieces
+    they come in: blank lines before the first event cost time in proportion (they
+    were scanned again at every piece, 48 MiB of them took 54 s).
+
+    More than :data:`~chatx.limits.MAX_LINE` bytes with no content is an InputError: the
+    blank lines before a stream's first event are held until it is found.
+    """
+
+    __slots__ = ("_data", "_newline", "_scanned", "_start")
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._scanned = 0  # every byte before this is blank (or the BOM)
+        self._start: int | None = None  # the first byte of content, once found
+        self._newline = 0  # no line end after the content before this
+
+    def add(self, chunk: bytes) -> bool:
+        """Take the next bytes; True once the head is enough to detect the container."""
+        data = self._data
+        data += chunk
+        if self._start is None:
+            begin = self._scanned or (len(BOM) if data.startswith(BOM) else 0)
+            end = _BLANK.match(data, begin).end()  # type: ignore[union-attr]
+            if end == len(data):
+                self._scanned = end
+                if end > MAX_LINE:
+                    raise InputError(
+                        f"no event in the first {size(MAX_LINE)}, only blank lines: reading"
+                        " stopped",
+                        line=1,
+                        expected=EXPECTED,
+                    )
+                return False
+            self._start = self._newline = end
+        start = self._start
+        if len(data) - start >= SNIFF_BYTES:
+            return True
+        found = data.find(b"\n", self._newline)
+        self._newline = len(data)
+        return found >= 0
+
+    @property
+    def size(self) -> int:
+        return len(self._data)
+
+    def take(self) -> bytes:
+        """The bytes gathered (the head is empty after)."""
+        data = bytes(self._data)
+        self._data = bytearray()
+        self._scanned, self._start, self._newline = 0, None, 0
+        return data
+
+
+def pieces(data: bytes, size: int = 1 << 16) -> list[bytes]:
+    """``data`` in pieces of ``size`` bytes, for a reader: a head of many blank lines fed
+    whole would make a list of them all at once."""
+    if len(data) <= size:
+        return [data]
+    return [data[at : at + size] for at in range(0, len(data), size)]
 
 
 def _first_line(text: bytes, limit: int = 40) -> str:

@@ -27,6 +27,8 @@ from chatx.containers.payload import (
     payload_error,
     too_deep,
 )
+from chatx.errors import InputError
+from chatx.limits import MAX_LINE, size
 from chatx.record import DONE, Record
 
 # Strings (so brackets and commas inside them are skipped) and the structural bytes.
@@ -38,6 +40,7 @@ _IN_STRING = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(")?', re.DOTALL)
 # [ \t\n]* matches at every position (empty at worst), so its match is never None.
 _space = cast("Callable[[bytes | bytearray, int], re.Match[bytes]]", re.compile(rb"[ \t\n]*").match)
 _JSON_SPACE = b" \t\n\r"
+_STRIPPED = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.strip() strips
 _KINDS = {dict: "an object", str: "a string", int: "a number", float: "a number",
           bool: "a boolean", type(None): "null"}  # fmt: skip
 _CUT = "invalid JSON: unexpected end of data (half-written line?)"
@@ -51,11 +54,13 @@ class JSONArrayReader:
     else) is read whole at ``finish()``.
     """
 
-    __slots__ = ("_after_comma", "_at", "_bad", "_buf", "_closed", "_col", "_count", "_cr",
+    __slots__ = ("_after_comma", "_at", "_bad", "_blank", "_buf", "_closed", "_col", "_count", "_cr", "_failed",
                  "_depth", "_fast", "_head", "_line", "_mode", "_reading", "_string")  # fmt: skip
 
     def __init__(self) -> None:
-        self._head = b""  # the first bytes, until one that is not blank says what comes
+        self._head = bytearray()  # the first bytes, until one that is not blank says what comes
+        self._failed: InputError | None = None  # an element too long: said on every call after
+        self._blank = 0  # _head is blank (or the BOM) up to here
         self._mode: str | None = None  # "array", or "whole" for anything else
         self._buf = bytearray()  # array: from just after the last separator read
         self._cr = False  # the last chunk ended with CR (its LF may start the next)
@@ -72,22 +77,51 @@ class JSONArrayReader:
         self._reading = Reading()  # lone surrogates, mended record after record
 
     def feed(self, chunk: bytes) -> list[Record]:
-        """Read the next bytes; return the records of the elements they complete."""
+        """Read the next bytes; return the records of the elements they complete.
+
+        An element (or a whole value that is no array) longer than
+        :data:`~chatx.limits.MAX_LINE` raises InputError, on the call after the one that
+        returns the records before it: memory holds one element, and no more than that.
+        """
+        if self._failed is not None:
+            raise self._failed
         if self._mode is None:
             chunk = self._start(chunk)
             if self._mode != "array":
+                self._check_whole()
                 return []
         elif self._mode == "whole":
             self._buf += chunk
+            self._check_whole()
             return []
         if self._closed:
             self._bad = self._bad or bool(chunk.strip(_JSON_SPACE))
             return []
         self._buf += self._unify(chunk)
-        return self._read(final=False)
+        out = self._read(final=False)
+        if len(self._buf) > MAX_LINE:
+            self._buf = bytearray()
+            self._failed = InputError(
+                f"an element longer than {size(MAX_LINE)} starts here: reading stopped",
+                line=self._line,
+                expected="one event per element",
+            )
+        return out
+
+    def _check_whole(self) -> None:
+        if len(self._buf) > MAX_LINE:
+            self._buf = bytearray()
+            self._failed = InputError(
+                f"a JSON value longer than {size(MAX_LINE)}: reading stopped",
+                line=1,
+                expected="a JSON array of events, or one object",
+            )
+            raise self._failed
 
     def finish(self) -> list[Record]:
         """End of input: the last element, and anything not an array (drain)."""
+        if self._failed is not None:
+            raise self._failed
         if self._mode == "array":
             out = [] if self._closed else self._read(final=True)
             if not self._count and (self._bad or not self._closed):
@@ -102,16 +136,20 @@ class JSONArrayReader:
     def _start(self, chunk: bytes) -> bytes:
         """Keep the first bytes until one that is not blank: a "[" starts an array (the
         bytes after it are returned), anything else is read whole."""
-        head = self._head + chunk
-        if len(head) < len(BOM) and BOM.startswith(head):
-            self._head = head
+        # Grown in place, and only the bytes not looked at yet are scanned: blank lines
+        # before the array cost time in proportion, however many pieces they come in.
+        self._head += chunk
+        held = self._head
+        if len(held) < len(BOM) and BOM.startswith(held):
             return b""
+        begin = max(self._blank, len(BOM) if held.startswith(BOM) else 0)
+        self._blank = _STRIPPED.match(held, begin).end()  # type: ignore[union-attr]
+        if self._blank == len(held):
+            return b""
+        head = bytes(held)
+        self._head, self._blank = bytearray(), 0
         text = head.removeprefix(BOM)
         rest = text.lstrip()
-        if not rest:
-            self._head = head
-            return b""
-        self._head = b""
         if rest[:1] != b"[":
             self._mode = "whole"
             self._buf = bytearray(head)
@@ -140,6 +178,9 @@ class JSONArrayReader:
         pos = 0  # just after the last separator read
         while True:
             start = _space(buf, pos).end()
+            # Blanks between elements are counted and dropped as they are read, not
+            # scanned again with every piece that follows.
+            pos = self._skip(buf, pos, start)
             if start == len(buf):
                 break
             found = self._line_read(buf, pos, start) if self._fast and self._at <= start else None
@@ -285,13 +326,18 @@ class JSONArrayReader:
 
     def _advance(self, buf: bytearray, pos: int, to: int) -> int:
         """Move the reading position to ``to``: the next element starts afresh."""
+        self._skip(buf, pos, to)
+        self._at, self._depth, self._string, self._fast = 0, 1, False, True
+        return to
+
+    def _skip(self, buf: bytearray, pos: int, to: int) -> int:
+        """Move the reading position to ``to``, its line and column counted."""
         lines = buf.count(b"\n", pos, to)
         if lines:
             self._line += lines
             self._col = to - buf.rfind(b"\n", pos, to) - 1
         else:
             self._col += to - pos
-        self._at, self._depth, self._string, self._fast = 0, 1, False, True
         return to
 
 

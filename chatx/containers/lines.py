@@ -4,13 +4,11 @@ readers share."""
 from __future__ import annotations
 
 from chatx.errors import InputError
+from chatx.limits import MAX_LINE
+
+__all__ = ["BOM", "MAX_LINE", "LineSplitter", "LineTooLong"]
 
 BOM = b"\xef\xbb\xbf"
-
-
-# No event is this long; a line that is has no end in sight (a binary file, a stream
-# without line ends). Reading stops there instead of holding all of it in memory.
-MAX_LINE = 64 << 20
 
 
 class LineTooLong(Exception):

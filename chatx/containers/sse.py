@@ -19,6 +19,7 @@ from chatx.record import DONE, Record
 __all__ = ["BOM", "MAX_LINE", "SSEReader", "SSEWriter", "probe"]
 
 _SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+MAX_IGNORED = 100  # lines that are no SSE field said one by one; the rest are counted
 
 
 class SSEReader:
@@ -31,7 +32,7 @@ class SSEReader:
     """
 
     __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_names", "_reading", "_start",
-                 "ignored", "last_event_id", "raw", "raw_over", "retry")  # fmt: skip
+                 "_unsaid", "_said", "ignored", "last_event_id", "raw", "raw_over", "retry")  # fmt: skip
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
@@ -41,6 +42,10 @@ class SSEReader:
         # (line, why) for each line the spec says to ignore (an unknown field name): the
         # caller says so on stderr, so that nothing is dropped unsaid. Emptied by the caller.
         self.ignored: list[tuple[int, str]] = []
+        # Past MAX_IGNORED lines said one by one, the rest are counted and said once at
+        # the end: a file of a million stray lines is not a million warnings held.
+        self._said = 0
+        self._unsaid: list[int] = []  # [count, last line] of the lines not said one by one
         # Records carry their payload unparsed (Record.raw), for a decoder that reads raw.
         self.raw = False
         # Payloads longer than this stay raw even when ``raw`` is off (see LONG_PAYLOAD).
@@ -70,6 +75,13 @@ class SSEReader:
         out = self._parse(lines)
         out.extend(self._parse([b""]))  # dispatch a block left without its blank line
         self._line -= 1
+        if self._unsaid:
+            count, last = self._unsaid
+            self._unsaid = []
+            self.ignored.append(
+                (last, f"{count} more lines ignored after the first {MAX_IGNORED}, the last here:"
+                       " not SSE fields (lines start with data:, event:, id:, retry: or :)")
+            )  # fmt: skip
         return out
 
     def _too_long(self, exc: LineTooLong) -> list[Record]:
@@ -181,8 +193,14 @@ class SSEReader:
                 # More digits than int() accepts (4300) is no sane delay: keep the last one.
                 with contextlib.suppress(ValueError):
                     self.retry = int(value)
-        else:
+        elif self._said < MAX_IGNORED:
+            self._said += 1
             self.ignored.append((line, _unknown_field(name)))
+        elif self._unsaid:
+            self._unsaid[0] += 1
+            self._unsaid[1] = line
+        else:
+            self._unsaid = [1, line]
         return event
 
 
