@@ -4,47 +4,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.finish import exact
+from chatx.notes import Notes
 from chatx.residue import merge, report
 
 from . import records as r
+from .calls import Calls
+from .generation import LS, Generation
+from .text import Text
 
-LS = r.LS
 # What the Llama Stack client says for an error frame without a message (_streaming.py).
 NO_MESSAGE = "An error occurred during streaming"
 
 
-class EndingEncoding:
-    """Mixed into :class:`~chatx.codecs.llama_stack_event.encode.LlamaStackEncoder`."""
+class Ending:
+    """Writes how the generation ends. ``text`` ends the message and ``calls`` closes
+    the calls still open before an error frame."""
 
-    # What the encoder holds and does that this part uses (set or defined there).
-    notes: Any
-    own: bool
-    open: bool
-    batch: list[ir.Event]
-    usage: ir.Usage | None
-    stop: str | None
-    reason: str | None
-    failed: bool
-    completed: bool
-    _lane_ok: Callable[[int], bool]
-    _stop_word: Callable[[], str | None]
-    _own: Callable[[dict[str, Any], str], dict[str, Any]]
-    _flush: Callable[[list[Any]], None]
-    _close_all: Callable[[list[Any]], None]
+    __slots__ = ("generation", "text", "calls", "notes", "own")
 
-    def _said(self) -> bool:
-        """Whether the source says how the generation ended (a finish reason, usage)."""
-        return self.usage is not None or self.reason not in (None, "error")
+    def __init__(self, generation: Generation, text: Text, calls: Calls, notes: Notes) -> None:
+        self.generation = generation
+        self.text = text
+        self.calls = calls
+        self.notes = notes
+        self.own = generation.own
 
-    def _complete(self) -> dict[str, Any]:
-        self.completed = True
+    def complete(self) -> dict[str, Any]:
+        """The ``complete`` event: the stop reason and the usage as ``metrics``."""
+        g = self.generation
+        g.completed = True
         metrics = None
-        usage = self.usage
+        usage = g.usage
         if usage is not None:
             counts = {"input": usage.input, "output": usage.output, "total": usage.total}
             if usage.input is not None and usage.output is not None and not self.own:
@@ -60,16 +54,16 @@ class EndingEncoding:
                 counts["total"] = usage.input + usage.output
             residue = usage.extra.get(LS, {}).get("metrics") if self.own else None
             metrics = r.render_metrics(counts, residue)
-        stop = self._stop_word()
+        stop = g.stop_word()
         if stop is None and not self.own:
             # Llama Stack's OpenAI-compat layer reads a stream without a finish_reason so
             # (_convert_openai_finish_reason falls back to end_of_turn).
             self.notes.repaired("the input has no finish reason: complete says end_of_turn")
-            stop = self.stop = "end_of_turn"
+            stop = g.stop = "end_of_turn"
         return r.event("complete", r.text_delta(""), None, stop, metrics)
 
-    def _usage(self, event: ir.Usage) -> None:
-        self.usage = event
+    def usage(self, event: ir.Usage, out: list[Any]) -> None:
+        self.generation.usage = event
         if self.own:
             return
         report(event.extra, self.notes, "usage.")
@@ -80,48 +74,50 @@ class EndingEncoding:
         if event.cache_write:
             self.notes.lost_field("usage.cache_write_tokens")
 
-    def _finish(self, event: ir.Finish, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
+    def finish(self, event: ir.Finish, out: list[Any]) -> None:
+        g = self.generation
+        if not g.lane_ok(event.lane):
             return
-        ls = self._own(event.extra, "finish.")
+        ls = g.residue(event.extra, "finish.")
         if event.stop_sequence is not None and not self.own:  # Anthropic's
             self.notes.lost_field("finish.stop_sequence")
-        self._flush(out)
-        self.stop = r.stop_word(event.reason, event.raw)
-        self.reason = event.reason
+        self.text.flush(out)
+        g.stop = r.stop_word(event.reason, event.raw)
+        g.reason = event.reason
         unsaid = exact(event.reason) not in r.FINISH_TO_STOP
-        if not self.own and unsaid and not (event.reason == "error" and self.failed):
+        if not self.own and unsaid and not (event.reason == "error" and g.failed):
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Llama Stack stop reason: "
-                f"written as {self.stop}"
+                f"written as {g.stop}"
             )
         # The record this batch wrote ends the generation; in a batch that also ends the
         # stream, the stop reason belongs to the complete event alone, and a Finish the
         # decoder deferred past a tool record was written on that record ("~stop").
         last = out[-1] if out else None
-        ends = "~deferred" in ls or any(type(e) is ir.StreamEnd for e in self.batch)
+        ends = "~deferred" in ls or any(type(e) is ir.StreamEnd for e in g.batch)
         if not ends and isinstance(last, dict) and isinstance(last.get("event"), dict):
-            last["event"]["stop_reason"] = self._stop_word()
+            last["event"]["stop_reason"] = g.stop_word()
 
-    def _error(self, event: ir.Error, out: list[Any]) -> None:
+    def error(self, event: ir.Error, out: list[Any]) -> None:
         # Llama Stack's server reports a failure mid-stream with one {"error": {"message":
         # …}} record and stops (server.py sse_generator); its client raises at that record
         # (a truthy "error"), with error.message as the message. So everything goes before
         # it: open calls are closed, and a complete event carries an ending the source
         # said already (OpenRouter's finish "length", then its error chunk with usage).
+        g = self.generation
         error: dict[str, Any] = {}
         for key in ("message", "type", "param", "code"):
             value = getattr(event, key)
             if value is not None:
                 error[key] = value
         if self.own:
-            self._flush(out)
+            self.text.flush(out)
             merge(error, event.extra)
         else:
-            self._close_all(out)
-            if self.open and not self.completed and self._said():
-                out.append(self._complete())
+            self.calls.close_all(out)
+            if g.open and not g.completed and g.said_ending():
+                out.append(self.complete())
             if not isinstance(error.get("message"), str) or not error["message"]:
                 error["message"] = NO_MESSAGE
         out.append({"error": error})
-        self.failed = True
+        g.failed = True

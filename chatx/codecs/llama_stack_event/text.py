@@ -8,104 +8,110 @@ even when a delta boundary splits one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.notes import Notes
 from chatx.residue import report
 
 from . import records as r
-from .special_tokens import PYTHON_TAG, TOKEN_STOP, TokenScanner, parse_tool_call
+from .generation import LS, Generation, patch
+from .special_tokens import PYTHON_TAG, TOKEN_STOP, parse_tool_call
 
-LS = r.LS
 
+class Text:
+    """Writes the generation's text: its deltas (a refusal's too), the special tokens
+    another format's text holds, and the built-in call a ``<|python_tag|>`` opens."""
 
-class TextEncoding:
-    """Mixed into :class:`~chatx.codecs.llama_stack_event.encode.LlamaStackEncoder`."""
+    __slots__ = ("generation", "notes", "own")
 
-    # What the encoder holds and does that this part uses (set or defined there).
-    notes: Any
-    own: bool
-    scanner: TokenScanner
-    id: str
-    count: int
-    raw: list[str]
-    token_stop: str | None
-    python: list[str] | None
-    logprobs: list[Any] | None
-    _lane_ok: Callable[[int], bool]
-    _stop_word: Callable[[], str | None]
-    _patch: Callable[[list[Any], dict[str, Any]], None]
-    _record_stop: Callable[[dict[str, Any]], dict[str, Any]]
+    def __init__(self, generation: Generation, notes: Notes) -> None:
+        self.generation = generation
+        self.notes = notes
+        self.own = generation.own
 
-    def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
+    def text(self, event: ir.TextDelta, out: list[Any]) -> None:
+        g = self.generation
+        if not g.lane_ok(event.lane):
             return
         if event.obfuscation is not None:
             self.notes.lost_field("obfuscation")
         if not self.own:
             if event.extra:
                 report(event.extra, self.notes, "delta.")
-            self._scan(event.text, event.logprobs, out)
+            self.scan(event.text, event.logprobs, out)
             return
         ls = event.extra.get(LS, {})
         if "~in_progress" in ls:
-            self.raw.append(event.text)
+            g.raw.append(event.text)
             out.append(r.event("progress", r.tool_delta("in_progress", event.text)))
         elif "~failed" in ls:
-            self._record_stop(ls)
-            out.append(
-                r.event("progress", r.tool_delta("failed", event.text), None, self._stop_word())
-            )
+            g.record_stop(ls)
+            out.append(r.event("progress", r.tool_delta("failed", event.text), None, g.stop_word()))
         else:
             out.append(
                 r.event("progress", r.text_delta(event.text), r.logprobs_from_ir(event.logprobs))
             )
-        self._patch(out, ls)
+        patch(out, ls)
 
-    def _scan(self, text: str, logprobs: list[Any] | None, out: list[Any]) -> None:
+    def refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
+        g = self.generation
+        if not g.lane_ok(event.lane):
+            return
+        g.note_once(
+            "refusal", "a refusal is written as message text: Llama Stack events have no refusal"
+        )
+        self.flush(out)
+        g.logprobs = event.logprobs
+        self.write(event.text, out)
+
+    def scan(self, text: str, logprobs: list[Any] | None, out: list[Any]) -> None:
         """Chat text through the special-token scanner."""
+        g = self.generation
         if logprobs:
-            self.logprobs = (self.logprobs or []) + logprobs
-        for kind, piece in self.scanner.feed(text):
+            g.logprobs = (g.logprobs or []) + logprobs
+        for kind, piece in g.scanner.feed(text):
             if kind == "text":
-                self._write_text(piece, out)
+                self.write(piece, out)
             elif piece == PYTHON_TAG:
-                if self.python is None:  # a second tag inside a call says nothing new
-                    self.python = []
+                if g.python is None:  # a second tag inside a call says nothing new
+                    g.python = []
                     out.append(r.event("progress", r.tool_delta("started", "")))
             else:
-                self.token_stop = TOKEN_STOP[piece]
+                g.token_stop = TOKEN_STOP[piece]
                 self._close_python(out)
 
-    def _write_text(self, text: str, out: list[Any]) -> None:
-        logprobs, self.logprobs = r.logprobs_from_ir(self.logprobs), None
-        if self.python is None:
+    def write(self, text: str, out: list[Any]) -> None:
+        """Text the scanner let through: a text delta, or the python-tag call's."""
+        g = self.generation
+        logprobs, g.logprobs = r.logprobs_from_ir(g.logprobs), None
+        if g.python is None:
             out.append(r.event("progress", r.text_delta(text), logprobs))
         else:
-            self.python.append(text)
+            g.python.append(text)
             out.append(r.event("progress", r.tool_delta("in_progress", text), logprobs))
 
     def _close_python(self, out: list[Any]) -> None:
         """The ``<|python_tag|>`` call is complete: parse it as Llama Stack would."""
-        if self.python is None:
+        g = self.generation
+        if g.python is None:
             return
-        raw = "".join(self.python)
-        self.python = None
+        raw = "".join(g.python)
+        g.python = None
         parsed = parse_tool_call(raw)
         if parsed is None:
-            out.append(r.event("progress", r.tool_delta("failed", raw), None, self._stop_word()))
+            out.append(r.event("progress", r.tool_delta("failed", raw), None, g.stop_word()))
             return
         name, arguments = parsed
-        call = r.tool_call(r.call_id(self.id, self.count), name, r.dumps(arguments))
-        self.count += 1
-        out.append(r.event("progress", r.tool_delta("succeeded", call), None, self._stop_word()))
+        call = r.tool_call(r.call_id(g.id, g.count), name, r.dumps(arguments))
+        g.count += 1
+        out.append(r.event("progress", r.tool_delta("succeeded", call), None, g.stop_word()))
 
-    def _flush(self, out: list[Any]) -> None:
+    def flush(self, out: list[Any]) -> None:
         """Text held by the scanner, and a python-tag call, end with the message."""
         if self.own:
             return
-        tail = self.scanner.flush()
+        tail = self.generation.scanner.flush()
         if tail:
-            self._write_text(tail, out)
+            self.write(tail, out)
         self._close_python(out)
