@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.cited import without_cited_parts
 from chatx.notes import Notes
 from chatx.residue import report
 
@@ -77,22 +76,17 @@ def web_citation(cite: ir.Citation) -> dict[str, Any]:
 
 class Citations:
     """Another format's citations in the anthropic encoder's text blocks. ``written`` is
-    the message's counts it shares with the content blocks, ``open_text`` opens a text
-    block (closing the one open), ``note_once`` says a loss once per message stream."""
+    the message it shares with the content blocks, ``open_text`` opens a text block
+    (closing the one open)."""
 
-    __slots__ = ("written", "notes", "open_text", "note_once")
+    __slots__ = ("written", "notes", "open_text")
 
     def __init__(
-        self,
-        written: Written,
-        notes: Notes,
-        open_text: Callable[[list[Any]], OpenBlock],
-        note_once: Callable[[str, str], None],
+        self, written: Written, notes: Notes, open_text: Callable[[list[Any]], OpenBlock]
     ) -> None:
         self.written = written
         self.notes = notes
         self.open_text = open_text
-        self.note_once = note_once
 
     def cite(self, cite: ir.Citation, block: OpenBlock | None, out: list[Any]) -> bool:
         """Write another format's citation in ``block``, the open block, when it is a
@@ -111,7 +105,7 @@ class Citations:
         )
         written.cited = True
         if cite.start is not None and (cite.start != block.start or cite.end != written.said):
-            self.note_once(
+            written.note_once(
                 "span",
                 "citation spans (start_index, end_index) are lost: an Anthropic citation "
                 "covers its text block, which ends where the citation came",
@@ -119,7 +113,3 @@ class Citations:
         if cite.extra:
             report(cite.extra, self.notes, "annotation.")
         return True
-
-    def end_extra(self, extra: dict[str, Any]) -> dict[str, Any]:
-        """A message item's closing residue less the annotations its citations said."""
-        return without_cited_parts(extra) if self.written.cited else extra

@@ -7,37 +7,37 @@ may still grow (:mod:`chatx.codecs.call_order`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.call_order import CallQueue
+from chatx.codecs.cited import without_cited_parts
 from chatx.notes import Notes
 from chatx.residue import merge, report
 
 from . import records as r
-from .citations import Citations
 from .written import OpenBlock, Written
 
 # IR events the encoder of this format does not write again (see the decoder).
 _SKIP = ("~prefill", "~seed", "~empty")
 
 
-class ContentEncoding:
-    """The content block half of :class:`~chatx.codecs.anthropic_event.encode.AnthropicEncoder`."""
+class Content:
+    """Writes the message's content blocks and their deltas. ``step`` is the encoder's,
+    for the queue of tool calls held open (:attr:`queue`)."""
 
-    notes: Notes
-    own: bool
-    id: str
-    written: Written
-    citations: Citations
-    queue: CallQueue
-    block: OpenBlock | None
-    lane: int | None
-    noted: set[str]
-    started_calls: set[int | None]
-    called: bool
+    __slots__ = ("written", "notes", "own", "queue")
 
-    def _item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
+    def __init__(
+        self, written: Written, notes: Notes, step: Callable[[ir.Event, list[Any]], None]
+    ) -> None:
+        self.written = written
+        self.notes = notes
+        self.own = written.own
+        self.queue = CallQueue(step, self.call_text, self.end_call_now)
+
+    def item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         extra = event.extra
         if self.own:
             if "~prefill" in extra:
@@ -54,16 +54,17 @@ class ContentEncoding:
                 )
             self._open(event.kind, event.call, out, block, extra)
             return
-        if not self._lane_ok(event.lane):
+        written = self.written
+        if not written.lane_ok(event.lane):
             return
         if extra:
             report(extra, self.notes, "item.")
         if event.kind == "message":
-            self.written.said, self.written.cited = 0, False
-            self._open_text(out)
+            written.said, written.cited = 0, False
+            self.open_text(out)
         elif event.kind == "reasoning":
-            self._close_block(out)
-            self.block = OpenBlock(self.written.index, "thinking")
+            self.close_block(out)
+            written.block = OpenBlock(written.index, "thinking")
         else:
             self._open_call(event.call, event.call_id, event.name, out)
 
@@ -75,63 +76,67 @@ class ContentEncoding:
         block: dict[str, Any],
         extra: dict[str, Any] | None = None,
     ) -> OpenBlock:
-        self._close_block(out)
+        self.close_block(out)
         written = self.written
         name = {"message": "text", "reasoning": "thinking", "tool_call": "tool_use"}[kind]
-        opened = self.block = OpenBlock(written.index, name, call)
+        opened = written.block = OpenBlock(written.index, name, call)
         opened.started = True
         opened.start = written.said
         record = r.block_start(written.index, block)
-        out.append(self._merged(record, extra) if extra else record)
+        out.append(merged(record, extra) if extra else record)
         written.index += 1
         return opened
 
-    def _open_text(self, out: list[Any]) -> OpenBlock:
+    def open_text(self, out: list[Any]) -> OpenBlock:
         """A text block, the one open closed."""
         return self._open("message", None, out, r.text_block())
 
     def _open_call(
         self, call: int | None, call_id: str | None, name: str | None, out: list[Any]
     ) -> OpenBlock:
-        self.called = True
-        self.started_calls.add(call)
+        written = self.written
+        written.called = True
+        written.started_calls.add(call)
         if call_id is None:
-            base = self.id[4:] if self.id.startswith("msg_") else self.id
-            call_id = f"toolu_{base}_{len(self.started_calls) - 1}"
+            mid = written.id
+            base = mid[4:] if mid.startswith("msg_") else mid
+            call_id = f"toolu_{base}_{len(written.started_calls) - 1}"
         if name is None:
             self.notes.repaired("a tool call without a name: name '' written")
         return self._open("tool_call", call, out, r.tool_block(call_id, name or ""))
 
-    def _item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
+    def item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
         if self.own:
             self._own_item_end(event.extra, out)
             return
-        if not self._lane_ok(event.lane):
+        written = self.written
+        if not written.lane_ok(event.lane):
             return
         if event.extra:
-            extra = (
-                self.citations.end_extra(event.extra) if event.kind == "message" else event.extra
-            )
+            extra = event.extra
+            if event.kind == "message" and written.cited:
+                extra = without_cited_parts(extra)  # the annotations its citations said
             report(extra, self.notes, "item.")
-        block = self.block
+        block = written.block
         if event.kind == "tool_call":
             mine = block is not None and block.kind == "tool_use" and block.call == event.call
             if mine and not self.queue.defer(event.call):
-                self._close_block(out)
+                self.close_block(out)
             return
         if event.kind == "reasoning" and block is not None and block.kind == "thinking":
             self._close_thinking(block, event, out)
         elif event.kind == "message" and block is not None and block.kind == "text":
-            self._close_block(out)
+            self.close_block(out)
 
     def _own_item_end(self, extra: dict[str, Any], out: list[Any]) -> None:
         if "~prefill" in extra:
             return
         if "~cut" in extra:
             return  # the input ended in the block: it stays open (--finish closes it)
-        block, self.block = self.block, None
-        index = block.index if block is not None else self.written.index - 1
-        out.append(self._merged(r.block_stop(index), extra))
+        written = self.written
+        block, written.block = written.block, None
+        index = block.index if block is not None else written.index - 1
+        out.append(merged(r.block_stop(index), extra))
 
     def _close_thinking(self, block: OpenBlock, event: ir.ItemEnd, out: list[Any]) -> None:
         """A thinking block ends with its signature; reasoning withheld, nothing shown,
@@ -152,10 +157,12 @@ class ContentEncoding:
             out.append(r.block_delta(block.index, r.signature_delta(signature)))
         if encrypted is not None:
             self.notes.lost_field("reasoning.encrypted_content")
-        self._close_block(out)
+        self.close_block(out)
 
-    def _close_block(self, out: list[Any]) -> None:
-        block, self.block = self.block, None
+    def close_block(self, out: list[Any]) -> None:
+        """The open block's ``content_block_stop``, when it was started."""
+        written = self.written
+        block, written.block = written.block, None
         if block is not None and block.started:
             out.append(r.block_stop(block.index))
 
@@ -166,12 +173,12 @@ class ContentEncoding:
 
     # --- deltas ---------------------------------------------------------------------------
 
-    def _text(self, event: ir.TextDelta, out: list[Any]) -> None:
+    def text(self, event: ir.TextDelta, out: list[Any]) -> None:
         if self.own:
             if not _skipped(event.extra):
-                self._own_delta_record(r.text_delta(event.text), event.extra, out)
+                self._own_delta(r.text_delta(event.text), event.extra, out)
             return
-        if not self._lane_ok(event.lane):
+        if not self.written.lane_ok(event.lane):
             return
         self._foreign_text(event.text, event.logprobs, out)
         if event.obfuscation is not None:
@@ -179,10 +186,11 @@ class ContentEncoding:
         if event.extra:
             report(event.extra, self.notes, "delta.")
 
-    def _refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
-        if not self._lane_ok(event.lane):
+    def refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
+        written = self.written
+        if not written.lane_ok(event.lane):
             return
-        self._note_once(
+        written.note_once(
             "refusal", "a refusal is written as message text: Anthropic messages have no refusal"
         )
         self._foreign_text(event.text, event.logprobs, out)
@@ -194,18 +202,20 @@ class ContentEncoding:
             self.notes.lost_field("logprobs")
         if not text:
             return
-        block = self.block
+        written = self.written
+        block = written.block
         if block is None or block.kind != "text" or block.cited:
-            block = self._open_text(out)
-        self.written.said += len(text)
+            block = self.open_text(out)
+        written.said += len(text)
         out.append(r.block_delta(block.index, r.text_delta(text)))
 
-    def _reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
+    def reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
         if self.own:
             if not _skipped(event.extra):
-                self._own_delta_record(r.thinking_delta(event.text), event.extra, out)
+                self._own_delta(r.thinking_delta(event.text), event.extra, out)
             return
-        if not self._lane_ok(event.lane):
+        written = self.written
+        if not written.lane_ok(event.lane):
             return
         if event.obfuscation is not None:
             self.notes.lost_field("obfuscation")
@@ -213,33 +223,34 @@ class ContentEncoding:
             report(event.extra, self.notes, "reasoning.")
         if not event.text:
             return
-        block = self.block
+        block = written.block
         if block is None or block.kind != "thinking":
-            self._close_block(out)
-            block = self.block = OpenBlock(self.written.index, "thinking")
+            self.close_block(out)
+            block = written.block = OpenBlock(written.index, "thinking")
         if not block.started:
             self._start_thinking(block, out)
         if block.part is not None and block.part != event.part:
-            self._note_once(
+            written.note_once(
                 "parts", "reasoning parts are joined in one thinking block: their bounds are lost"
             )
         block.part = event.part
         out.append(r.block_delta(block.index, r.thinking_delta(event.text)))
 
-    def _args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
+    def args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
         if self.own:
             if not _skipped(event.extra):
-                self._own_delta_record(r.json_delta(event.fragment), event.extra, out)
+                self._own_delta(r.json_delta(event.fragment), event.extra, out)
             return
-        if not self._lane_ok(event.lane):
+        written = self.written
+        if not written.lane_ok(event.lane):
             return
         if event.obfuscation is not None:
             self.notes.lost_field("obfuscation")
         if event.extra:
             report(event.extra, self.notes, "tool_call.")
-        block = self.block
+        block = written.block
         if block is None or block.kind != "tool_use" or block.call != event.call:
-            if event.call in self.started_calls:
+            if event.call in written.started_calls:
                 self.notes.lost("an argument fragment came after its tool call was written")
                 return
             self.notes.repaired(f"arguments for tool call {event.call} before its start")
@@ -248,48 +259,31 @@ class ContentEncoding:
             block.args.append(event.fragment)
             out.append(r.block_delta(block.index, r.json_delta(event.fragment)))
 
-    def _own_delta_record(
-        self, delta: dict[str, Any], extra: dict[str, Any], out: list[Any]
-    ) -> None:
-        index = self.block.index if self.block is not None else self.written.index - 1
-        out.append(self._merged(r.block_delta(index, delta), extra))
+    def _own_delta(self, delta: dict[str, Any], extra: dict[str, Any], out: list[Any]) -> None:
+        written = self.written
+        index = written.block.index if written.block is not None else written.index - 1
+        out.append(merged(r.block_delta(index, delta), extra))
 
     # --- the call queue's hooks (chatx.codecs.call_order) -------------------------------
 
-    def _call_text(self, call: int | None) -> str | None:
-        block = self.block
+    def call_text(self, call: int | None) -> str | None:
+        """The arguments so far of call ``call`` when its block is open (for the queue)."""
+        block = self.written.block
         if block is None or block.kind != "tool_use" or block.call != call:
             return None
         return block.args.text()
 
-    def _end_call_now(self, call: int | None, out: list[Any]) -> None:
-        self._close_block(out)
+    def end_call_now(self, call: int | None, out: list[Any]) -> None:
+        self.close_block(out)
 
-    # --- helpers ------------------------------------------------------------------------
 
-    def _merged(self, record: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
-        """Own residue: the source record's difference from ``record``, merged in."""
-        if extra:
-            patch = {k: v for k, v in extra.items() if k[:1] != "~"}
-            if patch:
-                merge(record, patch)
-        return record
-
-    def _lane_ok(self, lane: int) -> bool:
-        if self.lane is None:
-            self.lane = lane
-        if lane == self.lane:
-            return True
-        self._note_once(
-            f"lane {lane}",
-            f"choice {lane} left out: an Anthropic message holds one (choose with --choice)",
-        )
-        return False
-
-    def _note_once(self, key: str, message: str) -> None:
-        if key not in self.noted:
-            self.noted.add(key)
-            self.notes.lost(message)
+def merged(record: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """Own residue: the source record's difference from ``record``, merged in."""
+    if extra:
+        patch = {k: v for k, v in extra.items() if k[:1] != "~"}
+        if patch:
+            merge(record, patch)
+    return record
 
 
 def _skipped(extra: dict[str, Any]) -> bool:

@@ -17,20 +17,21 @@ records with no IR content come back from their ``~record``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from chatx.codecs.call_order import CallQueue
+from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
 from . import records as r
 from .citations import Citations
-from .content import ContentEncoding
-from .runs import RunEncoding
+from .content import Content, merged
+from .runs import Runs
 from .searches import Searches
-from .written import OpenBlock, Written
+from .written import Written
 
 NAME = r.NAME
 
@@ -45,66 +46,84 @@ def message_id(source: str) -> str:
     return "msg_" + (source or "0")
 
 
-class AnthropicEncoder(ContentEncoding, RunEncoding):
+class AnthropicEncoder:
     """Incremental encoder: ``feed(batch)`` returns the events of one source record;
-    ``feed_run`` a run's (:mod:`.runs`)."""
+    ``feed_run`` a run's.
+
+    Its parts share the :class:`~chatx.codecs.anthropic_event.written.Written` message:
+    ``content`` writes the content blocks (its ``queue`` holds tool calls open),
+    ``citations`` and ``searches`` another format's citations and web searches,
+    ``runs`` a run of deltas in one loop. ``handlers`` is the table from an event's type
+    to the method that writes it; the message's start and end are the encoder's own."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
         self.notes = notes
         self.options = options
         self.own = options.source_format == NAME
         self.lost_meta = MetaReport(notes)
-        self.noted: set[str] = set()
-        self.open = False  # message_start written, message_stop not yet
-        self.written = Written()
-        self.citations = Citations(self.written, notes, self._open_text, self._note_once)
-        self.searches = Searches(self.written, notes, self.noted, self._close_block)
-        self.queue = CallQueue(self._step, self._call_text, self._end_call_now)
-        self._handlers = {kind: getattr(self, name) for kind, name in _HANDLERS.items()}
+        self.written = written = Written(notes, self.own)
+        self.content = content = Content(written, notes, self._step)
+        self.queue = content.queue
+        self.citations = Citations(written, notes, content.open_text)
+        self.searches = Searches(written, notes, content.close_block)
+        self.runs = Runs(written, notes, self.queue, self.lost_meta, self.feed)
+        self.handlers: dict[type, Callable[[Any, list[Any]], None]] = {
+            ir.StreamStart: self._stream_start,
+            ir.StreamEnd: self._stream_end,
+            ir.LaneStart: self._lane_start,
+            ir.Meta: self._meta,
+            ir.ItemStart: content.item_start,
+            ir.TextDelta: content.text,
+            ir.RefusalDelta: content.refusal,
+            ir.ReasoningDelta: content.reasoning,
+            ir.ToolArgsDelta: content.args,
+            ir.ItemEnd: content.item_end,
+            ir.Usage: self._usage,
+            ir.Finish: self._finish,
+            ir.Error: self._error,
+            ir.Passthrough: self._passthrough,
+        }
         self._reset("")
 
     def _reset(self, mid: str) -> None:
-        self.id = mid
-        written = self.written
-        written.index = written.said = 0
-        written.cited = False
-        self.block: OpenBlock | None = None
+        self.written.restart(mid)
         self.finish_event: ir.Finish | None = None
         self.usage: ir.Usage | None = None
-        self.delta_due = False  # own: a message_delta to write at the end of the batch
         self.delta_written = False
         self.start: dict[str, int] = {}  # own: message_start's usage counts
-        self.failed = False  # an error event was written: nothing follows it
-        self.lane: int | None = None
-        self.started_calls: set[int | None] = set()
-        self.called = False
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
         """Encode one batch; from this codec's own decoder, one record per batch."""
         out: list[Any] = []
+        written, queue, handlers = self.written, self.queue, self.handlers
         if not self.own and len(events) > 1 and any(type(e) is ir.Error for e in events):
             # The usage and finish of the record that says the error come before it.
             events = sorted(events, key=_error_last)
         for event in events:
-            if self.failed and not self.own and type(event) is not ir.StreamStart:
+            if written.failed and not self.own and type(event) is not ir.StreamStart:
                 self._after_error(event)
-            elif self.queue.held is not None:
-                self.queue.feed_held((event,), out)
+            elif queue.held is not None:
+                queue.feed_held((event,), out)
             else:
-                self._handlers[type(event)](event, out)
-        if self.delta_due:
+                handlers[type(event)](event, out)
+        if written.delta_due:
             self._own_delta(out)
         return out
 
     def _step(self, event: ir.Event, out: list[Any]) -> None:
-        self._handlers[type(event)](event, out)
+        self.handlers[type(event)](event, out)
+
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        """Encode a :class:`~chatx.codecs.template.DeltaRun` (:mod:`.runs`)."""
+        return self.runs.encode(run)
 
     def finish(self) -> list[Any]:
         """End of input: a message without its ``message_stop`` is left as it is, unless
         ``--finish`` asks for an ending."""
+        written = self.written
         out: list[Any] = []
         self.queue.release_all(out)
-        if self.open and not self.failed:
+        if written.open and not written.failed:
             if self.options.finish:
                 self.notes.repaired("input ended without message_stop: ending written")
                 self._end(out)
@@ -115,12 +134,13 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
     # --- the message --------------------------------------------------------------------
 
     def _stream_start(self, event: ir.StreamStart, out: list[Any]) -> None:
-        if self.open and not self.own and not self.failed:
+        written = self.written
+        if written.open and not self.own and not written.failed:
             self._end(out)
         extra = event.extra
         if self.own:
             self._reset(event.id)
-            self.open = True
+            written.open = True
             self.start = dict(extra.get("~usage") or {})
             if extra.get("~implicit"):
                 return  # the source had no message_start: none is written
@@ -131,33 +151,34 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
                 extra.get("~content") or [],
                 extra.get("~stop") or [None, None],
             )
-            out.append(self._merged(record, extra))
+            out.append(merged(record, extra))
             return
         self._reset(message_id(event.id))
-        self.open = True
+        written.open = True
         if extra:
             report(extra, self.notes, "response.")
         usage = r.start_usage({})
-        out.append(r.message_start(self.id, event.model or "", usage, [], [None, None]))
+        out.append(r.message_start(written.id, event.model or "", usage, [], [None, None]))
 
     def _stream_end(self, event: ir.StreamEnd, out: list[Any]) -> None:
+        written = self.written
         if self.own:
-            out.append(self._merged(r.message_stop(), event.extra))
-            self.open = False
+            out.append(merged(r.message_stop(), event.extra))
+            written.open = False
             return
         if event.extra:
             report(event.extra, self.notes, "response.")
-        if self.open and not self.failed:
+        if written.open and not written.failed:
             self._end(out)
-        self.open = False
+        written.open = False
 
     def _end(self, out: list[Any]) -> None:
         """``message_delta`` and ``message_stop``: the source's stream has ended."""
         self.queue.release_all(out)
-        self._close_block(out)
+        self.content.close_block(out)
         self._foreign_delta(out)
         out.append(r.message_stop())
-        self.open = False
+        self.written.open = False
 
     def _foreign_delta(self, out: list[Any]) -> None:
         """``message_delta`` from another format: its stop reason and usage, once."""
@@ -179,7 +200,7 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
     def _stop_word(self) -> str:
         finish = self.finish_event
         if finish is None:
-            word = "tool_use" if self.called else "end_turn"
+            word = "tool_use" if self.written.called else "end_turn"
             self.notes.repaired(f"the input has no finish reason: stop_reason {word} written")
             return word
         said = r.stop_word(finish.reason, finish.raw)
@@ -202,22 +223,22 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
             word, r.usage_record(usage) if usage is not None else None, sequence
         )
         if finish is not None:
-            self._merged(record, finish.extra)
+            merged(record, finish.extra)
         elif usage is not None:
-            self._merged(record, usage.extra.get("~patch") or {})
+            merged(record, usage.extra.get("~patch") or {})
         out.append(record)
         self.finish_event = self.usage = None
-        self.delta_due = False
+        self.written.delta_due = False
         self.delta_written = True
 
     def _lane_start(self, event: ir.LaneStart, out: list[Any]) -> None:
-        self._lane_ok(event.lane)
+        self.written.lane_ok(event.lane)
 
     def _usage(self, event: ir.Usage, out: list[Any]) -> None:
         if self.own:
             if "~start" not in event.extra:  # message_start's, said again at the end
                 self.usage = event
-                self.delta_due = True
+                self.written.delta_due = True
             return
         self.usage = event
         if event.extra:
@@ -228,7 +249,7 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
 
     def _total(self, total: int, counted: int) -> None:
         if total != counted:
-            self._note_once(
+            self.written.note_once(
                 "total",
                 f"usage total {total}: Anthropic usage has no total, and input + output "
                 f"is {counted}",
@@ -240,29 +261,30 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
                 self.finish_event = event
                 self._own_delta(out)
             return
-        if not self._lane_ok(event.lane):
+        if not self.written.lane_ok(event.lane):
             return
-        self._close_block(out)
+        self.content.close_block(out)
         if self.finish_event is None:
             self.finish_event = event
         if event.extra:
             report(event.extra, self.notes, "finish.")
 
     def _error(self, event: ir.Error, out: list[Any]) -> None:
+        written = self.written
         if self.own:
             record = r.error(event.type, event.message)
             merge(record["error"], event.extra)
             out.append(record)
-            self.failed = True
+            written.failed = True
             return
         # The API ends a stream with its error event. A finish reason or usage the source
         # said before its error (OpenRouter's length, then an error chunk) goes first, in
         # the message_delta: nothing follows the error.
-        if self.open and (self.finish_event is not None or self.usage is not None):
+        if written.open and (self.finish_event is not None or self.usage is not None):
             self.queue.release_all(out)
-            self._close_block(out)
+            self.content.close_block(out)
             self._foreign_delta(out)
-        self.block = None
+        written.block = None
         etype = event.type or (event.code if isinstance(event.code, str) else None)
         for key, value in (("code", event.code), ("param", event.param)):
             if value is not None and not (key == "code" and etype == value):
@@ -270,15 +292,16 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
         if event.extra:
             report(event.extra, self.notes, "error.")
         out.append(r.error(etype or "api_error", event.message or ""))
-        self.failed = True
+        written.failed = True
 
     def _meta(self, event: ir.Meta, out: list[Any]) -> None:
+        written = self.written
         if not self.own:
             cite = event.meaning  # a chat annotation's citation
             if (
                 cite is not None
-                and self._lane_ok(event.lane or 0)
-                and self.citations.cite(cite, self.block, out)
+                and written.lane_ok(event.lane or 0)
+                and self.citations.cite(cite, written.block, out)
             ):
                 return
             if type(event.extra) is not NullResidue:
@@ -291,17 +314,18 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
             merge(out[-1], extra)
 
     def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
+        written = self.written
         if event.format == NAME:
             data = event.data
             if type(data) is dict and data.get("type") == "content_block_start":
-                self.written.index += 1
+                written.index += 1
             out.append(data)
             return
         meaning = event.meaning
         if type(meaning) is ir.WebSearch:
             self.searches.write(meaning, out)
             return
-        if type(meaning) is ir.Citation and self.citations.cite(meaning, self.block, out):
+        if type(meaning) is ir.Citation and self.citations.cite(meaning, written.block, out):
             return
         data = event.data if isinstance(event.data, dict) else {}
         what, item = data.get("type"), data.get("item")
@@ -321,7 +345,7 @@ class AnthropicEncoder(ContentEncoding, RunEncoding):
         said = kind is ir.Usage or (kind is ir.Finish and event.reason != "error")  # type: ignore[union-attr]
         content = kind in (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta, ir.RefusalDelta)
         if said or content:
-            self._note_once("after error", "what came after the error event has no place")
+            self.written.note_once("after error", "what came after the error event has no place")
 
 
 def _error_last(event: ir.Event) -> int:

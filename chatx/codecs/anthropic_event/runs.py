@@ -5,13 +5,14 @@ From another format the run's first record with text goes the long way (``feed``
 opens the block the run's kind needs, takes the lane, and says whatever note is due.
 What follows says nothing new to the block, so each record is one
 ``content_block_delta`` at that block's index, the written-text count
-(:class:`~chatx.codecs.anthropic_event.content.Written`) and the lost fields moved as
+(:class:`~chatx.codecs.anthropic_event.written.Written`) and the lost fields moved as
 ``feed`` moves them. Anything else (a citation beside the text, an error written, a
 held tool call, residue of the encoder's own format) takes ``feed`` record by record.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
@@ -20,26 +21,32 @@ from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue
 
-from .written import OpenBlock, Written
+from .written import Written
 
 
-class RunEncoding:
-    """The run half of :class:`~chatx.codecs.anthropic_event.encode.AnthropicEncoder`."""
+class Runs:
+    """The anthropic encoder's loop for runs. ``written`` is the message it shares with
+    the content blocks, ``queue`` the tool calls held open, ``feed`` the encoder's, which
+    writes a record the long way."""
 
-    notes: Notes
-    own: bool
-    failed: bool
-    delta_due: bool
-    queue: CallQueue
-    block: OpenBlock | None
-    lane: int | None
-    written: Written
-    lost_meta: MetaReport
+    __slots__ = ("written", "notes", "own", "queue", "lost_meta", "feed")
 
-    def feed(self, events: list[ir.Event]) -> list[Any]:  # pragma: no cover - the encoder's
-        raise NotImplementedError
+    def __init__(
+        self,
+        written: Written,
+        notes: Notes,
+        queue: CallQueue,
+        lost_meta: MetaReport,
+        feed: Callable[[list[ir.Event]], list[Any]],
+    ) -> None:
+        self.written = written
+        self.notes = notes
+        self.own = written.own
+        self.queue = queue
+        self.lost_meta = lost_meta
+        self.feed = feed
 
-    def feed_run(self, run: DeltaRun) -> list[Any]:
+    def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
         batches, notes said at each record's own line."""
         out: list[Any] = []
@@ -70,12 +77,13 @@ class RunEncoding:
     def _plain(self, run: DeltaRun) -> bool:
         """Whether ``feed`` would write each record of ``run`` as one delta of the open
         block, saying nothing but lost fields."""
-        proto, block = run.proto, self.block
+        written = self.written
+        proto, block = run.proto, written.block
         if (
             proto.extra
-            or self.failed
+            or written.failed
             or self.queue.held is not None
-            or self.lane != run.lane
+            or written.lane != run.lane
             or block is None
             or not block.started
         ):
@@ -93,7 +101,8 @@ class RunEncoding:
         return False
 
     def _loop(self, run: DeltaRun, k: int, out: list[Any]) -> None:
-        block = self.block
+        written = self.written
+        block = written.block
         assert block is not None  # _plain said so
         texts = run.texts[k:]
         records = len(texts)
@@ -107,7 +116,7 @@ class RunEncoding:
             texts = [text for text in texts if text]
         index, kind = block.index, type(run.proto)
         if kind is ir.TextDelta:
-            self.written.said += sum(map(len, texts))
+            written.said += sum(map(len, texts))
             out += _deltas(index, "text_delta", "text", texts)
         elif kind is ir.ReasoningDelta:
             out += _deltas(index, "thinking_delta", "thinking", texts)
@@ -123,14 +132,15 @@ class RunEncoding:
             not run.proto.extra
             and run.before is None
             and run.after is None
-            and not self.delta_due
+            and not self.written.delta_due
             and self.queue.held is None
             and type(run.proto) in _OWN
         )
 
     def _own_loop(self, run: DeltaRun, k: int, out: list[Any]) -> None:
-        block = self.block
-        index = block.index if block is not None else self.written.index - 1
+        written = self.written
+        block = written.block
+        index = block.index if block is not None else written.index - 1
         dtype, field = _OWN[type(run.proto)]
         out += _deltas(index, dtype, field, run.texts[k:])
         self.notes.line = run.lines[-1]

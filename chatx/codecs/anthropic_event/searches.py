@@ -87,21 +87,16 @@ def tool_id(item_id: str) -> str:
 
 class Searches:
     """Another format's web searches in the anthropic encoder: each written whole, as
-    its two blocks, once it ends. ``written`` holds the message's block count,
-    ``close_block`` closes the block open, ``noted`` the losses said once."""
+    its two blocks, once it ends. ``written`` is the message (its block count, the
+    losses said once), ``close_block`` closes the block open."""
 
-    __slots__ = ("written", "notes", "noted", "close_block")
+    __slots__ = ("written", "notes", "close_block")
 
     def __init__(
-        self,
-        written: Written,
-        notes: Notes,
-        noted: set[str],
-        close_block: Callable[[list[Any]], None],
+        self, written: Written, notes: Notes, close_block: Callable[[list[Any]], None]
     ) -> None:
         self.written = written
         self.notes = notes
-        self.noted = noted
         self.close_block = close_block
 
     def write(self, search: ir.WebSearch, out: list[Any]) -> None:
@@ -130,8 +125,9 @@ class Searches:
             self.notes.lost("a failed web search says no error code: unavailable written")
         else:
             content = [_page(source) for source in search.sources]
-            if content and "pages" not in self.noted:
-                self.noted.add("pages")
+            noted = self.written.noted
+            if content and "pages" not in noted:
+                noted.add("pages")
                 self.notes.warning(
                     "web search results have no encrypted_content (nor titles) outside "
                     "Anthropic: written empty"

@@ -1,12 +1,14 @@
-"""What the anthropic encoder has written that its parts share: the content block
-being written (:class:`OpenBlock`) and the message's counts (:class:`Written`), apart
-from :mod:`.content` so that :mod:`.citations` and :mod:`.searches`, which it uses, can
-name them without importing it back."""
+"""What the anthropic encoder and its parts share of the message being written
+(:class:`Written`, one slotted state the encoder makes and hands to each part) and the
+content block being written (:class:`OpenBlock`), apart from :mod:`.content` so that
+:mod:`.citations`, :mod:`.searches` and :mod:`.runs` can name them without importing
+it back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from chatx.notes import Notes
 from chatx.pieces import Pieces
 
 
@@ -27,11 +29,51 @@ class OpenBlock:
         self.cited = False  # a citation came after its text: the next text is a new block
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Written:
-    """What the content blocks of the message being written share with its citations
-    and web searches (:mod:`.citations`, :mod:`.searches`)."""
+    """The message being written, as the encoder and its parts (content blocks, runs,
+    citations, web searches) share it."""
 
+    notes: Notes
+    own: bool  # the source is Anthropic: its residue is merged back, another's said lost
+    id: str = ""  # the message's id
+    open: bool = False  # message_start written, message_stop not yet
+    failed: bool = False  # an error event was written: nothing follows it
+    block: OpenBlock | None = None  # the content block being written
     index: int = 0  # content_block_start events written in this message
     said: int = 0  # characters of the open message item's text written
     cited: bool = False  # a citation was written in the open message item
+    lane: int | None = None  # the one lane written; another is said lost
+    started_calls: set[int | None] = field(default_factory=set)  # tool calls opened
+    called: bool = False  # a tool call was written (the stop reason without a finish)
+    delta_due: bool = False  # own: a message_delta to write at the end of the batch
+    noted: set[str] = field(default_factory=set)  # losses said once, over every message
+
+    def restart(self, mid: str) -> None:
+        """A new message begins (``noted`` stays: a loss is said once per input)."""
+        self.id = mid
+        self.index = self.said = 0
+        self.cited = False
+        self.block = None
+        self.failed = False
+        self.lane = None
+        self.started_calls = set()
+        self.called = False
+        self.delta_due = False
+
+    def lane_ok(self, lane: int) -> bool:
+        """Whether ``lane`` is the message's; another is said lost, once."""
+        if self.lane is None:
+            self.lane = lane
+        if lane == self.lane:
+            return True
+        self.note_once(
+            f"lane {lane}",
+            f"choice {lane} left out: an Anthropic message holds one (choose with --choice)",
+        )
+        return False
+
+    def note_once(self, key: str, message: str) -> None:
+        if key not in self.noted:
+            self.noted.add(key)
+            self.notes.lost(message)
