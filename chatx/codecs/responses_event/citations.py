@@ -22,7 +22,7 @@ from chatx import ir
 from chatx.notes import Notes
 from chatx.residue import MetaReport, report
 
-from .parts import Emit, OpenItem, OpenPart
+from .written import Emit, OpenItem, OpenPart
 
 ADDED = "response.output_text.annotation.added"
 

@@ -1,46 +1,61 @@
-"""Output items in the Responses encoder: each opened with ``output_item.added`` (one at a
-time: opening one closes the one before), closed with its last part's done events, a
-function call's ``function_call_arguments.done``, and ``output_item.done``; a tool call
+"""Output items and their parts in the Responses encoder: each item opened with
+``output_item.added`` (one at a time: opening one closes the one before), each part with
+``content_part.added`` (or ``reasoning_summary_part.added``) when its first delta comes;
+a part closed with its done events (its annotations first), an item with its last part's,
+a function call's ``function_call_arguments.done``, and ``output_item.done``. A tool call
 may be held open past its end (:mod:`chatx.codecs.call_order`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.call_order import CallQueue
-from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.envelope import item_id
-from chatx.codecs.responses_event.parts import OpenItem, PartEncoding
-from chatx.codecs.responses_event.searches import Searches
-from chatx.residue import merge
+from chatx.notes import Notes
+from chatx.pieces import Pieces
+from chatx.residue import MetaReport, merge, report
+
+from . import shapes
+from .citations import Citations
+from .envelope import item_id
+from .searches import Searches
+from .written import OpenItem, OpenPart, ResponseState
 
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
-class ItemEncoding(PartEncoding):
-    """The item half of :class:`~chatx.codecs.responses_event.encode.ResponsesEncoder`,
-    over its parts (its citations and web searches are its collaborators)."""
+class Items:
+    """Opens and closes the response's output items and their parts. What it makes with
+    its own openers: ``citations`` (another format's citations, annotations of the part
+    they fall in), ``searches`` (another format's web searches, items of their own) and
+    ``queue`` (tool calls held open; ``step`` is the encoder's)."""
 
-    response: dict[str, Any]
-    output: list[Any]
-    closed: dict[int, Any]
-    next_index: int
-    ids: Any
-    searches: Searches
-    queue: CallQueue
+    __slots__ = ("state", "notes", "own", "citations", "searches", "queue")
 
-    def _lost(self, extra: dict[str, Any], prefix: str) -> None:  # pragma: no cover
-        raise NotImplementedError
+    def __init__(
+        self,
+        state: ResponseState,
+        notes: Notes,
+        lost_meta: MetaReport,
+        step: Callable[[ir.Event, list[Any]], None],
+    ) -> None:
+        self.state = state
+        self.notes = notes
+        self.own = state.own
+        self.citations = Citations(notes, lost_meta, state.emit, self.part)
+        self.searches = Searches(notes, state.emit, self.new_item, self.close)
+        self.queue = CallQueue(step, self.call_text, self.end_call_now)
 
-    def _open(
+    def open(
         self, kind: str, lane: int, out: list[dict[str, Any]], start: ir.ItemStart | None = None
     ) -> OpenItem:
+        """A new item of ``kind`` (the one open closed), as ``start`` says it when given."""
         if lane != 0:
             self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
-        iid = start.id if start is not None and start.id and self.own else None
-        item = self._new_item(kind, out, iid)
+        own = self.own
+        iid = start.id if start is not None and start.id and own else None
+        item = self.new_item(kind, out, iid)
         if kind == "message":
             added = shapes.message_item(item.id, "in_progress", [])
         elif kind == "reasoning":
@@ -50,76 +65,79 @@ class ItemEncoding(PartEncoding):
             item.call_id = start.call_id if start is not None else None
             item.name = start.name if start is not None else None
             if item.call is not None:
-                self.calls.add(item.call)
+                self.state.calls.add(item.call)
             added = shapes.function_item(item.id, "in_progress", "", item.call_id, item.name)
         if start is not None and start.extra:
-            if self.own:
+            if own:
                 merge(added, start.extra.get("added", {}))
                 item.extra = start.extra
             else:
-                self._lost(start.extra, "item.")
-        self._emit(
+                report(start.extra, self.notes, "item.")
+        self.state.emit(
             out,
             {"type": "response.output_item.added", "item": added, "output_index": item.index},
-            item.extra.get("event") if self.own else None,
+            item.extra.get("event") if own else None,
         )
         return item
 
-    def _new_item(self, kind: str, out: list[dict[str, Any]], iid: str | None) -> OpenItem:
+    def new_item(self, kind: str, out: list[dict[str, Any]], iid: str | None) -> OpenItem:
         """The open item, closed; a new one of ``kind`` open with the next output index,
         its id ``iid`` or one derived from the response's."""
-        self._close(out)
-        index = self.next_index
-        self.next_index += 1
+        self.close(out)
+        state = self.state
+        index = state.next_index
+        state.next_index += 1
         if iid is None:
-            rid = self.response.get("id")
+            rid = state.response.get("id")
             if not isinstance(rid, str):  # the source's own envelope, with an id of another type
                 rid = "resp_0"
             iid = item_id(rid, _PREFIX[kind], index)
-        item = self.item = OpenItem(kind, iid, index)
-        self.ids.items[index] = iid
+        item = state.item = OpenItem(kind, iid, index)
+        state.ids.items[index] = iid
         return item
 
-    def _item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
-        self._open(event.kind, event.lane, out, event)
+    def item_start(self, event: ir.ItemStart, out: list[dict[str, Any]]) -> None:
+        self.open(event.kind, event.lane, out, event)
 
-    def _item_end(
-        self, event: ir.ItemEnd, out: list[dict[str, Any]], rest: Iterator[ir.Event]
-    ) -> None:
-        """Close the open item; or hold a tool call open, and with it ``rest``, the events
-        after this one in its batch (see :mod:`chatx.codecs.call_order`)."""
-        item = self.item
+    def item_end(self, event: ir.ItemEnd, out: list[dict[str, Any]]) -> bool:
+        """Close the open item; true when a tool call is held open instead, and with it
+        the events after this one in its batch (see :mod:`chatx.codecs.call_order`)."""
+        item = self.state.item
         if item is None or item.kind != event.kind:
-            return
-        if event.extra and not self.own:
-            self._lost(event.extra, "item.")
-        if item.kind == "tool_call" and not self.own and self.queue.defer(item.call):
-            self.queue.feed_held(rest, out)
-            return
+            return False
+        own = self.own
+        if event.extra and not own:
+            report(event.extra, self.notes, "item.")
+        if item.kind == "tool_call" and not own and self.queue.defer(item.call):
+            return True
         sealed = event.encrypted if event.encrypted is not None else event.signature
-        if sealed is not None and not self.own:
+        if sealed is not None and not own:
             # Anthropic's signature or redacted thinking: the token a client hands back
             # with the reasoning, what Responses keeps as encrypted_content.
-            self._close(out, {"item": {"encrypted_content": sealed}})
-            return
-        self._close(out, event.extra if self.own else None)
+            self.close(out, {"item": {"encrypted_content": sealed}})
+            return False
+        self.close(out, event.extra if own else None)
+        return False
 
-    def _call_text(self, call: int | None) -> str | None:
+    def call_text(self, call: int | None) -> str | None:
         """The arguments so far of call ``call`` when it is the open item (for the queue)."""
-        item = self.item
+        item = self.state.item
         if item is None or item.kind != "tool_call" or item.call != call:
             return None
         return item.args.text()
 
-    def _end_call_now(self, call: int | None, out: list[dict[str, Any]]) -> None:
-        self._close(out)  # nothing opens while a call is held open: it is the open item
+    def end_call_now(self, call: int | None, out: list[dict[str, Any]]) -> None:
+        self.close(out)  # nothing opens while a call is held open: it is the open item
 
-    def _close(self, out: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
-        item = self.item
+    def close(self, out: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
+        """Close the open item, its open part first; ``extra`` is own residue."""
+        state = self.state
+        item = state.item
         if item is None:
             return
-        self.item = None
-        self._close_part(item, out)
+        state.item = None
+        self.close_part(item, out)
+        emit = state.emit
         base: dict[str, Any] = {"type": "response.output_item.done", "output_index": item.index}
         if item.search is not None:
             done = self.searches.done(item, out)
@@ -127,13 +145,49 @@ class ItemEncoding(PartEncoding):
             done = item.done()
         else:
             arguments = item.args.text()
-            self._emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))
+            emit(out, shapes.arguments_done(item.id, item.index, arguments, item.name))
             done = shapes.function_item(item.id, "completed", arguments, item.call_id, item.name)
         base["item"] = done
         if extra and extra.get("item"):
             merge(done, extra["item"])
-            self.ids.keep(base, self.notes)
+            state.ids.keep(base, self.notes)
             done = base["item"]
-        self._emit(out, base, (extra or {}).get("event"))
-        self.output.append(done)
-        self.closed[item.index] = done
+        emit(out, base, (extra or {}).get("event"))
+        state.output.append(done)
+        state.closed[item.index] = done
+
+    # --- parts ------------------------------------------------------------------------
+
+    def part(
+        self, item: OpenItem, ptype: str, out: list[dict[str, Any]], number: int = 0
+    ) -> OpenPart:
+        """The open part of ``ptype`` (summary parts also by number), opened if need be."""
+        part = item.part
+        if (
+            part is not None
+            and part.kind == ptype
+            and (ptype != "summary_text" or part.number == number)
+        ):
+            return part
+        self.close_part(item, out)
+        part = OpenPart(ptype, Pieces(), number if ptype == "summary_text" else len(item.parts))
+        item.parts.append(part)
+        item.part = part
+        self.state.emit(out, shapes.part_added(item.id, item.index, part.number, ptype))
+        return part
+
+    def close_part(self, item: OpenItem, out: list[dict[str, Any]]) -> None:
+        part = item.part
+        if part is None:
+            return
+        item.part = None
+        if part.cites:
+            self.citations.annotate(item, part, out)
+        payloads = shapes.part_done(
+            item.id, item.index, part.number, part.kind, part.texts.text(), part.logprobs
+        )
+        if part.annotations:
+            payloads[-1]["part"]["annotations"] = list(part.annotations)
+        emit = self.state.emit
+        for payload in payloads:
+            emit(out, payload)

@@ -20,7 +20,7 @@ from chatx import ir
 from chatx.notes import Notes
 from chatx.residue import report
 
-from .parts import Emit, OpenItem
+from .written import Emit, OpenItem
 
 ITEM = "web_search_call"
 
