@@ -47,6 +47,22 @@ class Stream:
         self.said.clear()
 
 
+class Batch:
+    """What the events of one batch gather before its chunk is written: the choices
+    and their deltas, the usage, the chat source's own residue (``extras``), an error,
+    the last obfuscation said, and the payloads written already (``out``)."""
+
+    __slots__ = ("choices", "usage", "extras", "error", "obfuscation", "out")
+
+    def __init__(self) -> None:
+        self.choices: Choices = {}
+        self.usage: dict[str, Any] | None = None
+        self.extras: list[ir.Meta] = []
+        self.error: ir.Error | None = None
+        self.obfuscation: str | None = None
+        self.out: list[Any] = []
+
+
 class Chunks:
     """Builds a batch's choices and the chunk around them, and says another format's
     residue lost."""

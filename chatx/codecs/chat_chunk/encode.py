@@ -7,13 +7,14 @@ format is reported as lost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.chat_chunk.annotations import Citations
 from chatx.codecs.chat_chunk.calls import first_entry, join_fragment
-from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream, append, extend
+from chatx.codecs.chat_chunk.chunks import Batch, Chunks, Stream, append, extend
 from chatx.codecs.chat_chunk.fields import usage_object
 from chatx.codecs.chat_chunk.finishing import Finishes
 from chatx.codecs.chat_chunk.mend import error_object, later_entry
@@ -40,7 +41,9 @@ class ChatChunkEncoder:
 
     Its parts share the :class:`~chatx.codecs.chat_chunk.chunks.Stream`: ``chunks``
     builds a chunk and says residue lost, ``citations`` places another format's
-    citations, ``finishes`` writes finish reasons, ``runs`` encodes a run of deltas."""
+    citations, ``finishes`` writes finish reasons, ``runs`` encodes a run of deltas.
+    ``handlers`` is the table from an event's type to the method that writes it into
+    the batch's :class:`~chatx.codecs.chat_chunk.chunks.Batch`."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
         self.notes = notes
@@ -64,6 +67,24 @@ class ChatChunkEncoder:
         # one chunk (Llama Stack holds them whole) would be searched from the start for
         # each of its fragments, in time that grows with their square.
         self.scanned: dict[tuple[int, int], int] = {}
+        # What writes each event into its batch: most batches have one or two events,
+        # and a dict lookup of their type costs what a short if chain does.
+        self.handlers: dict[type, Callable[[Any, Batch], None]] = {
+            ir.TextDelta: self._text,
+            ir.Meta: self._meta,
+            ir.ReasoningDelta: self._reasoning,
+            ir.ToolArgsDelta: self._args,
+            ir.ItemStart: self._call_start,
+            ir.Usage: self._usage,
+            ir.Error: self._error,
+            ir.RefusalDelta: self._refusal,
+            ir.LaneStart: self._lane_start,
+            ir.Finish: self._finish,
+            ir.StreamStart: self._start,
+            ir.Passthrough: self._passthrough,
+            ir.ItemEnd: self._item_end,
+            ir.StreamEnd: self._end,
+        }
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun` (:class:`Runs`)."""
@@ -98,64 +119,63 @@ class ChatChunkEncoder:
         return self._batch(events)
 
     def _batch(self, events: list[ir.Event]) -> list[Any]:
-        """One flat ``if type(event) is ...`` chain, most frequent first: the hot path pays
-        no method lookup per event, and each branch narrows the event for the type
-        checker (a ``kind = type(event)`` alias would not; ``match`` costs 3x as much).
-        The events most batches do not have are in :meth:`_other_event`."""
-        out: list[Any] = []
-        choices: Choices = {}
+        """Each event through :attr:`handlers` into the batch's :class:`Batch`, then the
+        batch's chunk."""
+        batch = Batch()
         if self.scanned:
             self.scanned.clear()
-        usage: dict[str, Any] | None = None
-        extras: list[ir.Meta] = []
-        error: ir.Error | None = None
-        obfuscation: str | None = None
+        handlers = self.handlers
         for event in events:
-            if type(event) is ir.TextDelta:
-                self._text(choices, event)
-                obfuscation = event.obfuscation if event.obfuscation is not None else obfuscation
-            elif type(event) is ir.Meta:
-                if self.own:
-                    extras.append(event)
-                elif event.meaning is None or not self.citations.cite(event.lane, event.meaning):
-                    self.lost_meta(event)
-            elif type(event) is ir.ReasoningDelta:
-                self._reasoning(choices, event)
-                obfuscation = event.obfuscation if event.obfuscation is not None else obfuscation
-            elif type(event) is ir.ToolArgsDelta:
-                self._args(choices, event)
-                obfuscation = event.obfuscation if event.obfuscation is not None else obfuscation
-            elif type(event) is ir.ItemStart:
-                self._call_start(choices, event)
-            elif type(event) is ir.Usage:
-                usage = self._usage(event)
-            elif type(event) is ir.Error:
-                error = event
-            else:
-                self._other_event(event, choices, out)
-        self._close_batch(choices, usage, extras, error, obfuscation, out)
-        return out
+            handlers[type(event)](event, batch)
+        self._close_batch(batch)
+        return batch.out
 
-    def _other_event(self, event: ir.Event, choices: Choices, out: list[Any]) -> None:
-        if type(event) is ir.RefusalDelta:
-            append(self._delta(choices, event.lane), "refusal", event.text)
-            if event.logprobs:
-                extend(self.chunks.logprobs(choices, event.lane), "refusal", event.logprobs)
-        elif type(event) is ir.LaneStart:
-            self.stream.roles.add(event.lane)
-            self._delta(choices, event.lane)["role"] = event.role
-        elif type(event) is ir.Finish:
-            self.finishes.finish(choices, event)
-        elif type(event) is ir.StreamStart:
-            out.extend(self._start(event))
-        elif type(event) is ir.Passthrough:
-            self._passthrough(event, out)
-        elif type(event) is ir.ItemEnd:
-            self._item_end(choices, event)
-        elif type(event) is ir.StreamEnd:
-            self._end(event)
+    def _text(self, event: ir.TextDelta, batch: Batch) -> None:
+        choices = batch.choices
+        append(self._delta(choices, event.lane), "content", event.text)
+        if not self.own:
+            said = self.stream.said
+            said[event.lane] = said.get(event.lane, 0) + len(event.text)
+        if event.logprobs:
+            extend(self.chunks.logprobs(choices, event.lane), "content", event.logprobs)
+        if event.extra:
+            self._residue(event.extra, "delta.")
+        if event.obfuscation is not None:
+            batch.obfuscation = event.obfuscation
 
-    def _item_end(self, choices: Choices, event: ir.ItemEnd) -> None:
+    def _meta(self, event: ir.Meta, batch: Batch) -> None:
+        if self.own:
+            batch.extras.append(event)
+        elif event.meaning is None or not self.citations.cite(event.lane, event.meaning):
+            self.lost_meta(event)
+
+    def _reasoning(self, event: ir.ReasoningDelta, batch: Batch) -> None:
+        field = self.reasoning_field or event.source_field or "reasoning_content"
+        append(self._delta(batch.choices, event.lane), field, event.text)
+        if event.extra:
+            self._residue(event.extra, "reasoning.")
+        if event.obfuscation is not None:
+            batch.obfuscation = event.obfuscation
+
+    def _refusal(self, event: ir.RefusalDelta, batch: Batch) -> None:
+        append(self._delta(batch.choices, event.lane), "refusal", event.text)
+        if event.logprobs:
+            extend(self.chunks.logprobs(batch.choices, event.lane), "refusal", event.logprobs)
+
+    def _lane_start(self, event: ir.LaneStart, batch: Batch) -> None:
+        self.stream.roles.add(event.lane)
+        self._delta(batch.choices, event.lane)["role"] = event.role
+
+    def _finish(self, event: ir.Finish, batch: Batch) -> None:
+        self.finishes.finish(batch.choices, event)
+
+    def _usage(self, event: ir.Usage, batch: Batch) -> None:
+        batch.usage = self._usage_object(event)
+
+    def _error(self, event: ir.Error, batch: Batch) -> None:
+        batch.error = event
+
+    def _item_end(self, event: ir.ItemEnd, batch: Batch) -> None:
         extra = event.extra
         if event.kind == "message" and not self.own:
             self.citations.text_end(event.lane)
@@ -167,33 +187,11 @@ class ChatChunkEncoder:
             sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
             self._residue(sealed, "reasoning.")
 
-    def _text(self, choices: Choices, event: ir.TextDelta) -> None:
-        append(self._delta(choices, event.lane), "content", event.text)
-        if not self.own:
-            said = self.stream.said
-            said[event.lane] = said.get(event.lane, 0) + len(event.text)
-        if event.logprobs:
-            extend(self.chunks.logprobs(choices, event.lane), "content", event.logprobs)
-        if event.extra:
-            self._residue(event.extra, "delta.")
-
-    def _reasoning(self, choices: Choices, event: ir.ReasoningDelta) -> None:
-        field = self.reasoning_field or event.source_field or "reasoning_content"
-        append(self._delta(choices, event.lane), field, event.text)
-        if event.extra:
-            self._residue(event.extra, "reasoning.")
-
-    def _close_batch(
-        self,
-        choices: Choices,
-        usage: dict[str, Any] | None,
-        extras: list[ir.Meta],
-        error: ir.Error | None,
-        obfuscation: str | None,
-        out: list[Any],
-    ) -> None:
+    def _close_batch(self, batch: Batch) -> None:
         """The batch's chunk (or chunks, or error frame), once all its events are read."""
         stream, chunks = self.stream, self.chunks
+        choices, usage, extras, error = batch.choices, batch.usage, batch.extras, batch.error
+        obfuscation, out = batch.obfuscation, batch.out
         if stream.failed and not self.own:
             self.unfinished_end = False
             self.finishes.after_failure(choices, usage)
@@ -244,7 +242,7 @@ class ChatChunkEncoder:
         self.citations.left()
         return out
 
-    def _end(self, event: ir.StreamEnd) -> None:
+    def _end(self, event: ir.StreamEnd, batch: Batch) -> None:
         self.ended = True
         self.unfinished_end = True  # checked once the batch's own chunk is written
         # "~done" (whether a chat source wrote [DONE]) does not decide the output's: a
@@ -252,8 +250,9 @@ class ChatChunkEncoder:
         if event.extra and not self.own:
             self._residue(event.extra, "response.")
 
-    def _start(self, event: ir.StreamStart) -> list[Any]:
-        out: list[Any] = [DONE] if self.open and (self.ended or self.stream.failed) else []
+    def _start(self, event: ir.StreamStart, batch: Batch) -> None:
+        if self.open and (self.ended or self.stream.failed):
+            batch.out.append(DONE)
         self.open = True
         self.ended = False
         self.citations.restart()
@@ -261,9 +260,8 @@ class ChatChunkEncoder:
         self.stream.restart(sid, event.model, event.created)
         if event.extra and not self.own:
             self._residue(event.extra, "response.")
-        return out
 
-    def _call_start(self, choices: Choices, event: ir.ItemStart) -> None:
+    def _call_start(self, event: ir.ItemStart, batch: Batch) -> None:
         if event.kind != "tool_call":
             # Chat says where a message or reasoning starts by its deltas alone; where
             # another format's message text begins places its citations.
@@ -276,10 +274,10 @@ class ChatChunkEncoder:
             merge(entry, event.extra)
         elif event.extra:
             self._residue(event.extra, "tool_call.")
-        self._delta(choices, event.lane).setdefault("tool_calls", []).append(entry)
+        self._delta(batch.choices, event.lane).setdefault("tool_calls", []).append(entry)
 
-    def _args(self, choices: Choices, event: ir.ToolArgsDelta) -> None:
-        calls = self._delta(choices, event.lane).setdefault("tool_calls", [])
+    def _args(self, event: ir.ToolArgsDelta, batch: Batch) -> None:
+        calls = self._delta(batch.choices, event.lane).setdefault("tool_calls", [])
         entry = join_fragment(calls, event, self.scanned, self.own)
         if event.extra:
             if "index" in event.extra:
@@ -288,8 +286,10 @@ class ChatChunkEncoder:
                 merge(entry, later_entry(event.extra, self.notes, self.stream.mended))
             else:
                 self._residue(event.extra, "tool_call.")
+        if event.obfuscation is not None:
+            batch.obfuscation = event.obfuscation
 
-    def _usage(self, event: ir.Usage) -> dict[str, Any]:
+    def _usage_object(self, event: ir.Usage) -> dict[str, Any]:
         usage = usage_object(event)
         if event.cache_write:
             self._residue({"cache_write_tokens": event.cache_write}, "usage.")
@@ -300,9 +300,9 @@ class ChatChunkEncoder:
                 self._residue(event.extra, "usage.")
         return usage
 
-    def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
+    def _passthrough(self, event: ir.Passthrough, batch: Batch) -> None:
         if event.format == NAME:
-            out.append(event.data)
+            batch.out.append(event.data)
             return
         cite = event.meaning
         if type(cite) is ir.Citation and self.citations.cite(None, cite):
