@@ -66,6 +66,32 @@ def to_chat(
 
 
 def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
+    """One choice: its message, logprobs and finish reason."""
+    message = _message(lane, notes, own)
+    logprobs, reason = _logprobs(lane), _finish_reason(lane, notes, own)
+    if any(i.kind == "other" for i in lane.items):
+        notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
+    choice = {
+        "index": lane.index,
+        "message": message,
+        "logprobs": logprobs,
+        "finish_reason": reason,
+    }
+    if own:
+        # A choice's own fields on the choice (Azure's content_filter_results,
+        # OpenRouter's native_finish_reason), a delta's on the message (OpenRouter's
+        # reasoning_details): where a non-streaming chat.completion has them.
+        _place(choice, lane.residue, _CHOICE)
+        _place(message, lane.delta, _MESSAGE)
+    if lane.stop_sequence is not None:
+        # The stop string that ended the text, where vLLM's chat.completion says it
+        # (chat output writes it beside finish_reason, as vLLM streams it).
+        choice["stop_reason"] = lane.stop_sequence
+    return choice
+
+
+def _message(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
+    """What the lane said: its text, refusal, citations, reasoning and tool calls."""
     message: dict[str, Any] = {
         "role": lane.role,
         "content": lane.text or None,
@@ -87,45 +113,44 @@ def _choice(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
             }
             for call in calls
         ]
+    return message
+
+
+def _logprobs(lane: Lane) -> dict[str, Any] | None:
     content, refusal = lane.logprobs, lane.refusal_logprobs
-    logprobs = (
-        {"content": content or None, "refusal": refusal or None} if content or refusal else None
-    )
+    if not content and not refusal:
+        return None
+    return {"content": content or None, "refusal": refusal or None}
+
+
+def _finish_reason(lane: Lane, notes: Notes, own: bool) -> str | None:
+    """The lane's finish reason as chat output writes it: a chat stream's own as it
+    came (warned of when chat has no such word), another format's in chat's words."""
     reason = lane.finish
-    if reason is not None and not own and lane.after_error:
-        reason = None  # as chat output: the error frame ended the stream, nothing follows
-    elif reason == "error" and not own:
+    if reason is None:
+        return None
+    if own:
+        if reason not in _FINISH and reason != "error":
+            notes.warning(
+                f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason"
+            )
+        return reason
+    if lane.after_error:
+        return None  # as chat output: the error frame ended the stream, nothing follows
+    if reason == "error":
         # As chat output writes a failed generation no error frame said (a Responses
         # response.failed without an error event). A chat stream's own 'error' (OpenRouter
         # says it of a generation that failed mid-stream) stays, as the openai SDK's
         # accumulator keeps the chunk's finish_reason.
         notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
-        reason = "stop"
-    elif reason is not None and not own and exact(reason) is None:
+        return "stop"
+    if exact(reason) is None:
         # As chat output writes it (Anthropic's pause_turn: an incomplete response).
         notes.lost(f"choice {lane.index}: finish reason {reason!r} has no chat word: 'length'")
-        reason = "length"
-    elif reason is not None and reason not in _FINISH and not (own and reason == "error"):
+        return "length"
+    if reason not in _FINISH:
         notes.warning(f"choice {lane.index}: finish reason {reason!r} is not a chat finish reason")
-    if any(i.kind == "other" for i in lane.items):
-        notes.lost(f"choice {lane.index}: built-in tool items have no place in a chat.completion")
-    choice = {
-        "index": lane.index,
-        "message": message,
-        "logprobs": logprobs,
-        "finish_reason": reason,
-    }
-    if own:
-        # A choice's own fields on the choice (Azure's content_filter_results,
-        # OpenRouter's native_finish_reason), a delta's on the message (OpenRouter's
-        # reasoning_details): where a non-streaming chat.completion has them.
-        _place(choice, lane.residue, _CHOICE)
-        _place(message, lane.delta, _MESSAGE)
-    if lane.stop_sequence is not None:
-        # The stop string that ended the text, where vLLM's chat.completion says it
-        # (chat output writes it beside finish_reason, as vLLM streams it).
-        choice["stop_reason"] = lane.stop_sequence
-    return choice
+    return reason
 
 
 # The fields the object builds from the IR, never from residue: a chunk's (a prelude
