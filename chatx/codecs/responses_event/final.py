@@ -69,19 +69,7 @@ def to_response(
     else:
         rid = responses_id(stream.id or "")
         opened = envelope(rid, stream.created, stream.model, None)
-    output: list[dict[str, Any]] = []
-    # No terminal event: the items the stream never said done are as it left them.
-    cut = own and not stream.errors and lane.finish is None
-    for item in lane.items:
-        if _ours(item, notes):
-            output.append(_output_item(item, rid, len(output), own, notes))
-            if cut and not item.done and item.kind != "other":
-                _unfinished(output[-1], item, len(output) - 1, stream.private.get(shapes.PATCH))
-        if own:
-            # The added and done events' own fields beside their item: a response has
-            # no place for them.
-            report(item.opened.get("event") or {}, notes, "event.")
-            report(item.closed.get("event") or {}, notes, "event.")
+    output = _output(stream, lane, rid, own, notes)
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
     if error is None and (lane.finish is None if own else not stream.ended):
@@ -93,6 +81,21 @@ def to_response(
         if usage is not None:
             opened["usage"] = usage
         return opened
+    return _terminal(stream, lane, opened, output, error, usage, own, notes)
+
+
+def _terminal(
+    stream: Assembler,
+    lane: Lane,
+    opened: dict[str, Any],
+    output: list[dict[str, Any]],
+    error: dict[str, Any] | None,
+    usage: dict[str, Any] | None,
+    own: bool,
+    notes: Notes,
+) -> dict[str, Any]:
+    """The terminal event's response: its status, output, error and usage; a Responses
+    stream's own fields of it merged back."""
     status, details = shapes.terminal_status(lane.finish, error is not None)
     if lane.stop_sequence is not None:
         notes.lost("the stop sequence has no place in a Responses response")
@@ -107,6 +110,26 @@ def to_response(
             # stream built, as the SDK's stream state recovers them for its final response.
             response["output"] = output
     return response
+
+
+def _output(
+    stream: Assembler, lane: Lane, rid: str, own: bool, notes: Notes
+) -> list[dict[str, Any]]:
+    """The response's output items, in the order the stream opened them."""
+    output: list[dict[str, Any]] = []
+    # No terminal event: the items the stream never said done are as it left them.
+    cut = own and not stream.errors and lane.finish is None
+    for item in lane.items:
+        if _ours(item, notes):
+            output.append(_output_item(item, rid, len(output), own, notes))
+            if cut and not item.done and item.kind != "other":
+                _unfinished(output[-1], item, len(output) - 1, stream.private.get(shapes.PATCH))
+        if own:
+            # The added and done events' own fields beside their item: a response has
+            # no place for them.
+            report(item.opened.get("event") or {}, notes, "event.")
+            report(item.closed.get("event") or {}, notes, "event.")
+    return output
 
 
 def _source_envelope(extra: dict[str, Any]) -> dict[str, Any]:
@@ -157,40 +180,8 @@ def _output_item(item: Item, rid: str, index: int, own: bool, notes: Notes) -> d
         if item.search is not None and item.format != NAME:
             return _web_search(item.search, notes)
         return copy.deepcopy(item.data) if item.data is not None else {}
-    if item.kind == "message":
-        parts: list[dict[str, Any]] = []
-        text, refusal = joined(item.text), joined(item.refusal)
-        if text or not refusal:
-            # Another format's as Responses output writes them (bytes a list, never null).
-            logprobs = item.logprobs if own else written_logprobs(item.logprobs)
-            parts.append(shapes.text_part(text, logprobs))
-            if item.citations and not own:
-                parts[-1]["annotations"] = _annotations(item, len(text), notes)
-        if refusal:
-            parts.append(shapes.refusal_part(refusal))
-        built = shapes.message_item(item.id or item_id(rid, "msg", index), "completed", parts)
-    elif item.kind == "reasoning":
-        summary = [
-            shapes.summary_part(joined(p))
-            for (kind, _), p in item.reasoning.items()
-            if kind == "summary" or not own
-        ]
-        content = [
-            shapes.reasoning_text_part(joined(p))
-            for (kind, _), p in item.reasoning.items()
-            if kind == "text" and own
-        ]
-        built = shapes.reasoning_item(item.id or item_id(rid, "rs", index), summary, content)
-    else:
-        call = item.call
-        assert call is not None
-        built = shapes.function_item(
-            item.id or item_id(rid, "fc", index),
-            "completed",
-            call.arguments,
-            call.call_id,
-            call.name,
-        )
+    prefix, build = _BUILDERS[item.kind]
+    built = build(item, item.id or item_id(rid, prefix, index), own, notes)
     if own and item.patch:
         merge(built, copied(item.patch))
     elif item.kind == "reasoning" and not own:
@@ -200,6 +191,51 @@ def _output_item(item: Item, rid: str, index: int, own: bool, notes: Notes) -> d
             # encrypted_content, as the encoder writes it.
             merge(built, {"encrypted_content": sealed})
     return built
+
+
+def _message(item: Item, iid: str, own: bool, notes: Notes) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    text, refusal = joined(item.text), joined(item.refusal)
+    if text or not refusal:
+        # Another format's as Responses output writes them (bytes a list, never null).
+        logprobs = item.logprobs if own else written_logprobs(item.logprobs)
+        parts.append(shapes.text_part(text, logprobs))
+        if item.citations and not own:
+            parts[-1]["annotations"] = _annotations(item, len(text), notes)
+    if refusal:
+        parts.append(shapes.refusal_part(refusal))
+    return shapes.message_item(iid, "completed", parts)
+
+
+def _reasoning(item: Item, iid: str, own: bool, notes: Notes) -> dict[str, Any]:
+    """Another format's reasoning as summary parts, as Responses output writes it by
+    default; a Responses stream's own summary and text parts as they came."""
+    summary = [
+        shapes.summary_part(joined(p))
+        for (kind, _), p in item.reasoning.items()
+        if kind == "summary" or not own
+    ]
+    content = [
+        shapes.reasoning_text_part(joined(p))
+        for (kind, _), p in item.reasoning.items()
+        if kind == "text" and own
+    ]
+    return shapes.reasoning_item(iid, summary, content)
+
+
+def _function_call(item: Item, iid: str, own: bool, notes: Notes) -> dict[str, Any]:
+    call = item.call
+    assert call is not None
+    return shapes.function_item(iid, "completed", call.arguments, call.call_id, call.name)
+
+
+# Each item kind the IR names: the prefix of an id derived from the response's, and how
+# its output item is built.
+_BUILDERS = {
+    "message": ("msg", _message),
+    "reasoning": ("rs", _reasoning),
+    "tool_call": ("fc", _function_call),
+}
 
 
 def _unfinished(
