@@ -59,20 +59,7 @@ def final(
     """The descriptor's ``final``: the message of the one choice (or of ``choice``)."""
     lane = stream.one_lane(choice, _WHAT)
     own = source == NAME
-    content: list[dict[str, Any]] = []
-    calls = 0
-    noted: set[str] = set()
-    searches = [] if own else _searches(lane.items)
-    for number, item in enumerate(lane.items, 1):
-        if not own and item.kind == "message":
-            content += _text_blocks(item, notes, noted)
-        elif own or item.kind != "other" or item.search is None:
-            block = _block(item, own, notes, stream.id or "", calls)
-            calls += item.kind == "tool_call"
-            if block is not None:
-                content.append(block)
-        while searches and searches[0][0] == number:
-            content += _search_blocks(searches.pop(0)[1], notes, noted)
+    content = _content(stream, lane, own, notes)
     message: dict[str, Any] = {
         # A stream that never started (an error before its first record) has no
         # message_start in anthropic output either: no id.
@@ -92,6 +79,26 @@ def final(
         if not own and stream.said_after_error():
             notes.lost("what came after the error event has no place")
     return message
+
+
+def _content(stream: Assembler, lane: Lane, own: bool, notes: Notes) -> list[dict[str, Any]]:
+    """The message's content blocks, one or more per item, in the order they opened;
+    another format's web search as its two blocks, after the item it came after."""
+    content: list[dict[str, Any]] = []
+    calls = 0
+    noted: set[str] = set()
+    searches = [] if own else _searches(lane.items)
+    for number, item in enumerate(lane.items, 1):
+        if not own and item.kind == "message":
+            content += _text_blocks(item, notes, noted)
+        elif own or item.kind != "other" or item.search is None:
+            block = _block(item, own, notes, stream.id or "", calls)
+            calls += item.kind == "tool_call"
+            if block is not None:
+                content.append(block)
+        while searches and searches[0][0] == number:
+            content += _search_blocks(searches.pop(0)[1], notes, noted)
+    return content
 
 
 def _stop_reason(stream: Assembler, lane: Lane, own: bool, notes: Notes) -> str | None:
