@@ -119,7 +119,8 @@ class Drive:
             self._not_representable(self.notes.summary()[len(items)])
 
     def _not_representable(self, note: Note) -> None:
-        where = f"{self.name}:{note.line}" if note.line else self.name
+        name = note.where or self.name
+        where = f"{name}:{note.line}" if note.line else name
         raise NotRepresentable(f"{where}: {note.kind}: {note.message}")
 
     def _failed(self, exc: Exception, record: Record, out: list[Any], kept: int) -> None:
@@ -181,7 +182,8 @@ class NoteReporter:
         items = self.notes.summary() if final else self.notes.items
         if not self.quiet:
             for note in items[self.shown :]:
-                where = f"{self.name}:{note.line}" if note.line else self.name
+                name = note.where or self.name
+                where = f"{name}:{note.line}" if note.line else name
                 sys.stderr.write(
                     f"chatx: {note.kind}: {escape_text(where)}: {escape_text(note.message)}\n"
                 )

@@ -25,6 +25,7 @@ from chatx.containers.bodies import Entry
 from chatx.containers.lines import MAX_LINE
 from chatx.errors import InputError
 from chatx.exchanges import Stream, classify, judge
+from chatx.notes import Notes
 
 __all__ = ["Address", "NoStreams", "Picked", "Source", "Stream", "each", "judge", "open_source",
            "parse", "pick"]  # fmt: skip
@@ -191,11 +192,17 @@ class Picked:
     source: Source
     name: str
     stream: Stream | None = None
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (FILE#N, why)
 
     @property
     def request(self) -> dict[str, Any] | None:
         return self.stream.request if self.stream is not None else None
+
+    def say_skipped(self, notes: Notes) -> None:
+        """A note for each exchange skipped on the way, naming that exchange (as ls
+        says it), not the stream read."""
+        for address, why in self.skipped:
+            notes.add("skipped", why, where=address)
 
     def __enter__(self) -> Picked:
         return self
@@ -250,17 +257,17 @@ def _described(stream: Stream) -> str:
 def _only(source: Source) -> Picked:
     found: Stream | None = None
     addresses: list[str] = []
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     total = 0
     for stream in streams(source):
         total += 1
         if stream.kind == "unreadable":
-            skipped.append(f"{stream.address} skipped: its body cannot be decoded ({stream.note})")
+            skipped.append((stream.address, f"its body cannot be decoded ({stream.note})"))
         elif stream.readable:
             addresses.append(stream.address)
             found = found or stream
     if found is None:
-        raise none_streaming(source.name, total, skipped)
+        raise none_streaming(source.name, total, [f"{a} skipped: {why}" for a, why in skipped])
     if len(addresses) > 1:
         raise InputError(
             f"{len(addresses)} streams, name one: {', '.join(addresses)}", file=source.name

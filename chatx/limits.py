@@ -16,6 +16,17 @@ from __future__ import annotations
 # Real payloads nest a few dozen levels.
 MAX_DEPTH = 200
 
+# A YAML cassette (chatx/containers/cassette.py), checked on the document as composed,
+# before anything is built from it. The most values aliases (``*name``) may add to those
+# the file writes out: no recorder writes aliases into a cassette's bodies, and a few KiB
+# of anchors naming anchors stand for billions of values ("billion laughs") that every
+# reader after the parser would walk; a million is tens of MiB of JSON at most.
+MAX_YAML_ALIASED = 1_000_000
+# The deepest a YAML document may nest, aliases followed: a cassette's own structure is
+# five levels, a parsed body MAX_DEPTH more. (libyaml stops at 1000; PyYAML's Python
+# composer recurses, and would reach Python's own limit.)
+MAX_YAML_DEPTH = 250
+
 # No event is this long; a line that is has no end in sight (a binary file, a stream
 # without line ends). Reading stops there instead of holding all of it in memory.
 MAX_LINE = 64 << 20

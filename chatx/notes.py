@@ -21,9 +21,13 @@ class Note:
     kind: NoteKind
     message: str
     line: int | None = None
+    # The input it is about when that is not the one being read: another exchange of
+    # the same file, skipped on the way to the one read (``FILE#0``), named as ls does.
+    where: str | None = None
 
     def __str__(self) -> str:
         where = f"line {self.line}: " if self.line else ""
+        where = f"{self.where}: {where}" if self.where else where
         return f"{self.kind}: {where}{self.message}"
 
 
@@ -35,7 +39,12 @@ class Notes:
     lost_fields: Counter[str] = field(default_factory=Counter)
     line: int | None = None  # the input line being processed, set by the pipeline
 
-    def add(self, kind: NoteKind, message: str, line: int | None = None) -> None:
+    def add(
+        self, kind: NoteKind, message: str, line: int | None = None, where: str | None = None
+    ) -> None:
+        if where is not None:  # another input's: none of this one's lines
+            self.items.append(Note(kind, message, line, where))
+            return
         self.items.append(Note(kind, message, line if line is not None else self.line))
 
     def repaired(self, message: str) -> None:

@@ -54,7 +54,7 @@ def open_records(
     that name the file. ``ignored`` gets (line, why) for each input line the reader
     ignored (an SSE line that is no field), by the time the records after it come out.
     """
-    _, kind, _, records = _open(file, container, ignored)
+    _, kind, _, records, _ = _open(file, container, ignored)
     return kind, records
 
 
@@ -75,23 +75,24 @@ def _open(
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
-) -> tuple[str, str, Any, Iterator[Record]]:
-    """(name, container, reader, records) of ``file``: a path, ``-``, ``FILE#N``, or a
-    stream a file of exchanges holds; ``notes`` gets the exchanges skipped on the way."""
+) -> tuple[str, str, Any, Iterator[Record], dict[str, Any] | None]:
+    """(name, container, reader, records, the request recorded with it) of ``file``: a
+    path, ``-``, ``FILE#N``, or a stream a file of exchanges holds; ``notes`` gets the
+    exchanges skipped on the way."""
     if isinstance(file, inputs.Stream):
         if file.error is not None:
             raise file.error
-        return (file.address, *_from_bytes(file.data, container, ignored, file.address))
+        framed = _from_bytes(file.data, container, ignored, file.address)
+        return (file.address, *framed, file.request)
     if isinstance(file, inputs.Source):
-        return (file.name, *_source(file, file.name, container, ignored))
+        return (file.name, *_source(file, file.name, container, ignored), None)
     picked = inputs.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
-            for message in picked.skipped:
-                notes.add("skipped", message)
-        return (name, *_from_bytes(picked.stream.data, container, ignored, name))
-    return (name, *_source(picked.source, name, container, ignored))
+            picked.say_skipped(notes)
+        return (name, *_from_bytes(picked.stream.data, container, ignored, name), picked.request)
+    return (name, *_source(picked.source, name, container, ignored), None)
 
 
 def records_of(
@@ -183,6 +184,9 @@ class Side:
     unreadable: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
     kept: list[Record] | None = None
     reader: Any = field(default=None, repr=False)
+    # The request recorded with the stream (a HAR's, a cassette's): what collect --as
+    # responses fills the envelope from, as convert does.
+    request: dict[str, Any] | None = field(default=None, repr=False)
 
     def decode_only(self) -> None:
         """The records from here on are only decoded, never looked at: a payload longer
@@ -241,8 +245,9 @@ def open_side(file: str, fmt: str | None = None, *, keep: bool = False) -> Side:
     decompressed, and the only stream of a file of exchanges when no ``#N`` names one."""
     ignored: list[tuple[int, str]] = []
     notes = Notes()
-    name, container, reader, records = _open(file, None, ignored, notes)
+    name, container, reader, records, request = _open(file, None, ignored, notes)
     side = _side(name, container, reader, records, ignored, fmt, keep)
+    side.request = request
     side.notes.items[:0] = notes.items
     return side
 

@@ -179,8 +179,7 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
     picked = inputs.pick(address)
     name = picked.name
     notes = Notes()
-    for message in picked.skipped:  # exchanges whose bodies could not be decoded
-        notes.add("skipped", message)
+    picked.say_skipped(notes)  # exchanges whose bodies could not be decoded
     transcoder = settings.recorded(picked.request).transcoder(to, name, notes)
     reporter = NoteReporter(notes, name, quiet)
     with picked.reading() as inp, open_output(output) as out:

@@ -145,7 +145,9 @@ def _say_notes(result: DiffResult) -> bool:
     for side in (result.a, result.b):
         warnings = [(n.line, n.message) for n in side.notes.items if n.kind == "warning"]
         skipped: dict[int | None, str] = {
-            note.line: note.message for note in side.notes.items if note.kind == "skipped"
+            note.line: note.message
+            for note in side.notes.items
+            if note.kind == "skipped" and note.where is None
         }
         for line, why in side.unreadable:  # wire mode decodes nothing: no note says them
             skipped.setdefault(line, f"record skipped: {why}")
@@ -153,6 +155,13 @@ def _say_notes(result: DiffResult) -> bool:
             (line, "warning", message) for line, message in warnings
         ]
         said += [(line, "skipped", message) for line, message in skipped.items()]
+        # Other exchanges of the file, skipped on the way to this one: first, each named.
+        for note in side.notes.items:
+            if note.kind == "skipped" and note.where is not None:
+                found = True
+                sys.stderr.write(
+                    f"chatx: skipped: {escape_text(note.where)}: {escape_text(note.message)}\n"
+                )
         for at, kind, message in sorted(said, key=lambda item: item[0] or 0):
             found = found or kind == "skipped"
             where = f"{side.name}:{at}" if at else side.name

@@ -34,8 +34,13 @@ def collect(
     source: str | None = None,
     choice: int | None = None,
     notes: Notes | None = None,
+    request: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Build the ``target`` object (an ``--as`` name: ``chat``, ``responses``…)."""
+    """Build the ``target`` object (an ``--as`` name: ``chat``, ``responses``…);
+    ``request``, the request that produced the stream, fills what the object echoes of
+    it (a Responses envelope), as ``convert``'s ``--request`` and recorded request do."""
+    if request is not None:
+        stream.request = request
     notes = notes if notes is not None else Notes()
     notes.line = None  # what collect says is about the whole stream, not its last line
     name = TARGETS.get(target)
@@ -70,10 +75,13 @@ def collect_side(
     target = target_for(fmt, side.format)
     side.decode_only()
     batches = decode(side.records(), side.format, side.notes)
-    tap = encoder_notes(TARGETS[target], side.format, choice, side.notes, side.name)
+    tap = encoder_notes(TARGETS[target], side.format, choice, side.notes, side.name, side.request)
     if tap is not None:
         batches = tap.tap(batches)
     streams = assemble(batches, other_items)
     # The encoder said what the objects leave out: their builders' notes would say it twice.
     notes = side.notes if tap is None else Notes()
-    return [collect(s, target, source=side.format, choice=choice, notes=notes) for s in streams]
+    return [
+        collect(s, target, source=side.format, choice=choice, notes=notes, request=side.request)
+        for s in streams
+    ]

@@ -50,6 +50,9 @@ class Assembler:
         self.id: str | None = None
         self.model: str | None = None
         self.created: int | None = None
+        # The request that produced the stream, when known (recorded beside it): what a
+        # final object echoes of it (a Responses envelope), as convert's encoder does.
+        self.request: dict[str, Any] | None = None
         self.start_extra: dict[str, Any] = {}
         self.end_extra: dict[str, Any] = {}
         self.meta: dict[str, Any] = {}

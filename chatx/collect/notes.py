@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
+from typing import Any
 
 from chatx import codecs, ir
 from chatx.choice import Lanes
@@ -33,9 +34,15 @@ class EncoderNotes:
     __slots__ = ("encoder", "lanes", "stopped")
 
     def __init__(
-        self, target: Codec, source: str, choice: int | None, notes: Notes, name: str
+        self,
+        target: Codec,
+        source: str,
+        choice: int | None,
+        notes: Notes,
+        name: str,
+        request: dict[str, Any] | None = None,
     ) -> None:
-        options = EncodeOptions(source_format=source)
+        options = EncodeOptions(source_format=source, request=request)
         self.encoder: Encoder = target.encoder(notes, options)
         # Lanes reports a missing choice on a Drive of its own: the final object's
         # builder says that (a UsageError) in its own words.
@@ -65,10 +72,15 @@ class EncoderNotes:
 
 
 def encoder_notes(
-    target_format: str, source: str, choice: int | None, notes: Notes, name: str
+    target_format: str,
+    source: str,
+    choice: int | None,
+    notes: Notes,
+    name: str,
+    request: dict[str, Any] | None = None,
 ) -> EncoderNotes | None:
-    """The tap for ``collect --as target_format`` of a ``source`` stream, or None for
-    a same-format collect."""
+    """The tap for ``collect --as target_format`` of a ``source`` stream (``request``:
+    the one recorded with it), or None for a same-format collect."""
     if target_format == source:
         return None
-    return EncoderNotes(codecs.get(target_format), source, choice, notes, name)
+    return EncoderNotes(codecs.get(target_format), source, choice, notes, name, request)

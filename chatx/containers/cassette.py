@@ -33,6 +33,7 @@ from chatx.containers.bodies import (
 from chatx.containers.lines import BOM
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
+from chatx.limits import MAX_DEPTH, MAX_YAML_ALIASED, MAX_YAML_DEPTH
 
 _SSE_KEYS = {"event", "data", "id", "retry"}
 
@@ -95,23 +96,10 @@ def _load_json(data: bytes) -> Any:
 
 # -- bounds ------------------------------------------------------------------------------
 
-# The most values aliases (``*name``) may add to a document beyond those it writes out.
-# No recorder writes aliases into a cassette's bodies; a few KiB of anchors that refer to
-# anchors can stand for billions of values ("billion laughs"), which every reader after
-# the parser would then walk. A million is tens of MiB of JSON at most.
-MAX_ALIASED = 1_000_000
-# The deepest a document may nest, aliases followed: a cassette's own structure is five
-# levels, a parsed body's JSON holds at most MAX_JSON_DEPTH more. libyaml stops at 1000,
-# PyYAML's Python parser at Python's recursion limit (with a RecursionError).
-MAX_YAML_DEPTH = 250
-# The deepest a parsed body or request may nest, as JSON read elsewhere may (orjson
-# writes 254 levels at most).
-MAX_JSON_DEPTH = 200
-
 
 def _bounded(root: Any) -> None:
     """Refuse a composed document whose aliases make it larger than it is written by more
-    than MAX_ALIASED values, or deeper than MAX_YAML_DEPTH, or that holds an alias inside
+    than MAX_YAML_ALIASED values, or deeper than MAX_YAML_DEPTH, or that holds an alias inside
     the value it names: before anything is built from it. The node graph is as written
     (an alias is the node it names, shared), so this costs one visit per written node."""
     size: dict[int, int] = {}  # id(node) -> values once aliases are expanded
@@ -144,9 +132,9 @@ def _bounded(root: Any) -> None:
     levels, deepest = height[id(root)]
     if levels > MAX_YAML_DEPTH:
         raise _too_deep(deepest.start_mark)
-    if size[id(root)] - len(size) > MAX_ALIASED:
+    if size[id(root)] - len(size) > MAX_YAML_ALIASED:
         raise InputError(
-            f"YAML refused: its aliases (*name) add more than {MAX_ALIASED:,} values to the"
+            f"YAML refused: its aliases (*name) add more than {MAX_YAML_ALIASED:,} values to the"
             f' {len(size):,} it writes (a "billion laughs" file)',
             line=root.start_mark.line + 1,
         )
@@ -349,15 +337,15 @@ def as_json(value: Any, path: str) -> Any:
     ``null``), ``!!binary`` is its UTF-8 text, a list of pairs a list of lists, an
     integer beyond 64 bits is kept exact (a date is its text already: see the loader).
     A set, bytes that are not UTF-8, a number JSON has none for (``.nan``, ``.inf``) and
-    nesting deeper than MAX_JSON_DEPTH are refused (BodyError naming the place)."""
+    nesting deeper than MAX_DEPTH are refused (BodyError naming the place)."""
     top: list[Any] = [None]
     # (value, the container and key its JSON form goes to, its path, its depth)
     stack: list[tuple[Any, Any, Any, str, int]] = [(value, top, 0, path, 0)]
     while stack:
         node, into, at, where, depth = stack.pop()
         kind = type(node)
-        if depth >= MAX_JSON_DEPTH and kind in (dict, list, tuple):
-            raise BodyError(f"{where}: nested deeper than {MAX_JSON_DEPTH} levels")
+        if depth >= MAX_DEPTH and kind in (dict, list, tuple):
+            raise BodyError(f"{where}: nested deeper than {MAX_DEPTH} levels")
         if kind is dict:
             made: dict[str, Any] = {}
             for key, item in node.items():

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import BinaryIO
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
 
 from chatx.containers.bodies import BodyError, Entry
 from chatx.containers.lines import BOM
@@ -29,62 +30,187 @@ KINDS = {
 
 
 # -- detection --------------------------------------------------------------------------
+#
+# A file of exchanges is told by its structure, never by the order of its keys (a HAR
+# with a comment before "log", a cassette with "version" first, a recording re-saved
+# with sorted keys): the head's first JSON value, or YAML document, is read for the keys
+# at its top and one level down, and each kind scores what it finds. A kind is chosen
+# past PASS points; a bare stream (a chat chunk, a Responses event with its "response",
+# a JSON array of chunks) scores nothing, as no stream format has these keys at its top.
 
-_FIRST_KEY = re.compile(rb'\{\s*"((?:[^"\\]|\\.){0,64})"')
-_YAML_KEY = re.compile(rb"^(http_interactions|interactions)\s*:", re.M)
+PASS = 50
 _HTTPRR = b"httprr trace v1\n"
+# Outside strings: a whole string, or a lone quote (a string the head cuts), or a bracket.
+_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|["{}\[\]:,]')
+_HAR_KEYS = {"entries", "version", "creator", "browser", "pages"}
+_EXCHANGE_KEYS = {"request", "response", "recorded_at"}
+_VCR_LISTS = {"interactions", "http_interactions"}
+# A YAML document's top-level key (column 0), and the SSE field names that look like one.
+_YAML_KEY = re.compile(rb"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?:[ \t]|$)")
+_SSE_FIELDS = {b"data", b"event", b"id", b"retry"}
+
+
+@dataclass(slots=True)
+class Shape:
+    """What the head's first JSON value says at its top: each key with the kind of its
+    value ("object", "array", "string", "scalar"; None while the head is cut before
+    it), the keys of an object value, and the keys of an array value's first object."""
+
+    keys: dict[str, str | None] = field(default_factory=dict)
+    inner: dict[str, set[str]] = field(default_factory=dict)
+    closed: bool = False  # the first value ended within the head
+
+
+def json_shape(text: bytes) -> Shape:
+    """The :class:`Shape` of the JSON object ``text`` starts with (as far as it goes)."""
+    shape = Shape()
+    frames: list[_Frame] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        char = token[:1]
+        if char == b'"' and len(token) == 1:
+            break  # a string the head cuts
+        frame = frames[-1] if frames else None
+        if frame is None:
+            if char != b"{":
+                break
+            frames.append(_Frame(True, ()))
+            continue
+        if len(frames) == 1 and frame.value_of is not None:
+            shape.keys[frame.value_of] = _KINDS.get(char, "scalar")
+            frame.value_of = None
+        if char in b"{[":
+            key = frame.key if frame.is_object else frame.index
+            frames.append(_Frame(char == b"{", (*frame.path, key)))
+        elif char in b"}]":
+            frames.pop()
+            if not frames:
+                shape.closed = True
+                break
+        else:
+            _token(shape, frames, frame, token)
+    return shape
+
+
+_KINDS = {b"{": "object", b"[": "array", b'"': "string"}
+
+
+def _token(shape: Shape, frames: list[_Frame], frame: _Frame, token: bytes) -> None:
+    """A string, a colon or a comma in ``frame``."""
+    char = token[:1]
+    if char == b'"':
+        if frame.is_object and frame.expecting_key:
+            frame.expecting_key = False
+            frame.key = token[1:-1].decode("utf-8", "replace")
+            _said(shape, frames, frame.key)
+    elif char == b":":
+        if len(frames) == 1:
+            frame.value_of = frame.key
+    else:  # a comma
+        frame.expecting_key = frame.is_object
+        frame.index += 1
+
+
+@dataclass(slots=True)
+class _Frame:
+    """One open object or array of :func:`json_shape`, at ``path`` from the top."""
+
+    is_object: bool
+    path: tuple[Any, ...]
+    expecting_key: bool = True
+    key: str | None = None
+    index: int = 0  # an array's element
+    value_of: str | None = None  # the top-level key whose value comes next
+
+
+def _said(shape: Shape, frames: list[_Frame], key: str) -> None:
+    """Note ``key``: a top-level key, a key of a top-level key's object, or of the first
+    element of its array."""
+    path = frames[-1].path
+    if not path:
+        shape.keys[key] = None
+    elif len(path) == 1 or len(path) == 2 and path[1] == 0:
+        shape.inner.setdefault(path[0], set()).add(key)
+
+
+def scores(head: bytes) -> dict[str, int]:
+    """How sure each kind is that a file starting with ``head`` is one (0..100)."""
+    text = _content(head)
+    if text.startswith(_HTTPRR):
+        return {"httprr": 100}
+    if text[:1] == b"{":
+        return _json_scores(json_shape(text))
+    return {"vcr": _yaml_score(text)}
+
+
+def _json_scores(shape: Shape) -> dict[str, int]:
+    keys, inner = shape.keys, shape.inner
+    har = vcr = recording = 0
+    if keys.get("log") == "object":
+        har = 100 if inner.get("log", set()) & _HAR_KEYS else 60
+    for name in _VCR_LISTS:
+        if keys.get(name) == "array":
+            vcr = max(vcr, 100 if inner.get(name, set()) & _EXCHANGE_KEYS else 60)
+    # A recording's request decides; its response alone does not (a Responses event
+    # has a "response" object at its top too).
+    recording += 60 if keys.get("request") == "object" else 0
+    recording += 40 if keys.get("response") == "object" else 0
+    recording += 60 if "test_id" in keys or "id_normalization_mapping" in keys else 0
+    return {"har": har, "vcr": vcr, "llama-stack-recording": min(recording, 100)}
+
+
+def _yaml_score(text: bytes) -> int:
+    return _yaml_verdict(text.splitlines()) or 0
+
+
+def _yaml_verdict(lines: list[bytes]) -> int | None:
+    """A YAML cassette has a top-level ``interactions:`` (Ruby's ``http_interactions:``)
+    after nothing but other top-level keys, their values, comments and directives: 100
+    when ``lines`` show one, 0 when a line shows this is no cassette, None when neither."""
+    for line in lines:
+        if not line.strip() or line.startswith((b"#", b"%", b"---", b" ", b"\t", b"-")):
+            continue  # blank, a comment, a directive, or inside a top-level key's value
+        key = _YAML_KEY.match(line)
+        if key is None or key.group(1) in _SSE_FIELDS:
+            return 0
+        if key.group(1).decode() in _VCR_LISTS:
+            return 100
+    return None
+
+
+def decidable(head: bytes) -> bool:
+    """True when ``head`` is enough to :func:`detect` from (the caller also stops at the
+    end of the input, or after a few KiB): a JSON object whose first value ends or whose
+    kind is certain, a YAML document's ``interactions:`` or a line no cassette has, or
+    a bare stream's first line."""
+    text = _content(head)
+    if not text:
+        return False
+    if text[:1] == b"{":
+        shape = json_shape(text)
+        return shape.closed or max(_json_scores(shape).values()) == 100
+    first = _YAML_KEY.match(text)
+    if (
+        first is not None
+        and first.group(1) not in _SSE_FIELDS
+        or text.startswith((b"---", b"%YAML", b"#"))
+    ):
+        lines = text.splitlines()
+        if not text.endswith((b"\n", b"\r")):
+            lines.pop()  # cut by the read
+        return _yaml_verdict(lines) is not None
+    return b"\n" in text
 
 
 def _content(head: bytes) -> bytes:
     return head.removeprefix(BOM).lstrip()
 
 
-def decidable(head: bytes) -> bool:
-    """True when ``head`` is enough to :func:`detect` from (the caller also stops at the
-    end of the input, or after a few KiB): a JSON object's first key, a YAML document's
-    first key, or a whole first line."""
-    text = _content(head)
-    if not text:
-        return False
-    if text[:1] == b"{":
-        return bool(_FIRST_KEY.match(text)) or re.match(rb"\{\s*[^\s\"]", text) is not None
-    if text.startswith((b"---", b"%YAML", b"#")):
-        return _YAML_KEY.search(text) is not None or text.count(b"\n") >= 8
-    return b"\n" in text
-
-
 def detect(head: bytes) -> str | None:
     """The kind of file that starts with ``head``, or None for a bare stream."""
-    text = _content(head)
-    if text.startswith(_HTTPRR):
-        return "httprr"
-    if text[:1] == b"{":
-        key = _FIRST_KEY.match(text)
-        if key is None:
-            return None
-        name = key.group(1)
-        if name == b"log":
-            return "har"
-        if name in (b"interactions", b"http_interactions"):
-            return "vcr"
-        if name in (b"test_id", b"request") and b'"response"' in text or name == b"test_id":
-            return "llama-stack-recording"
-        return None
-    first = _first_yaml_key(text)
-    if first in (b"interactions", b"http_interactions"):
-        return "vcr"
-    return None
-
-
-def _first_yaml_key(text: bytes) -> bytes | None:
-    """The first mapping key of a YAML document (after ``---``, directives, comments)."""
-    for line in text.splitlines()[:16]:
-        stripped = line.strip()
-        if not stripped or stripped.startswith((b"#", b"%")) or stripped == b"---":
-            continue
-        match = re.match(rb"([A-Za-z_]+)\s*:", stripped)
-        return match.group(1) if match else None
-    return None
+    found = scores(head)
+    best = max(found, key=found.__getitem__)
+    return best if found[best] > PASS else None
 
 
 def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:

@@ -78,7 +78,11 @@ class _Scanner:
         self.counted = 0
         # One frame per open object or array: [is_object, expecting_key, last_key].
         self.stack: list[list[Any]] = []
-        self.index = 0  # entries found
+        # The element of log.entries that comes next, counted as a JSON reader counts
+        # them (one that is not an object too, so that #N is its own position), and
+        # whether the one under way has shown a value yet ("object": an entry).
+        self.index = 0
+        self.valued: str | None = None
         self.window = _WINDOW
 
     def _more(self) -> bool:
@@ -109,32 +113,45 @@ class _Scanner:
         return self.lines
 
     def entries(self) -> Iterator[tuple[int, Any]]:
-        """(line, parsed entry) of each entry, in order."""
+        """(line, parsed entry) of each element of log.entries, in order: None for an
+        element that is no object, so that the n-th is ``log.entries[n]``."""
         while True:
             match = _TOKEN.search(self.buf, self.pos)
             if match is None or match.end() - match.start() == 1 and self.buf[match.start()] == 34:
-                self.pos = len(self.buf) if match is None else match.start()
+                end = len(self.buf) if match is None else match.start()
+                self._between(end)
+                self.pos = end
                 if not self._more():
                     break
                 continue
+            self._between(match.start())
             self.pos = match.end()
             found = self._token(match)
             if found is not None:
                 yield found
         if self.stack:
             where = "inside log.entries" if self._in_entries() else "before the HAR's end"
+            done = self.index + (self.valued is not None)
             raise InputError(
-                f"truncated JSON: the input ends {where} (after {self.index} entries)",
+                f"truncated JSON: the input ends {where} (after {done} entries)",
                 line=self._line_at(len(self.buf)),
             )
 
     def _in_entries(self) -> bool:
-        return len(self.stack) >= 3 and self.stack[2][2] == "entries"
+        return len(self.stack) >= 3 and not self.stack[2][0] and self.stack[2][2] == "entries"
+
+    def _between(self, end: int) -> None:
+        """Bytes between tokens directly in log.entries: a number, true, false or null
+        is an element there."""
+        if self.valued is None and self._at_entries() and self.buf[self.pos : end].strip():
+            self.valued = "other"
 
     def _token(self, match: re.Match[bytes]) -> tuple[int, Any] | None:
         start = match.start()
         char = self.buf[start]
         stack = self.stack
+        if self._at_entries():
+            return self._element(start, char)
         if char == 34:  # a string: a key when an object expects one
             if stack and stack[-1][0] and stack[-1][1]:
                 stack[-1][1] = False
@@ -150,11 +167,26 @@ class _Scanner:
             if stack:
                 stack.pop()
             return None
-        if char == 123 and self._at_entries():
-            return self._entry(start)
         # The array that is log.entries remembers it in its frame's key slot.
         key = "entries" if char == 91 and self._names_entries() else None
         stack.append([char == 123, char == 123, key])
+        return None
+
+    def _element(self, start: int, char: int) -> tuple[int, Any] | None:
+        """A token directly in log.entries: an entry, the end of an element, or of the
+        array; an element that is no object is yielded as None when it ends."""
+        if char == 123:
+            self.valued = "object"
+            return self._entry(start)
+        if char == 44 or char == 93:  # , ]
+            other = self.valued == "other"
+            self.index, self.valued = self.index + (char == 44), None
+            if char == 93:
+                self.stack.pop()
+            return (self._line_at(start), None) if other else None
+        self.valued = "other"  # a string, or an array
+        if char == 91:
+            self.stack.append([False, False, None])
         return None
 
     def _names_entries(self) -> bool:
@@ -168,7 +200,9 @@ class _Scanner:
         )
 
     def _at_entries(self) -> bool:
-        return len(self.stack) == 3 and self.stack[2][2] == "entries"
+        """Directly in the array log.entries (not in an object under a key "entries")."""
+        stack = self.stack
+        return len(stack) == 3 and not stack[2][0] and stack[2][2] == "entries"
 
     def _entry(self, start: int) -> tuple[int, Any]:
         """The entry object that opens at ``start``, parsed; ``pos`` then follows it.
@@ -178,7 +212,6 @@ class _Scanner:
         item = self._parsed(line)
         if item is _UNSURE:
             item = self._scanned(line)
-        self.index += 1
         return line, item
 
     def _parsed(self, line: int) -> Any:

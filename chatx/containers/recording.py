@@ -16,16 +16,15 @@ from typing import Any
 
 import orjson
 
+from chatx.containers import exact
 from chatx.containers.bodies import Entry, json_object
+from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
 def entries(data: bytes) -> Iterator[Entry]:
     """The one call a recording holds."""
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    document = _document(data)
     request = document.get("request") if isinstance(document, dict) else None
     response = document.get("response") if isinstance(document, dict) else None
     if not isinstance(request, dict) or not isinstance(response, dict):
@@ -42,12 +41,26 @@ def entries(data: bytes) -> Iterator[Entry]:
     )
 
 
+def _document(data: bytes) -> Any:
+    """The recording's JSON, integers beyond 64 bits read exactly (orjson makes them
+    doubles): a chunk's payload keeps them, as the same chunk read bare does."""
+    if exact.may_hold_big_int(data):
+        try:
+            return exact.loads(data)
+        except ValueError as exc:
+            raise InputError(f"not valid JSON: {exc}") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+
+
 def _bytes(body: Any, streaming: bool) -> bytes:
     if streaming and isinstance(body, list):
-        return b"".join(orjson.dumps(_data(item)) + b"\n" for item in body)
+        return b"".join(lenient_dumps(_data(item)) + b"\n" for item in body)
     if body is None:
         return b""
-    return orjson.dumps(_data(body))
+    return lenient_dumps(_data(body))
 
 
 def _data(item: Any) -> Any:

@@ -55,18 +55,19 @@ def test_undecodable_bodies_are_skipped_and_named(monkeypatch: pytest.MonkeyPatc
     out = chatx("convert", BAD, "--to", "chat-chunk")
     assert out.code == 2
     assert out.stdout == chatx("convert", BAD + "#2", "--to", "chat-chunk").stdout != b""
+    # Each note names the exchange it is about, as ls does, not the stream converted (#2).
     assert out.err.splitlines()[:2] == [
-        f"chatx: skipped: {BAD}#2: {BAD}#0 skipped: its body cannot be decoded"
+        f"chatx: skipped: {BAD}#0: its body cannot be decoded"
         " (bad base64: Only base64 data is allowed)",
-        f"chatx: skipped: {BAD}#2: {BAD}#1 skipped: its body cannot be decoded"
+        f"chatx: skipped: {BAD}#1: its body cannot be decoded"
         " (bad gzip data: cut short: the input ends inside a member, after 40 bytes)",
     ]
     out = chatx("collect", BAD)
-    assert out.code == 2 and f"{BAD}#0 skipped: its body cannot be decoded" in out.err
+    assert out.code == 2 and f"skipped: {BAD}#0: its body cannot be decoded" in out.err
     # show says its notes in its view, fitted to the terminal: a short name is not folded
     monkeypatch.chdir(Path(BAD).parent)
     out = chatx("show", "bad-bodies.har")
-    assert out.code == 2 and "bad-bodies.har#0 skipped: its body" in out.stdout.decode()
+    assert out.code == 2 and "skipped: bad-bodies.har#0: its body" in out.stdout.decode()
 
 
 def test_undecodable_bodies_in_every_stream_runner(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from chatx.containers import demux
 from tests.inprocess import Result, assert_clean, run
 
 CHUNKS = [
@@ -196,3 +197,262 @@ def test_no_other_python_tag_constructs_anything(
     assert f"{path}:5: not valid YAML: the tag !!python/" in result.err
     assert "names Python code to run, which chatx never does" in result.err
     assert not (tmp_path / "OWNED").exists()
+
+
+# -- #N is the exchange's own position --------------------------------------------------------
+
+
+def har_entry(text: str | None, *, encoding: str | None = None, post: dict | None = None) -> dict:
+    request: dict[str, Any] = {"method": "POST", "url": URL}
+    if post is not None:
+        request["postData"] = {"mimeType": "application/json", "text": json.dumps(post)}
+    content: dict[str, Any] = {"mimeType": "text/event-stream"}
+    if text is not None:
+        content["text"] = text
+    if encoding:
+        content["encoding"] = encoding
+    return {"request": request, "response": {"status": 200, "content": content}}
+
+
+def har(*entries: Any) -> dict[str, Any]:
+    return {"log": {"version": "1.2", "creator": {"name": "t"}, "entries": list(entries)}}
+
+
+def listed(path: str) -> list[dict[str, Any]]:
+    result = chatx("ls", "--output", "json", path)
+    return [json.loads(line) for line in result.stdout.decode().splitlines()]
+
+
+ELEMENTS = {
+    "null": None,
+    "number": 7,
+    "string": "an entry that is a string",
+    "array": [{"request": {"method": "GET"}}],
+    "true": True,
+    "empty object": {},
+}
+
+
+@pytest.mark.parametrize("element", ELEMENTS.values(), ids=ELEMENTS.keys())
+def test_a_har_entry_is_numbered_by_its_place_in_log_entries(tmp_path: Path, element: Any) -> None:
+    path = write(tmp_path, "e.har", har(element, har_entry(SSE), element, har_entry(SSE)))
+    rows = listed(path)
+    assert [row["index"] for row in rows] == [0, 1, 2, 3]
+    assert [row["address"] for row in rows] == [f"{path}#{n}" for n in range(4)]
+    assert [row["format"] for row in rows] == [None, "chat-chunk", None, "chat-chunk"]
+    one = chatx("convert", path + "#1", "--to", "chat-chunk", "-q")
+    three = chatx("convert", path + "#3", "--to", "chat-chunk", "-q")
+    assert one.code == three.code == 0
+    assert one.stdout == three.stdout != b""
+    nothing = chatx("convert", path + "#0")
+    assert_clean(nothing, {2})
+    assert f"{path}#0: not a stream" in nothing.err
+
+
+def test_the_same_numbers_in_ls_convert_out_dir_and_validate(tmp_path: Path) -> None:
+    path = write(tmp_path, "n.har", har(None, har_entry("data: x\n\n"), har_entry(SSE), 5,
+                                        har_entry(SSE)))  # fmt: skip
+    assert [row["address"] for row in listed(path) if row["format"]] == [f"{path}#2", f"{path}#4"]
+    out = tmp_path / "out"
+    done = chatx("convert", path, "--to", "chat-chunk", "--out-dir", str(out), "-q")
+    assert done.code == 0, done.err
+    assert sorted(p.name for p in out.iterdir()) == ["n.2.chat-chunk.sse", "n.4.chat-chunk.sse"]
+    checked = chatx("validate", path)
+    assert checked.stdout.decode().splitlines() == [
+        f"{path}#2: ok (chat-chunk, sse, 3 records)",
+        f"{path}#4: ok (chat-chunk, sse, 3 records)",
+    ]
+
+
+def test_a_note_about_another_exchange_names_that_exchange(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.har", har(har_entry("!!!", encoding="base64"), har_entry(SSE)))
+    expected = f"chatx: skipped: {path}#0: its body cannot be decoded (bad base64:"
+    for command in (["convert", path, "--to", "chat-chunk"], ["collect", path],
+                    ["diff", path, path + "#1"]):  # fmt: skip
+        result = chatx(*command)
+        assert result.code == 2, command
+        lines = [line for line in result.err.splitlines() if "skipped" in line]
+        assert lines and all(line.startswith(expected) for line in lines), (command, result.err)
+        assert f"{path}#1: {path}#0" not in result.err
+    listing = chatx("ls", path)
+    assert f"chatx: error: {path}#0: its body cannot be decoded (bad base64:" in listing.err
+
+
+def test_a_truncated_har_names_the_entry_by_its_place(tmp_path: Path) -> None:
+    text = json.dumps(har(None, har_entry(SSE), har_entry(SSE)))
+    path = write(tmp_path, "cut.har", text[: text.rindex('{"request"') + 20])
+    result = chatx("ls", path)
+    assert_clean(result, {2})
+    assert "inside log.entries[2]" in result.err
+
+
+def test_a_cassette_interaction_that_is_no_mapping_keeps_its_place(tmp_path: Path) -> None:
+    text = cassette(LITERAL_BODY).replace("interactions:\n", "interactions:\n- just text\n", 1)
+    path = write(tmp_path, "c.yaml", text)
+    assert [(row["index"], row["format"]) for row in listed(path)] == [(0, None), (1, "chat-chunk")]
+
+
+# -- told by structure, not by the first key ----------------------------------------------------
+
+
+def recording(**extra: Any) -> dict[str, Any]:
+    chunks = [{"__type__": "openai.types.chat.ChatCompletionChunk", "__data__": c} for c in CHUNKS]
+    return {
+        "test_id": "tests/test_x.py::test_y",
+        "request": {
+            "method": "POST",
+            "url": URL,
+            "body": REQUEST,
+            "endpoint": "/v1/chat/completions",
+        },
+        "response": {"body": chunks, "is_streaming": True},
+        **extra,
+    }
+
+
+LAYOUTS = {
+    "har": ("a.har", har(har_entry(SSE)), {}),
+    "har, sorted keys": ("b.har", har(har_entry(SSE)), {"sort_keys": True}),
+    "har, a key before log": ("c.har", {"comment": "saved by hand", **har(har_entry(SSE))}, {}),
+    "har, _recordingName first (Polly.JS)": (
+        "d.har", {"log": {"_recordingName": "x" * 3000, **har(har_entry(SSE))["log"]}}, {}),
+    "har, indented": ("e.har", har(har_entry(SSE)), {"indent": 2}),
+    "json cassette, version first": (
+        "f.json", {"version": 1, "interactions": [
+            {"request": {"method": "POST", "uri": URL, "body": json.dumps(REQUEST)},
+             "response": {"status": {"code": 200}, "body": {"string": SSE}}}]}, {}),
+    "json cassette, sorted": (
+        "g.json", {"version": 1, "interactions": [
+            {"response": {"status": {"code": 200}, "body": {"string": SSE}},
+             "request": {"uri": URL, "method": "POST"}}]}, {"sort_keys": True}),
+    "ruby json cassette": (
+        "h.json", {"recorded_with": "VCR 6.4.0", "http_interactions": [
+            {"request": {"method": "post", "uri": URL},
+             "response": {"status": {"code": 200}, "body": {"encoding": "UTF-8", "string": SSE}},
+             "recorded_at": "Tue, 01 Dec 2026 00:00:00 GMT"}]}, {}),
+    "recording": ("i.json", recording(), {}),
+    "recording, sorted keys": ("j.json", recording(id_normalization_mapping={}), {"sort_keys": True}),
+    "recording, response first": ("k.json", {"response": recording()["response"],
+                                              "request": recording()["request"]}, {}),
+    "recording, a big request first": (
+        "l.json", {"request": {**recording()["request"], "body": {**REQUEST, "messages": [
+            {"role": "user", "content": "x" * 40000}]}}, "response": recording()["response"]},
+        {}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "data", "dump"), LAYOUTS.values(), ids=LAYOUTS.keys())
+def test_a_json_file_of_exchanges_is_told_by_its_structure(
+    tmp_path: Path, name: str, data: dict[str, Any], dump: dict[str, Any]
+) -> None:
+    path = write(tmp_path, name, data, **dump)
+    rows = listed(path)
+    # A recording keeps the chunks the client got: no [DONE], which SSE bodies have.
+    records = 2 if "response" in data and "is_streaming" in data["response"] else 3
+    assert [(row["address"], row["format"], row["records"]) for row in rows] == [
+        (f"{path}#0", "chat-chunk", records)
+    ]
+    assert chatx("convert", path, "-q").code == 0
+
+
+YAML_LAYOUTS = {
+    "interactions first": cassette(LITERAL_BODY) + "version: 1\n",
+    "version first": cassette(LITERAL_BODY, top="version: 1\n"),
+    "comments, a directive and --- first": "%YAML 1.1\n# recorded\n---\n" + cassette(LITERAL_BODY),
+    "a long mapping first": cassette(LITERAL_BODY, top="meta:\n" + "  k: v\n" * 400),
+    "ruby, sorted": "---\nhttp_interactions:\n- recorded_at: x\n  request:\n    method: post\n"
+                    f"    uri: {URL}\n  response:\n    status: {{code: 200}}\n"
+                    + LITERAL_BODY.replace("string: |", "encoding: UTF-8\n      string: |")
+                    + "recorded_with: VCR 6.4.0\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("text", YAML_LAYOUTS.values(), ids=YAML_LAYOUTS.keys())
+def test_a_yaml_cassette_is_told_by_its_structure(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, "c.yaml", text)
+    rows = listed(path)
+    assert [(row["address"], row["format"]) for row in rows] == [(f"{path}#0", "chat-chunk")]
+
+
+BARE = {
+    "a json array of chat chunks": json.dumps(CHUNKS),
+    "json lines of chat chunks": "".join(json.dumps(c) + "\n" for c in CHUNKS),
+    "a responses event has a response object":
+        json.dumps({"type": "response.created", "response": {"id": "r", "object": "response",
+                    "created_at": 1, "status": "in_progress", "model": "m", "output": []},
+                    "sequence_number": 0}) + "\n",
+    "sse whose field looks like a key": "event: message\n" + SSE,
+    "a chat completion with a log field": json.dumps({
+        "id": "x", "object": "chat.completion", "created": 1, "model": "m",
+        "log": "not a HAR", "choices": [{"index": 0, "message": {"role": "assistant",
+        "content": "hi"}, "finish_reason": "stop"}]}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("text", BARE.values(), ids=BARE.keys())
+def test_a_bare_stream_is_not_taken_for_a_file_of_exchanges(tmp_path: Path, text: str) -> None:
+    data = text.encode()
+    assert demux.detect(data) is None
+    path = write(tmp_path, "s.json", data)
+    rows = listed(path)
+    assert [row["address"] for row in rows] == [f"{path}#0"]
+    assert rows[0]["format"] is not None
+
+
+def test_detection_is_a_score() -> None:
+    assert demux.scores(json.dumps(har()).encode())["har"] == 100
+    assert demux.scores(b'{"log": {"_x": "')["har"] == 60  # cut before a HAR key: likely
+    assert demux.scores(b'{"response": {"id": 1}}')["llama-stack-recording"] <= demux.PASS
+    assert demux.scores(b'{"interactions": "no list"}')["vcr"] == 0
+
+
+def test_detection_waits_for_the_structure_not_the_first_key() -> None:
+    assert not demux.decidable(b'{"version": 1, "interact')
+    assert demux.decidable(b'{"version": 1, "interactions": [{"request": {')
+    assert demux.decidable(b'{"id": "c1", "object": "chat.completion.chunk"}\n')
+    assert not demux.decidable(b"version: 1\n")
+    assert demux.decidable(b"version: 1\ninteractions:\n")
+    assert demux.decidable(b"data: {}\n")
+
+
+# -- collect FILE#N uses the recorded request ---------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["har", "cassette", "recording"])
+def test_collect_uses_the_request_recorded_with_the_stream(tmp_path: Path, kind: str) -> None:
+    if kind == "har":
+        path = write(tmp_path, "r.har", har(har_entry("data: x\n\n"), har_entry(SSE, post=REQUEST)))
+        address = path + "#1"
+    elif kind == "cassette":
+        text = cassette(LITERAL_BODY, f"    body: '{json.dumps(REQUEST)}'\n")
+        address = write(tmp_path, "r.yaml", text) + "#0"
+    else:
+        address = write(tmp_path, "r.json", recording()) + "#0"
+    direct = chatx("collect", address, "--as", "responses")
+    converted = chatx("convert", address, "--to", "responses-event")
+    assert direct.code == converted.code == 0, (direct.err, converted.err)
+    through = run(["collect", "-"], converted.stdout)
+    assert json.loads(direct.stdout) == json.loads(through.stdout)
+    response = json.loads(direct.stdout)
+    assert (response["instructions"], response["temperature"]) == ("be brief", 0.25)
+    assert direct.stderr == converted.stderr  # the same notes, in the same words
+
+
+@pytest.mark.parametrize("name", ["r.json", "c.json"])
+def test_integers_beyond_64_bits_in_json_files_of_exchanges_are_exact(
+    tmp_path: Path, name: str
+) -> None:
+    """orjson reads them as doubles: a recording's chunk, or a JSON cassette's parsed
+    body, kept 123456789012345678901234567890 as 1.2345678901234568e+29."""
+    big = 123456789012345678901234567890
+    chunks = [{**chunk, "created": big} for chunk in CHUNKS]
+    if name == "r.json":
+        data = recording()
+        data["response"]["body"] = [{"__data__": chunk} for chunk in chunks]
+    else:
+        data = {"interactions": [{"request": {"method": "POST", "uri": URL},
+                                  "response": {"parsed_body": [{"data": c} for c in chunks]}}]}  # fmt: skip
+    path = write(tmp_path, name, data)
+    result = chatx("convert", path, "--to", "chat-chunk")
+    assert result.code == 0, result.err
+    assert f'"created":{big}'.encode() in result.stdout

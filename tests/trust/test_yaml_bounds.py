@@ -1,5 +1,5 @@
 """A YAML cassette cannot make chatx use unbounded memory, time or stack: aliases may
-add at most MAX_ALIASED values to what the file writes, nesting stops at MAX_YAML_DEPTH
+add at most MAX_YAML_ALIASED values to what the file writes, nesting stops at MAX_YAML_DEPTH
 (aliases followed), an alias inside the value it names is refused, and only one
 document is read. Each case is read by both of PyYAML's safe loaders: libyaml's, which
 chatx uses when it is there, and the Python one it falls back to."""
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from chatx import limits
 from chatx.containers import cassette
 from chatx.errors import InputError
 from tests.inprocess import assert_clean, run
@@ -90,7 +91,7 @@ def test_billion_laughs_is_refused_before_anything_is_built(text: str, loader: s
     assert len(text) < 1200
     error = refused(text, loader)
     assert "billion laughs" in error.message
-    assert f"more than {cassette.MAX_ALIASED:,} values" in error.message
+    assert f"more than {limits.MAX_YAML_ALIASED:,} values" in error.message
 
 
 def _fan(aliases: int, anchor_values: int = 999) -> str:
@@ -102,7 +103,7 @@ def _fan(aliases: int, anchor_values: int = 999) -> str:
 
 @pytest.mark.parametrize("loader", LOADERS)
 def test_the_alias_limit_is_where_it_is_documented(loader: str) -> None:
-    assert cassette.MAX_ALIASED == 1_000_000
+    assert limits.MAX_YAML_ALIASED == 1_000_000
     at_limit = yaml.compose(_fan(1000), Loader=LOADERS[loader])
     cassette._bounded(at_limit)  # adds exactly 1,000,000: read
     past = yaml.compose(_fan(1001), Loader=LOADERS[loader])
@@ -165,8 +166,8 @@ def test_an_alias_to_an_anchor_not_yet_written_is_a_yaml_error() -> None:
 @pytest.mark.parametrize("text", [
     nested_flow(100_000),
     HEAD + "  response: {parsed_body: " + "{a: " * 100_000 + "x" + "}" * 100_000 + "}\n",
-    nested_flow(cassette.MAX_YAML_DEPTH),
-    nested_block(cassette.MAX_YAML_DEPTH),
+    nested_flow(limits.MAX_YAML_DEPTH),
+    nested_block(limits.MAX_YAML_DEPTH),
     "- " * 5000 + "x\n",
     "[{a: " * 2000 + "x" + "}]" * 2000 + "\n",
 ], ids=["flow-100k", "flow-mapping-100k", "flow-just-past", "block-just-past", "block-line",
@@ -175,7 +176,7 @@ def test_nesting_past_the_limit_is_refused_without_a_recursion_error(
     text: str, loader: str
 ) -> None:
     error = refused(text, loader)
-    assert error.message == f"YAML refused: nested deeper than {cassette.MAX_YAML_DEPTH} levels"
+    assert error.message == f"YAML refused: nested deeper than {limits.MAX_YAML_DEPTH} levels"
     assert error.line is not None
 
 
@@ -183,7 +184,7 @@ def test_nesting_past_the_limit_is_refused_without_a_recursion_error(
 def test_nesting_up_to_the_limit_is_read(loader: str) -> None:
     # The cassette's own levels (mapping, list, item, response, parsed_body's mapping)
     # and the lists, MAX_YAML_DEPTH in all.
-    levels = cassette.MAX_YAML_DEPTH - 5
+    levels = limits.MAX_YAML_DEPTH - 5
     document = load(nested_flow(levels), loader)
     assert isinstance(document, dict)
     value = document["interactions"][0]["response"]["parsed_body"]
@@ -204,18 +205,18 @@ def test_nesting_made_by_aliases_counts(loader: str) -> None:
 
 @pytest.mark.parametrize("loader", LOADERS)
 def test_ruby_objects_nested_to_the_limit_build_without_a_recursion_error(loader: str) -> None:
-    levels = cassette.MAX_YAML_DEPTH - 2
+    levels = limits.MAX_YAML_DEPTH - 2
     text = "x: " + "!ruby/object:Foo {a: " * levels + "1" + "}" * levels + "\n"
     document = load(text, loader)
     assert isinstance(document, dict)
 
 
 def test_a_parsed_body_nested_past_what_json_holds_is_that_exchange_refused() -> None:
-    levels = cassette.MAX_JSON_DEPTH + 1
+    levels = limits.MAX_DEPTH + 1
     text = nested_flow(levels) + "- request: {method: POST, uri: x}\n  response:\n"
     text += "    body: {string: '" + STREAM.replace("\n", "\n\n      ") + "'}\n"
     (first, second) = cassette.entries(text.encode())
-    with pytest.raises(cassette.BodyError, match=f"nested deeper than {cassette.MAX_JSON_DEPTH}"):
+    with pytest.raises(cassette.BodyError, match=f"nested deeper than {limits.MAX_DEPTH}"):
         first.body()
     assert second.body().startswith(b"data: ")
 

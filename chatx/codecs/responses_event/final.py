@@ -68,7 +68,7 @@ def to_response(
         rid = str(opened.get("id") or stream.id or "")
     else:
         rid = responses_id(stream.id or "")
-        opened = envelope(rid, stream.created, stream.model, None)
+        opened = envelope(rid, stream.created, stream.model, stream.request)
     output = _output(stream, lane, rid, own, notes)
     error = _response_error(stream, own, notes)
     usage = usage_object(stream.usage, own) if stream.usage is not None else None
