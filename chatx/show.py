@@ -231,6 +231,12 @@ def _calls(lane: Lane, arguments: list[str]) -> Table:
 
 
 def _pretty(arguments: str) -> str:
+    from chatx.containers.payload import nests_too_deep
+
+    # Arguments are text inside a record: nested past MAX_DEPTH, json.loads would recurse
+    # past Python's limit (5000 levels was exit 70). They are shown as they came.
+    if nests_too_deep(arguments):
+        return arguments
     try:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except ValueError:

@@ -133,6 +133,8 @@ def capture(
 def _body(request_file: str | None, data: str | None) -> dict:
     import orjson
 
+    from chatx.containers.payload import request_json
+
     if (request_file is None) == (data is None):
         raise UsageError("give the request body: --request FILE or -d JSON (one of them)")
     if request_file is not None:
@@ -146,7 +148,7 @@ def _body(request_file: str | None, data: str | None) -> dict:
     else:
         where, text = "-d", (data or "").encode()
     try:
-        body = orjson.loads(text)
+        body = request_json(text)  # nested past MAX_DEPTH: refused, as invalid JSON is
     except orjson.JSONDecodeError as exc:
         raise UsageError(f"{where}: invalid JSON: {exc}") from None
     if not isinstance(body, dict):

@@ -337,8 +337,10 @@ def _progress(total: int) -> _Quiet:
 def _load_request(path: Path | None) -> dict[str, Any] | None:
     if path is None:
         return None
+    from chatx.containers.payload import request_json
+
     try:
-        body = orjson.loads(path.read_bytes())
+        body = request_json(path.read_bytes())  # nested past MAX_DEPTH: refused too
     except orjson.JSONDecodeError as exc:
         raise InputError(f"request body is not JSON: {exc}", file=str(path)) from None
     if not isinstance(body, dict):

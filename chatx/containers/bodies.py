@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatx.containers import compressed
+import orjson
+
+from chatx.containers import compressed, payload
 from chatx.errors import InputError
 from chatx.limits import MAX_LAYERS
 
@@ -32,9 +34,26 @@ class Entry:
     request: dict[str, Any] | None = None  # the request body, when it is a JSON object
     # () -> the response body's bytes; raises BodyError. Called when the body is needed.
     load: Callable[[], bytes] = field(default=lambda: b"", repr=False)
+    # Why the exchange cannot be read whatever its body (its recorded request nests too
+    # deep): said as its body's error, so that it is skipped, or refused when named.
+    refused: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.request is TOO_DEEP_REQUEST or (
+            self.request is not None and payload.deeper_than_max(self.request)
+        ):
+            self.request = None
+            self.refused = f"its recorded request is {payload.TOO_DEEP}"
 
     def body(self) -> bytes:
-        return self.load()
+        """The response body's bytes; BodyError when they cannot be had, nor a body
+        written back from what the recorder parsed (nested past what JSON writes)."""
+        if self.refused is not None:
+            raise BodyError(self.refused)
+        try:
+            return self.load()
+        except (orjson.JSONEncodeError, RecursionError):
+            raise BodyError(f"its recorded body is {payload.TOO_DEEP}") from None
 
 
 def header(headers: Any, name: str) -> str | None:
@@ -145,15 +164,21 @@ def text_bytes(value: Any) -> bytes:
     return b""
 
 
-def json_object(value: Any) -> dict[str, Any] | None:
-    """A request body as a JSON object, when it is one (text, bytes or parsed)."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, bytes | bytearray | str) and value:
-        import orjson
+# What json_object gives for a request nested past MAX_DEPTH: an Entry made with it is
+# refused (see Entry.__post_init__), which no reader of exchanges has to know.
+TOO_DEEP_REQUEST: dict[str, Any] = {}
 
+
+def json_object(value: Any) -> dict[str, Any] | None:
+    """A request body as a JSON object, when it is one (text, bytes or parsed); nested
+    past MAX_DEPTH, :data:`TOO_DEEP_REQUEST`."""
+    if isinstance(value, dict):
+        return TOO_DEEP_REQUEST if payload.deeper_than_max(value) else value
+    if isinstance(value, bytes | bytearray | str) and value:
         try:
-            parsed = orjson.loads(value)
+            parsed = payload.request_json(value)
+        except payload.TooDeep:
+            return TOO_DEEP_REQUEST
         except orjson.JSONDecodeError:
             return None
         return parsed if isinstance(parsed, dict) else None

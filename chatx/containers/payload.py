@@ -9,12 +9,11 @@ import orjson
 
 from chatx.containers import exact
 from chatx.containers.exact import DIGITS, LONG_RUN, may_hold_big_int
+from chatx.limits import MAX_DEPTH
 from chatx.record import Record
 
-# Deeper records are refused at the reader, so that nothing downstream meets them: orjson
-# writes at most 254 levels (and an encoder may nest a source field deeper than it came),
-# and recursive Python code stops at 1000 frames. Real payloads nest a few dozen levels.
-MAX_DEPTH = 200
+# Deeper records are refused at the reader, so that nothing downstream meets them (see
+# chatx/limits.py); so are request bodies and recorded requests (request_json).
 _DEEP_BYTES = 2 * MAX_DEPTH  # a payload this short cannot nest deeper: no check at all
 # A payload longer than this may be left raw for the decoder, which can parse it around
 # the long texts it holds already (Responses done and terminal events repeat them): orjson
@@ -39,6 +38,71 @@ def too_deep(data: bytes, value: Any) -> bool:
         for child in node.values() if type(node) is dict else node:
             if type(child) is dict or type(child) is list:
                 stack.append((child, depth + 1))
+    return False
+
+
+def deeper_than_max(value: Any) -> bool:
+    """True when ``value`` (a parsed JSON value, from any reader) nests more than
+    :data:`MAX_DEPTH` levels; walked without recursion."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
+class TooDeep(orjson.JSONDecodeError):
+    """JSON nested more than :data:`MAX_DEPTH` levels: a JSONDecodeError, so that a
+    caller's words for JSON it cannot read hold for it too, said in chatx's words."""
+
+    def __init__(self, doc: str = "") -> None:
+        super().__init__(TOO_DEEP, doc, 0)
+
+    def __str__(self) -> str:
+        return TOO_DEEP
+
+
+def request_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """A request body (or any JSON document chatx is handed whole) parsed, refused when
+    it nests more than :data:`MAX_DEPTH` levels: :class:`TooDeep`, an
+    ``orjson.JSONDecodeError`` as any JSON that cannot be read is. Every command that
+    takes a request (capture, convert --request, proxy, serve) parses it here, so that
+    nothing that walks it after meets more levels than a record may have."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "recursion limit" in exc.msg.lower() or "depth limit" in exc.msg.lower():
+            raise TooDeep() from None
+        raise
+    brackets = data.count("[") + data.count("{") if isinstance(data, str) else (
+        bytes(data).count(b"[") + bytes(data).count(b"{"))  # fmt: skip
+    if brackets > MAX_DEPTH and deeper_than_max(value):
+        raise TooDeep()
+    return value
+
+
+def nests_too_deep(data: Any) -> bool:
+    """True when ``data`` (bytes or text) is JSON nested more than :data:`MAX_DEPTH`
+    levels (False for anything that is not JSON): what the proxy asks of a body before
+    relaying it, and show and diff of a tool call's arguments before parsing them."""
+    if not isinstance(data, bytes | bytearray | str):
+        return False
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+        return False
+    try:
+        request_json(data)
+    except TooDeep:
+        return True
+    except orjson.JSONDecodeError:
+        return False
     return False
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from chatx.collect.streams import Assembler, Lane, streams_of
+from chatx.containers.payload import nests_too_deep
 from chatx.diffing.values import Difference, DiffResult, FieldFilter, compare
 from chatx.reading import Side
 
@@ -135,6 +136,9 @@ def _parse_arguments(x: dict[str, Any], y: dict[str, Any]) -> None:
         if other is None:
             continue
         for call_a, call_b in zip(lane["tool_calls"], other["tool_calls"], strict=False):
+            # Compared as text when nested past MAX_DEPTH: == on the values would recurse.
+            if nests_too_deep(call_a["arguments"]) or nests_too_deep(call_b["arguments"]):
+                continue
             try:
                 parsed = (orjson.loads(call_a["arguments"]), orjson.loads(call_b["arguments"]))
             except orjson.JSONDecodeError:

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import orjson
 
+from chatx.containers.payload import request_json
 from chatx.errors import ChatxError
 from chatx.live import asgi, replay
 from chatx.live.captures import Capture
@@ -152,7 +153,7 @@ def parse_request(body: bytes, endpoint: Endpoint) -> dict[str, Any]:
     if not body.strip():
         raise ApiError(400, "the request has no body: a JSON object is expected")
     try:
-        request = orjson.loads(body)
+        request = request_json(body)  # nested past MAX_DEPTH: refused, as invalid JSON is
     except orjson.JSONDecodeError as exc:
         raise ApiError(400, f"We could not parse the JSON body of your request: {exc}") from None
     if not isinstance(request, dict):

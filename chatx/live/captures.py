@@ -20,6 +20,7 @@ import orjson
 from chatx import codecs, inputs
 from chatx.collect.streams import Assembler, streams_of
 from chatx.collect.streams import load as load_side
+from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
 from chatx.live.recording import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
@@ -149,7 +150,7 @@ def _request(path: Path) -> dict[str, Any] | None:
     if not beside.is_file():
         return None
     try:
-        value = orjson.loads(beside.read_bytes())
+        value = request_json(beside.read_bytes())  # nested past MAX_DEPTH: refused too
     except orjson.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}", file=str(beside), line=1) from None
     except OSError as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from chatx.containers.payload import TOO_DEEP, nests_too_deep
 from chatx.live import asgi
 from chatx.live.errors import ApiError
 from chatx.live.recording import Namer, Recording
@@ -127,6 +128,8 @@ class ProxyApp:
             await self._open()
         method = scope["method"]
         body = await asgi.read_body(receive)
+        if nests_too_deep(body):  # refused before relaying: never a 200, then a cut
+            raise ApiError(400, f"chatx proxy: the request body is {TOO_DEEP}")
         headers = [
             (key, value)
             for key, value in scope["headers"]

@@ -316,3 +316,231 @@ def test_a_line_element_or_value_past_max_line(
     assert f"{said}" in err and "reading stopped" in err, err
     if not name.startswith("b."):
         assert b"hi" in out
+
+
+# -- nesting: one depth limit, wherever JSON comes in ---------------------------------------
+
+DEPTH = limits.MAX_DEPTH
+
+
+def _nested(levels: int) -> str:
+    """A JSON object whose ``metadata`` holds ``levels`` more levels (objects and lists)."""
+    inner = '{"a":' * (levels // 2) + "[" * (levels - levels // 2) + "1"
+    inner += "]" * (levels - levels // 2) + "}" * (levels // 2)
+    return '{"model":"m","input":"hi","stream":true,"metadata":' + inner + "}"
+
+
+OVER = [DEPTH + 1, 300, 900, 1100, 5000]  # past ours, past orjson's writer, past recursion
+
+
+def test_a_request_at_the_limit_is_read(tmp_path: Path) -> None:
+    request = tmp_path / "request.json"
+    request.write_text(_nested(DEPTH - 1))
+    stream = tmp_path / "a.sse"
+    stream.write_bytes(SSE)
+    code, _, err = convert(str(stream), "--to", "responses-event", "--request", str(request))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("levels", OVER)
+def test_convert_request_too_deep(levels: int, tmp_path: Path) -> None:
+    """Before: 300 levels exit 70 (orjson's writer), 900 exit 70 (RecursionError)."""
+    request = tmp_path / "request.json"
+    request.write_text(_nested(levels))
+    stream = tmp_path / "a.sse"
+    stream.write_bytes(SSE)
+    code, _, err = convert(str(stream), "--to", "responses-event", "--request", str(request))
+    assert code == 2
+    assert f"{request}: request body is not JSON: nested more than 200 levels deep" in err
+
+
+@pytest.mark.parametrize("levels", OVER)
+def test_capture_request_too_deep(levels: int, tmp_path: Path) -> None:
+    out = run(
+        ["capture", "--base-url", "http://127.0.0.1:9/v1", "-d", _nested(levels),
+         "-o", str(tmp_path / "x.sse")]
+    )  # fmt: skip
+    assert out.code == 2
+    assert "-d: invalid JSON: nested more than 200 levels deep" in out.err, out.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def _har_with_request(request: str) -> str:
+    return json.dumps(
+        {
+            "log": {
+                "entries": [
+                    {
+                        "request": {
+                            "method": "POST",
+                            "url": "https://x.test/v1/chat/completions",
+                            "postData": {"mimeType": "application/json", "text": request},
+                        },
+                        "response": {
+                            "status": 200,
+                            "content": {"mimeType": "text/event-stream", "text": SSE.decode()},
+                        },
+                    }
+                ]
+            }
+        }
+    )
+
+
+@pytest.mark.parametrize("levels", OVER)
+def test_a_recorded_request_too_deep_refuses_its_exchange(levels: int, tmp_path: Path) -> None:
+    """Before: exit 70 at 300 and 900 levels, and past orjson's 1024 the request was
+    dropped without a word (exit 0)."""
+    path = tmp_path / "a.har"
+    path.write_text(_har_with_request(_nested(levels)))
+    code, _, err = convert(f"{path}#0", "--to", "responses-event")
+    assert code == 2
+    assert f"{path}#0: its body cannot be decoded (its recorded request is nested more than" in err
+    listed = run(["ls", str(path)])
+    assert listed.code in (0, 2) and "Traceback" not in listed.err
+
+
+def test_a_recorded_request_at_the_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "a.har"
+    path.write_text(_har_with_request(_nested(DEPTH - 1)))
+    code, _, err = convert(f"{path}#0", "--to", "responses-event")
+    assert code == 0, err
+
+
+def test_a_recorded_body_too_deep_to_write_back(tmp_path: Path) -> None:
+    """A Llama Stack recording's body is written back as JSON: past orjson's writer."""
+    body = json.loads(_nested(300))
+    path = tmp_path / "recording.json"
+    path.write_text(
+        json.dumps(
+            {
+                "test_id": "t",
+                "request": {"method": "POST", "url": "http://x/v1/chat/completions", "body": {}},
+                "response": {"body": body, "is_streaming": False},
+            }
+        )
+    )
+    code, _, err = convert(str(path), "--to", "chat-chunk")
+    assert code == 2
+    assert "nested more than 200 levels deep" in err, err
+
+
+@pytest.mark.parametrize("container", ["sse", "jsonl", "json"])
+@pytest.mark.parametrize("levels", OVER)
+def test_a_record_too_deep_is_skipped(container: str, levels: int) -> None:
+    record = json.loads(CHUNK)
+    record["x"] = "@"
+    text = json.dumps(record).replace('"@"', _nested(levels))
+    framed = {
+        "sse": f"data: {text}\n\n",
+        "jsonl": f"{text}\n",
+        "json": f"[{text}]",
+    }[container].encode()
+    code, _, err = convert("-", "--to", "responses-event", stdin=framed)
+    assert code == 2
+    assert "nested more than 200 levels deep" in err
+
+
+@pytest.mark.parametrize("levels", [DEPTH + 1, 5000])
+def test_show_and_diff_of_arguments_too_deep(levels: int, tmp_path: Path) -> None:
+    """A tool call's arguments are text, nested as deep as a sender likes: show printed
+    them through json.loads, which recursed (5000 levels: exit 70)."""
+    record = json.loads(CHUNK)
+    record["choices"][0]["delta"] = {
+        "role": "assistant",
+        "tool_calls": [
+            {"index": 0, "id": "call_1", "type": "function",
+             "function": {"name": "f", "arguments": "[" * levels + "]" * levels}}
+        ],
+    }  # fmt: skip
+    path = tmp_path / "a.sse"
+    path.write_text(f"data: {json.dumps(record)}\n\ndata: [DONE]\n\n")
+    shown = run(["show", str(path)])
+    assert shown.code in (0, 1, 2) and "internal error" not in shown.err, shown.err
+    diffed = run(["diff", str(path), str(path)])
+    assert diffed.code == 0, diffed.err
+
+
+# -- serve and proxy: 400 in the API's error shape, before anything is relayed ----------------
+
+
+def _asgi(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
+    """One POST through an ASGI app, in this thread: its status and body."""
+    import asyncio
+
+    scope = {
+        "type": "http", "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"",
+        "headers": [(b"content-type", b"application/json"), (b"host", b"127.0.0.1")],
+        "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+    }  # fmt: skip
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+@pytest.fixture(scope="module")
+def serve_app() -> Any:
+    from chatx.live.app import ServeApp
+    from chatx.live.captures import load
+
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "chat-chunk"
+    return ServeApp(load([str(root / "text.sse")]))
+
+
+@pytest.mark.parametrize("levels", OVER)
+def test_serve_answers_400_in_the_api_s_shape(serve_app: Any, levels: int) -> None:
+    status, body = _asgi(serve_app, "/v1/chat/completions", _nested(levels).encode())
+    assert status == 400
+    error = json.loads(body)["error"]
+    assert "nested more than 200 levels deep" in error["message"]
+    assert error["type"] == "invalid_request_error"
+
+
+def test_serve_reads_a_request_at_the_limit(serve_app: Any) -> None:
+    status, _ = _asgi(serve_app, "/v1/chat/completions", _nested(DEPTH - 1).encode())
+    assert status == 200
+
+
+class NoUpstream:
+    """A client that fails the test if the proxy relays anything."""
+
+    def build_request(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("relayed a request nested too deep")
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("levels", OVER)
+def test_proxy_refuses_before_relaying(levels: int, tmp_path: Path) -> None:
+    """Before: relayed, the upstream's 200 sent on, then the connection cut when the
+    request was scrubbed to be written beside the recording (RecursionError)."""
+    from chatx.live.proxy import ProxyApp
+
+    app = ProxyApp("http://127.0.0.1:9", tmp_path)
+    app.client = NoUpstream()
+    status, body = _asgi(app, "/v1/chat/completions", _nested(levels).encode())
+    assert status == 400
+    assert "nested more than 200 levels deep" in json.loads(body)["error"]["message"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_proxy_relays_a_body_that_is_not_json(tmp_path: Path) -> None:
+    """Only JSON nested too deep is refused: brackets in another body are relayed."""
+    from chatx.live.proxy import ProxyApp
+
+    app = ProxyApp("http://127.0.0.1:9", tmp_path)
+    app.client = NoUpstream()
+    with pytest.raises(AssertionError, match="relayed"):
+        app.debug = True
+        _asgi(app, "/v1/chat/completions", b"not json " + b"[" * 5000)
