@@ -15,6 +15,7 @@ a server sends: SSE for events, JSON lines for payloads, JSON for an object.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from math import isfinite
 from typing import Any
 
 import orjson
@@ -190,6 +191,7 @@ def loader_on(base: Any) -> Any:
             finally:
                 self.depth -= 1
 
+    Loader.construct_mapping = _construct_mapping
     Loader.add_constructor("!binary", _binary)
     Loader.add_constructor("tag:yaml.org,2002:binary", _binary)
     Loader.add_multi_constructor("!ruby/", _ruby)
@@ -201,6 +203,27 @@ def loader_on(base: Any) -> Any:
     Loader.add_constructor("tag:yaml.org,2002:timestamp", _text)
     Loader.add_constructor("tag:yaml.org,2002:omap", _ordered)
     return Loader
+
+
+def _construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
+    """A mapping as PyYAML builds it, but each key that is a number, a boolean or null
+    made the text JSON writes for it as it is read: a Python dict holds ``1`` and
+    ``true`` (or ``0`` and ``false``) as one key, which JSON's "1" and "true" are not."""
+    import yaml
+
+    loader.flatten_mapping(node)  # merge keys (<<) first, as PyYAML does
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key is None or isinstance(key, bool | int) or isinstance(key, float) and isfinite(key):
+            key = _key(key, "a mapping")
+        if not isinstance(key, Hashable):
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found unhashable key",
+                key_node.start_mark,
+            )  # fmt: skip
+        mapping[key] = loader.construct_object(value_node, deep=deep)
+    return mapping
 
 
 def _binary(loader: Any, node: Any) -> bytes:
