@@ -18,7 +18,7 @@ are not (a call without arguments, arguments that are not JSON) only close later
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -66,6 +66,23 @@ class CallQueue:
     def clear(self) -> None:
         """Nothing held (a new stream)."""
         self.held = self.pending = None
+
+    def encode(
+        self,
+        events: Iterable[ir.Event],
+        handlers: Mapping[type, Callable[[Any, list[Any]], bool | None]],
+        out: list[Any],
+    ) -> None:
+        """Encode a batch through the encoder's ``handlers`` (event type → method). While
+        a call is held open the batch goes to :meth:`feed_held`; a handler that holds one
+        open returns true, and the rest of the batch follows it there."""
+        if self.held is not None:
+            self.feed_held(events, out)
+            return
+        it = iter(events)
+        for event in it:
+            if handlers[type(event)](event, out):
+                self.feed_held(it, out)
 
     def defer(self, call: int | None) -> bool:
         """At call ``call``'s ``ItemEnd``: keep it open (and hold what follows) when its

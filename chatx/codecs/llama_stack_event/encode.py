@@ -80,15 +80,7 @@ class LlamaStackEncoder:
         """Encode one batch; from this codec's own decoder, one record per batch."""
         out: list[Any] = []
         self.generation.batch = events
-        queue = self.queue
-        if queue.held is not None:
-            queue.feed_held(events, out)
-            return out
-        handlers = self.handlers
-        it = iter(events)
-        for event in it:
-            if handlers[type(event)](event, out):  # a call held open: the rest waits on it
-                queue.feed_held(it, out)
+        self.queue.encode(events, self.handlers, out)
         return out
 
     def _step(self, event: ir.Event, out: list[Any]) -> None:

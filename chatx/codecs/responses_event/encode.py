@@ -72,15 +72,7 @@ class ResponsesEncoder:
     def feed(self, events: Iterable[ir.Event]) -> list[dict[str, Any]]:
         """Encode one batch of IR events."""
         out: list[dict[str, Any]] = []
-        queue = self.queue
-        if queue.held is not None:
-            queue.feed_held(events, out)
-            return out
-        handlers = self.handlers
-        it = iter(events)
-        for event in it:
-            if handlers[type(event)](event, out):  # a call held open: the rest waits on it
-                queue.feed_held(it, out)
+        self.queue.encode(events, self.handlers, out)
         return out
 
     def _step(self, event: ir.Event, out: list[dict[str, Any]]) -> None:
