@@ -302,13 +302,7 @@ def _entry(index: int, item: dict[str, Any], path: str) -> Entry:
     except BodyError as exc:
         # A request with a value JSON cannot hold is not read at all: what it asked for
         # would be guessed otherwise. The exchange is then one that cannot be read.
-        recorded, refused = None, exc
-
-    def load() -> bytes:
-        if refused is not None:
-            raise refused
-        return decoded(_body(response, f"{path}.response"), header(headers, "content-encoding"))
-
+        recorded, refused = None, str(exc)
     return Entry(
         index,
         None,
@@ -317,7 +311,10 @@ def _entry(index: int, item: dict[str, Any], path: str) -> Entry:
         status=status_code(response.get("status")),
         content_type=header(headers, "content-type"),
         request=recorded,
-        load=load,
+        load=lambda: decoded(
+            _body(response, f"{path}.response"), header(headers, "content-encoding")
+        ),
+        refused=refused,
     )
 
 
