@@ -11,6 +11,7 @@ not captures.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,20 +19,26 @@ from typing import Any
 import orjson
 
 from chatx import codecs, inputs
-from chatx.collect.streams import Assembler, streams_of
+from chatx.collect.streams import Assembler, Side, open_side, streams_of
 from chatx.collect.streams import load as load_side
 from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
 from chatx.live.recording import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
 from chatx.outdir.walking import capture_stem
+from chatx.record import Record
+
+_BLOCK = 1 << 16
 
 
 @dataclass(slots=True, eq=False)
 class Capture:
     name: str  # its file name; under a directory given, DIR/path (X-Chatx-Capture takes it)
     path: str
-    data: bytes
+    # The bytes of a stream of a file of exchanges (its body, decoded when the file was
+    # read); None for a bare capture, read again from its file each time it is sent: a
+    # 1 MB .sse.gz of 1 GiB is not held (it took 2.1 GiB at start-up).
+    held: bytes | None
     format: str
     container: str
     whole: bool  # a non-streaming object, not a stream
@@ -44,6 +51,24 @@ class Capture:
         """The name without its suffixes (``chat/text.sse.gz`` -> ``chat/text``); a
         stream of a file of exchanges (``calls.har#2``) is named whole."""
         return capture_stem(self.name)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The capture's bytes, decompressed, in pieces of at most 64 KiB."""
+        if self.held is not None:
+            held = self.held
+            for at in range(0, len(held), _BLOCK):
+                yield held[at : at + _BLOCK]
+            return
+        with inputs.open_source(self.path) as source:
+            read = getattr(source.stream, "read1", source.stream.read)
+            while chunk := read(_BLOCK):
+                yield chunk
+
+    @property
+    def data(self) -> bytes:
+        """The capture's bytes, whole (a non-streaming object's): send a stream from
+        :meth:`chunks`."""
+        return self.held if self.held is not None else b"".join(self.chunks())
 
     @property
     def lanes(self) -> list[int]:
@@ -106,17 +131,19 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
     label = str(path)
     with inputs.open_source(label) as source:
         if source.kind is None:
+            source.close()
             try:
-                data = source.stream.read()
+                side = open_side(label)
             except OSError as exc:
                 raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-            return [_capture(data, label, name, _request(path))]
+            return [_capture(side, None, name, _request(path))]
         read, total = [], 0
         for stream in inputs.streams(source):
             total += 1
             if stream.readable:  # a stream, or a non-streaming object chatx reads
                 address = f"{name}#{stream.index}"
-                read.append(_capture(stream.data, stream.address, address, stream.request))
+                side = load_side(stream.data, stream.address)
+                read.append(_capture(side, stream.data, address, stream.request))
             elif stream.kind == "unreadable" and skipped is not None:
                 skipped.append(f"{stream.address}: its body cannot be decoded ({stream.note})")
     if not read:
@@ -124,18 +151,28 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
     return read
 
 
-def _capture(data: bytes, label: str, name: str, request: dict[str, Any] | None) -> Capture:
-    side = load_side(data, label, keep=True)
-    streams = streams_of(side)
-    first = next((record for record in side.kept or () if not record.done), None)
-    if first is None:
+def _capture(side: Side, held: bytes | None, name: str, request: dict[str, Any] | None) -> Capture:
+    """A capture read once, as it comes: assembled (what ``stream: false`` sends is built
+    from it), its first record looked at; no record kept."""
+    label = side.name
+    first: list[Record] = []
+
+    def looked_at(records: Iterator[Record]) -> Iterator[Record]:
+        for record in records:
+            if not first and not record.done:
+                first.append(record)
+            yield record
+
+    streams = streams_of(side, looked_at(side.records()))
+    if not first:
         raise InputError("no events in the capture", file=label, line=1, expected="a stream")
     whole_of = codecs.get(side.format).whole
-    whole = bool(whole_of is not None and first.data is not None and whole_of(first.data))
+    data = first[0].data
+    whole = bool(whole_of is not None and data is not None and whole_of(data))
     return Capture(
         name=name,
         path=label,
-        data=data,
+        held=held,
         format=side.format,
         container=side.container,
         whole=whole,

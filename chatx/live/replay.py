@@ -72,7 +72,8 @@ def stream(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Ite
     """The events the endpoint sends for ``capture``, one SSE event each."""
     splitter = Events()
     if is_verbatim(capture, endpoint):
-        yield from splitter.feed(capture.data)
+        for chunk in capture.chunks():  # read as sent: a capture is never held whole
+            yield from splitter.feed(chunk)
         yield from splitter.finish()
         return
     transcoder = Transcoder(
@@ -87,10 +88,11 @@ def stream(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Ite
         name=capture.path,
         notes=Notes(),
     )
-    for line in capture.data.splitlines(keepends=True):
-        out = transcoder.feed(line)
-        if out:
-            yield from splitter.feed(out)
+    for chunk in capture.chunks():
+        for line in chunk.splitlines(keepends=True):
+            out = transcoder.feed(line)
+            if out:
+                yield from splitter.feed(out)
     yield from splitter.feed(transcoder.finish())
     yield from splitter.finish()
 
