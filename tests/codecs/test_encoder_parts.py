@@ -27,7 +27,15 @@ ROOT = Path(__file__).resolve().parents[2] / "chatx" / "codecs"
 ENCODER_MODULES = {
     "chat_chunk": ("encode", "chunks", "finishing", "annotations", "runs"),
     "responses_event": ("encode", "encode_items", "parts", "written", "citations", "searches"),
-    "anthropic_event": ("encode", "content", "runs", "written", "citations", "searches"),
+    "anthropic_event": (
+        "encode",
+        "content",
+        "ending",
+        "runs",
+        "written",
+        "citations",
+        "searches",
+    ),
     "llama_stack_event": ("encode", "generation", "text", "calls", "ending"),
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chatx import ir
 from chatx.notes import Notes
 from chatx.pieces import Pieces
 
@@ -32,7 +33,7 @@ class OpenBlock:
 @dataclass(slots=True, eq=False)
 class Written:
     """The message being written, as the encoder and its parts (content blocks, runs,
-    citations, web searches) share it."""
+    citations, web searches, the ending) share it."""
 
     notes: Notes
     own: bool  # the source is Anthropic: its residue is merged back, another's said lost
@@ -46,7 +47,11 @@ class Written:
     lane: int | None = None  # the one lane written; another is said lost
     started_calls: set[int | None] = field(default_factory=set)  # tool calls opened
     called: bool = False  # a tool call was written (the stop reason without a finish)
+    finish: ir.Finish | None = None  # the finish its message_delta says
+    usage: ir.Usage | None = None  # the usage its message_delta says
+    start_usage: dict[str, int] = field(default_factory=dict)  # own: message_start's counts
     delta_due: bool = False  # own: a message_delta to write at the end of the batch
+    delta_written: bool = False  # the message_delta is written
     noted: set[str] = field(default_factory=set)  # losses said once, over every message
 
     def restart(self, mid: str) -> None:
@@ -59,7 +64,9 @@ class Written:
         self.lane = None
         self.started_calls = set()
         self.called = False
-        self.delta_due = False
+        self.finish = self.usage = None
+        self.start_usage = {}
+        self.delta_due = self.delta_written = False
 
     def lane_ok(self, lane: int) -> bool:
         """Whether ``lane`` is the message's; another is said lost, once."""
