@@ -7,7 +7,7 @@ and the two meet only at :class:`chatx.record.Record`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from chatx.containers import jsonarray, jsonl, sse
@@ -169,12 +169,14 @@ class Head:
         return data
 
 
-def pieces(data: bytes, size: int = 1 << 16) -> list[bytes]:
-    """``data`` in pieces of ``size`` bytes, for a reader: a head of many blank lines fed
-    whole would make a list of them all at once."""
+def pieces(data: bytes, size: int = 1 << 16) -> Iterator[bytes]:
+    """``data`` in pieces of ``size`` bytes, made as they are read, for a reader: many
+    blank lines fed whole would make a list of them all at once (64 MiB of them, 512 MB)."""
     if len(data) <= size:
-        return [data]
-    return [data[at : at + size] for at in range(0, len(data), size)]
+        yield data
+        return
+    for at in range(0, len(data), size):
+        yield data[at : at + size]
 
 
 def _first_line(text: bytes, limit: int = 40) -> str:
