@@ -8,6 +8,7 @@ may still grow (:mod:`chatx.codecs.call_order`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -23,19 +24,20 @@ from .written import OpenBlock, Written
 _SKIP = ("~prefill", "~seed", "~empty")
 
 
+@dataclass(slots=True, eq=False)
 class Content:
     """Writes the message's content blocks and their deltas. ``step`` is the encoder's,
     for the queue of tool calls held open (:attr:`queue`)."""
 
-    __slots__ = ("written", "notes", "own", "queue")
+    written: Written
+    notes: Notes
+    step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
+    own: bool = field(init=False)  # the source is this format
+    queue: CallQueue = field(init=False)
 
-    def __init__(
-        self, written: Written, notes: Notes, step: Callable[[ir.Event, list[Any]], None]
-    ) -> None:
-        self.written = written
-        self.notes = notes
-        self.own = written.own
-        self.queue = CallQueue(step, self.call_text, self.end_call_now)
+    def __post_init__(self) -> None:
+        self.own = self.written.own
+        self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     def item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         extra = event.extra

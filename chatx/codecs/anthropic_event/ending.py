@@ -4,6 +4,7 @@ then ``message_stop``; an ``error`` event, after which the API writes nothing.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -16,18 +17,19 @@ from .content import Content, merged
 from .written import Written
 
 
+@dataclass(slots=True, eq=False)
 class Ending:
     """Writes the message's usage, stop reason, ending and errors. ``content`` closes the
     open block and ``queue`` releases the calls it holds before the ending."""
 
-    __slots__ = ("written", "content", "queue", "notes", "own")
+    written: Written
+    content: Content
+    queue: CallQueue
+    notes: Notes
+    own: bool = field(init=False)  # the source is this format
 
-    def __init__(self, written: Written, content: Content, queue: CallQueue, notes: Notes) -> None:
-        self.written = written
-        self.content = content
-        self.queue = queue
-        self.notes = notes
-        self.own = written.own
+    def __post_init__(self) -> None:
+        self.own = self.written.own
 
     def usage(self, event: ir.Usage, out: list[Any]) -> None:
         written = self.written

@@ -13,6 +13,7 @@ held tool call, residue of the encoder's own format) takes ``feed`` record by re
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -24,27 +25,21 @@ from chatx.residue import MetaReport, NullResidue
 from .written import Written
 
 
+@dataclass(slots=True, eq=False)
 class Runs:
     """The anthropic encoder's loop for runs. ``written`` is the message it shares with
     the content blocks, ``queue`` the tool calls held open, ``feed`` the encoder's, which
     writes a record the long way."""
 
-    __slots__ = ("written", "notes", "own", "queue", "lost_meta", "feed")
+    written: Written
+    notes: Notes
+    queue: CallQueue
+    lost_meta: MetaReport
+    feed: Callable[[list[ir.Event]], list[Any]]  # the encoder's
+    own: bool = field(init=False)  # the source is this format
 
-    def __init__(
-        self,
-        written: Written,
-        notes: Notes,
-        queue: CallQueue,
-        lost_meta: MetaReport,
-        feed: Callable[[list[ir.Event]], list[Any]],
-    ) -> None:
-        self.written = written
-        self.notes = notes
-        self.own = written.own
-        self.queue = queue
-        self.lost_meta = lost_meta
-        self.feed = feed
+    def __post_init__(self) -> None:
+        self.own = self.written.own
 
     def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its

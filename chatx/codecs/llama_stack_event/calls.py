@@ -5,6 +5,7 @@ the arguments are not JSON; one call at a time (:mod:`chatx.codecs.call_order`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -16,24 +17,21 @@ from .generation import Generation, OpenCall, patch
 from .text import Text
 
 
+@dataclass(slots=True, eq=False)
 class Calls:
     """Writes the generation's tool calls. ``text`` ends the message before a call;
     ``step`` is the encoder's, for the queue of calls held open (:attr:`queue`)."""
 
-    __slots__ = ("generation", "text", "notes", "own", "queue")
+    generation: Generation
+    text: Text
+    notes: Notes
+    step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
+    own: bool = field(init=False)  # the source is this format
+    queue: CallQueue = field(init=False)
 
-    def __init__(
-        self,
-        generation: Generation,
-        text: Text,
-        notes: Notes,
-        step: Callable[[ir.Event, list[Any]], None],
-    ) -> None:
-        self.generation = generation
-        self.text = text
-        self.notes = notes
-        self.own = generation.own
-        self.queue = CallQueue(step, self.call_text, self.end_call_now)
+    def __post_init__(self) -> None:
+        self.own = self.generation.own
+        self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     def item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         g = self.generation

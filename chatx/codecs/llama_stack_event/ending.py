@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -20,18 +21,19 @@ from .text import Text
 NO_MESSAGE = "An error occurred during streaming"
 
 
+@dataclass(slots=True, eq=False)
 class Ending:
     """Writes how the generation ends. ``text`` ends the message and ``calls`` closes
     the calls still open before an error frame."""
 
-    __slots__ = ("generation", "text", "calls", "notes", "own")
+    generation: Generation
+    text: Text
+    calls: Calls
+    notes: Notes
+    own: bool = field(init=False)  # the source is this format
 
-    def __init__(self, generation: Generation, text: Text, calls: Calls, notes: Notes) -> None:
-        self.generation = generation
-        self.text = text
-        self.calls = calls
-        self.notes = notes
-        self.own = generation.own
+    def __post_init__(self) -> None:
+        self.own = self.generation.own
 
     def complete(self) -> dict[str, Any]:
         """The ``complete`` event: the stop reason and the usage as ``metrics``."""

@@ -8,6 +8,7 @@ even when a delta boundary splits one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -19,16 +20,17 @@ from .generation import LS, Generation, patch
 from .special_tokens import PYTHON_TAG, TOKEN_STOP, parse_tool_call
 
 
+@dataclass(slots=True, eq=False)
 class Text:
     """Writes the generation's text: its deltas (a refusal's too), the special tokens
     another format's text holds, and the built-in call a ``<|python_tag|>`` opens."""
 
-    __slots__ = ("generation", "notes", "own")
+    generation: Generation
+    notes: Notes
+    own: bool = field(init=False)  # the source is this format
 
-    def __init__(self, generation: Generation, notes: Notes) -> None:
-        self.generation = generation
-        self.notes = notes
-        self.own = generation.own
+    def __post_init__(self) -> None:
+        self.own = self.generation.own
 
     def text(self, event: ir.TextDelta, out: list[Any]) -> None:
         g = self.generation

@@ -8,6 +8,7 @@ may be held open past its end (:mod:`chatx.codecs.call_order`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
@@ -25,27 +26,28 @@ from .written import OpenItem, OpenPart, ResponseState
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
 
+@dataclass(slots=True, eq=False)
 class Items:
     """Opens and closes the response's output items and their parts. What it makes with
     its own openers: ``citations`` (another format's citations, annotations of the part
     they fall in), ``searches`` (another format's web searches, items of their own) and
     ``queue`` (tool calls held open; ``step`` is the encoder's)."""
 
-    __slots__ = ("state", "notes", "own", "citations", "searches", "queue")
+    state: ResponseState
+    notes: Notes
+    lost_meta: MetaReport
+    step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
+    own: bool = field(init=False)  # the source is this format
+    citations: Citations = field(init=False)
+    searches: Searches = field(init=False)
+    queue: CallQueue = field(init=False)
 
-    def __init__(
-        self,
-        state: ResponseState,
-        notes: Notes,
-        lost_meta: MetaReport,
-        step: Callable[[ir.Event, list[Any]], None],
-    ) -> None:
-        self.state = state
-        self.notes = notes
-        self.own = state.own
-        self.citations = Citations(notes, lost_meta, state.emit, self.part)
-        self.searches = Searches(notes, state.emit, self.new_item, self.close)
-        self.queue = CallQueue(step, self.call_text, self.end_call_now)
+    def __post_init__(self) -> None:
+        self.own = self.state.own
+        emit = self.state.emit
+        self.citations = Citations(self.notes, self.lost_meta, emit, self.part)
+        self.searches = Searches(self.notes, emit, self.new_item, self.close)
+        self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     def open(
         self, kind: str, lane: int, out: list[dict[str, Any]], start: ir.ItemStart | None = None

@@ -5,6 +5,7 @@ item of its kind open opens one (:mod:`.encode_items`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir
@@ -15,24 +16,19 @@ from .encode_items import Items
 from .written import OpenItem, OpenPart, ResponseState
 
 
+@dataclass(slots=True, eq=False)
 class Deltas:
     """Writes the deltas. ``items`` opens an item or a part a delta needs; ``reasoning``
     is how another format's reasoning is written (``summary`` or ``text``)."""
 
-    __slots__ = ("state", "items", "notes", "own", "reasoning_mode")
+    state: ResponseState
+    items: Items
+    notes: Notes
+    reasoning_mode: Literal["summary", "text"]  # another format's reasoning written as
+    own: bool = field(init=False)  # the source is this format
 
-    def __init__(
-        self,
-        state: ResponseState,
-        items: Items,
-        notes: Notes,
-        reasoning: Literal["summary", "text"],
-    ) -> None:
-        self.state = state
-        self.items = items
-        self.notes = notes
-        self.own = state.own
-        self.reasoning_mode = reasoning
+    def __post_init__(self) -> None:
+        self.own = self.state.own
 
     def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, OpenPart]:
         """The open message and its open output_text part, opened if need be."""
