@@ -25,6 +25,7 @@ from chatx.containers.bodies import Entry
 from chatx.containers.lines import MAX_LINE
 from chatx.errors import InputError
 from chatx.exchanges import Stream, classify, judge
+from chatx.limits import MAX_LAYERS
 from chatx.notes import Notes
 
 __all__ = ["Address", "NoStreams", "Picked", "Source", "Stream", "each", "judge", "open_source",
@@ -106,12 +107,7 @@ def open_source(spec: str | Address) -> Source:
     try:
         head, ended = _head(raw, b"", lambda h: compressed.undecided(h))
         compression = compressed.detect(head)
-        stream: Any = raw
-        if compression is not None:
-            rest = io.BytesIO() if ended else raw
-            stream = compressed.open_stream(compression, compressed.prefixed(head, rest))
-            closers.append(stream.close)
-            head, ended = b"", False
+        stream, head, ended = _decompressed(raw, head, ended, closers)
         if not ended:
             more, ended = _head(
                 stream, head, lambda h: not demux.decidable(h) and len(h) < _HEAD_MAX
@@ -133,6 +129,29 @@ def open_source(spec: str | Address) -> Source:
             close()
         raise
     return Source(address, stream, kind, compression, closers)
+
+
+def _decompressed(
+    raw: Any, head: bytes, ended: bool, closers: list[Callable[[], None]]
+) -> tuple[Any, bytes, bool]:
+    """``raw`` read decompressed while its first bytes say it is compressed (a ``.gz`` of
+    a ``.gz``), at most MAX_LAYERS times over, each layer bounded; (stream, head, ended)
+    of what is left, ``head`` its first bytes read already."""
+    stream = raw
+    for _ in range(MAX_LAYERS):
+        compression = compressed.detect(head)
+        if compression is None:
+            return stream, head, ended
+        rest = io.BytesIO() if ended else stream
+        stream = compressed.open_stream(compression, compressed.prefixed(head, rest))
+        closers.append(stream.close)
+        head, ended = _head(stream, b"", lambda h: compressed.undecided(h))
+    if compressed.detect(head) is not None:
+        raise InputError(
+            f"compressed more than {MAX_LAYERS} times over (chatx undoes at most {MAX_LAYERS}"
+            " layers: MAX_LAYERS)"
+        )
+    return stream, head, ended
 
 
 def _head(stream: Any, head: bytes, wanting: Callable[[bytes], bool]) -> tuple[bytes, bool]:

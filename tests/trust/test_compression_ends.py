@@ -299,3 +299,15 @@ def test_a_body_compressed_twice_is_read_and_bounded(tmp_path: Path, bare: bytes
     path.write_text(json.dumps(_har(many, "gzip")))
     code, _, err = convert(path)
     assert code == 2 and "compressed more than 3 times over" in err, err
+
+
+def test_a_file_compressed_twice_is_read_and_bounded(tmp_path: Path, bare: bytes) -> None:
+    """Before: a .gz of a .gz was 'not a stream: starts with \\x1f\\x8b'."""
+    path = tmp_path / "a.sse.xz.gz"
+    path.write_bytes(PACK["gz"](PACK["xz"](STREAM)))
+    assert convert(path)[:2] == (0, bare)
+    for kind in ("bz2", "zst", "gz"):
+        path.write_bytes(PACK[kind](path.read_bytes()))
+    code, _, err = convert(path)
+    assert code == 2
+    assert f"{path}: compressed more than 3 times over" in err, err
