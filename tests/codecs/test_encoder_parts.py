@@ -26,7 +26,14 @@ ROOT = Path(__file__).resolve().parents[2] / "chatx" / "codecs"
 # The encoder side of each codec: the encoder and the parts it makes.
 ENCODER_MODULES = {
     "chat_chunk": ("encode", "chunks", "finishing", "annotations", "runs"),
-    "responses_event": ("encode", "encode_items", "parts", "written", "citations", "searches"),
+    "responses_event": (
+        "encode",
+        "encode_items",
+        "encode_deltas",
+        "written",
+        "citations",
+        "searches",
+    ),
     "anthropic_event": (
         "encode",
         "content",

@@ -6,7 +6,7 @@ with ``output_item.added``, its parts with ``content_part.added`` (or
 ``output_item.done``; one item at a time. Sequence numbers are given here, at the
 output stage, contiguous from 0 in each stream. The terminal event's ``output`` is the
 list of items closed, and carries the usage. Items and their parts open and close in
-:mod:`.encode_items`, deltas are written in :mod:`.parts`; the state they share is
+:mod:`.encode_items`, deltas are written in :mod:`.encode_deltas`; the state they share is
 :mod:`.written`'s.
 """
 
@@ -20,9 +20,9 @@ from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.finish import exact
 from chatx.codecs.responses_event import shapes
+from chatx.codecs.responses_event.encode_deltas import Deltas
 from chatx.codecs.responses_event.encode_items import Items
 from chatx.codecs.responses_event.envelope import envelope, responses_id, usage_object
-from chatx.codecs.responses_event.parts import Deltas
 from chatx.codecs.responses_event.settle import lifecycle_status, settle
 from chatx.codecs.responses_event.shapes import OPEN_PART, PATCH
 from chatx.codecs.responses_event.written import ResponseState

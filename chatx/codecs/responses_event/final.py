@@ -15,8 +15,8 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.citations import annotation
+from chatx.codecs.responses_event.encode_deltas import written_logprobs
 from chatx.codecs.responses_event.envelope import envelope, item_id, responses_id, usage_object
-from chatx.codecs.responses_event.parts import written_logprobs
 from chatx.codecs.responses_event.searches import SearchState
 from chatx.codecs.responses_event.searches import item_id as item_id_of
 from chatx.collect.assembler import Assembler
