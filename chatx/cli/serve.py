@@ -62,7 +62,7 @@ def serve(
     from chatx.live.app import ServeApp
     from chatx.live.endpoints import endpoints
 
-    server.require("serve", "uvicorn")
+    server.require("serve", "uvicorn", "anyio")
     if delay < 0:
         raise UsageError("--delay: milliseconds, 0 or more")
     if cut_after is not None and cut_after < 0:

@@ -8,6 +8,11 @@ that cannot be read, gets an OpenAI-shaped error body with its status.
 Faults for testing clients: ``delay`` seconds between events, ``cut_after`` events
 then the connection is dropped (a stream of that many events or fewer is sent whole),
 ``status``: every request to an API is answered with that error.
+
+Every client is served at once: the event loop only sends and waits (a delay, a client
+that reads slowly), and the events are read and transcoded in worker threads a batch at
+a time (:class:`~chatx.live.asgi.Workers`, :func:`~chatx.live.replay.take`), so a long
+capture, a delay or a stalled client holds up no other request.
 """
 
 from __future__ import annotations
@@ -15,15 +20,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote
 
 import orjson
 
 from chatx.containers.payload import request_json
-from chatx.errors import ChatxError
 from chatx.live import asgi, replay
 from chatx.live.captures import Capture
-from chatx.live.choose import HEADER, Chooser
+from chatx.live.choose import HEADER, Chooser, header_value
 from chatx.live.endpoints import Endpoint, by_path, endpoints
 from chatx.live.errors import ApiError, fault
 
@@ -48,6 +51,8 @@ class ServeApp:
         self.status = status
         self.log = log or (lambda line: None)
         self.requests = 0
+        self.under_way = 0  # streams being sent
+        self.workers = asgi.Workers()
         self.max_body = asgi.MAX_BODY
         self.debug = False  # --traceback: a bug's traceback, from uvicorn
 
@@ -66,6 +71,8 @@ class ServeApp:
             await asgi.respond_error(tracked, exc)
         except asgi.Disconnected:
             pass
+        except asyncio.CancelledError:  # shutdown's grace ran out: the client sees a drop
+            self.log(f"{scope['method']} {scope['path']}: cut short at shutdown")
         except Exception as exc:  # a bug: one line on stderr, a 500 body for the client
             if not self.debug:
                 self.log(f"{scope['method']} {scope['path']}: internal error: {exc!r}")
@@ -95,10 +102,11 @@ class ServeApp:
             raise fault(self.status)
         request = parse_request(body, endpoint)
         capture = self.chooser.choose(_header(scope, HEADER), request, endpoint)
-        named = [(HEADER.encode(), quote(capture.name, safe="/._-").encode())]
+        named = [(HEADER.encode(), header_value(capture.name))]
         if request.get("stream") is not True:
             self.log(f"POST {path}: {capture.name} ({_how(capture, endpoint)}), final object")
-            await asgi.respond(send, 200, self.finals.get(capture, endpoint), headers=named)
+            final = await self.workers.run(self.finals.get, capture, endpoint, request)
+            await asgi.respond(send, 200, final, headers=named)
             return
         await self._stream(send, receive, capture, endpoint, request, named)
 
@@ -111,33 +119,50 @@ class ServeApp:
         request: dict[str, Any],
         named: list[tuple[bytes, bytes]],
     ) -> None:
-        event, rest = replay.first_and_rest(replay.stream(capture, endpoint, request))
-        head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache"), *named]
-        await asgi.start_stream(send, 200, head)
-        watch = asgi.Watch(receive)
-        sent = 0
+        events = replay.stream(capture, endpoint, request)
         how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint)})"
+        head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache"), *named]
+        watch: asgi.Watch | None = None
+        sent = 0
+        self.under_way += 1
         try:
-            while event is not None:
-                if self.cut_after is not None and sent >= self.cut_after:
-                    self.log(f"{how}: connection cut after {sent} events (--cut-after)")
-                    return  # uvicorn closes a response left unfinished: the client sees a drop
-                if sent and self.delay:
-                    await asyncio.sleep(self.delay)
-                if watch.gone:
-                    self.log(f"{how}: the client left after {sent} events")
+            # The first event alone, worked out before the response starts (a capture
+            # that cannot be sent in this format is an error body) and sent at once.
+            batch, error = await self.workers.run(replay.take, events, 1)
+            if error is not None and not batch:
+                raise replay.not_servable(error)
+            await asgi.start_stream(send, 200, head)
+            watch = asgi.Watch(receive)
+            while batch:
+                for event in batch:
+                    if not await self._pace(watch, sent, how):
+                        return
+                    await asgi.send_piece(send, event)
+                    sent += 1
+                if error is not None:
+                    self.log(f"{how}: connection cut after {sent} events: {error}")
                     return
-                await asgi.send_piece(send, event)
-                sent += 1
-                try:
-                    event = next(rest, None)
-                except ChatxError as exc:
-                    self.log(f"{how}: connection cut after {sent} events: {exc}")
-                    return
+                batch, error = await self.workers.run(replay.take, events)
             await asgi.end_stream(send)
             self.log(f"{how}: {sent} events")
+        except asyncio.CancelledError:  # shutdown's grace ran out: the client sees a drop
+            self.log(f"{how}: cut short at shutdown after {sent} events")
         finally:
-            watch.close()
+            self.under_way -= 1
+            if watch is not None:
+                watch.close()
+            events.close()
+
+    async def _pace(self, watch: asgi.Watch, sent: int, how: str) -> bool:
+        """Whether the next event goes: not past --cut-after, nor to a client that left
+        (while the delay before it ran: a client leaving is seen at once)."""
+        if self.cut_after is not None and sent >= self.cut_after:
+            self.log(f"{how}: connection cut after {sent} events (--cut-after)")
+            return False  # uvicorn closes a response left unfinished: the client sees a drop
+        if await watch.wait(self.delay if sent else 0):
+            self.log(f"{how}: the client left after {sent} events")
+            return False
+        return True
 
     def models(self) -> bytes:
         seen: dict[str, None] = {}

@@ -1,14 +1,17 @@
 """The little of ASGI the two apps use: a request body, a whole response, a stream.
 
 No framework: one route table per app is all there is, and every byte a response sends
-is chosen here (no date or server header: two runs answer alike).
+is chosen here (no date or server header: two runs answer alike). Work that takes time
+without waiting on a socket (reading and transcoding a capture, building a final object)
+runs in :class:`Workers`' threads, never on the event loop: there it would hold up every
+other client.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from chatx.live.errors import ApiError
 
@@ -18,8 +21,36 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 MAX_BODY = 32 << 20  # a request body larger than this is refused (413)
+# Threads for work off the event loop. A thread is held for one bounded step (a batch of
+# events, one final object), never for a whole response: a client that reads slowly or
+# not at all holds none. More threads than steps under way at once cost nothing; fewer
+# would make a short request wait its turn behind the long ones.
+WORKERS = 64
 JSON = b"application/json"
 EVENT_STREAM = b"text/event-stream; charset=utf-8"
+
+
+T = TypeVar("T")
+
+
+class Workers:
+    """Runs a blocking function in a thread (anyio's pool, :data:`WORKERS` at a time) and
+    awaits it. Cancelled (at shutdown), the await waits for the function to return, so
+    what it works on (a stream's generator) is never used by two threads at once."""
+
+    def __init__(self, tokens: int = WORKERS) -> None:
+        self.tokens = tokens
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.limiter: Any = None
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        import anyio
+        import anyio.to_thread
+
+        loop = asyncio.get_running_loop()
+        if self.loop is not loop:  # a limiter belongs to the loop that made it
+            self.loop, self.limiter = loop, anyio.CapacityLimiter(self.tokens)
+        return await anyio.to_thread.run_sync(func, *args, limiter=self.limiter)
 
 
 class Disconnected(Exception):
@@ -109,6 +140,12 @@ class Watch:
 
     @property
     def gone(self) -> bool:
+        return self.task.done()
+
+    async def wait(self, seconds: float) -> bool:
+        """Wait ``seconds``, less if the client hangs up meanwhile; True when it has."""
+        if seconds > 0 and not self.task.done():
+            await asyncio.wait({self.task}, timeout=seconds)
         return self.task.done()
 
     def close(self) -> None:

@@ -1,7 +1,9 @@
 """Which capture answers a request, first rule that applies:
 
 1. the header ``X-Chatx-Capture: NAME`` (the capture's path under the PATH given, with
-   or without its suffix, or its file name when no other capture has it);
+   or without its suffix, or its file name when no other capture has it); the answer
+   names its capture in the same header, percent-encoded where a header cannot hold the
+   name as it is (see :func:`header_value`), and that value names it back as it is;
 2. else the first capture whose recorded request equals the request body — compared as
    JSON values, leaving out ``stream`` and ``stream_options`` (``capture`` forces
    streaming on) and the fields a recording leaves out as secrets;
@@ -18,6 +20,7 @@ from __future__ import annotations
 import threading
 from pathlib import PurePosixPath
 from typing import Any
+from urllib.parse import quote, unquote
 
 from chatx.live.captures import Capture
 from chatx.live.endpoints import Endpoint
@@ -26,6 +29,22 @@ from chatx.live.recording import scrub
 
 HEADER = "x-chatx-capture"
 _STREAMING = ("stream", "stream_options")
+# What a header value holds as it is: visible ASCII but the escape character itself.
+# Spaces (lost at either end of a value), controls and other characters are percent-
+# encoded as UTF-8, so no name can break the header or be read back as another.
+_AS_IS = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
+
+
+def header_value(name: str) -> bytes:
+    """The ``X-Chatx-Capture`` value that names a capture in an answer."""
+    return quote(name, safe=_AS_IS, errors="surrogateescape").encode("ascii")
+
+
+def header_names(value: str) -> list[str]:
+    """The names a header value may mean, first the one it means as an answer's header
+    (percent-decoded), then as typed."""
+    decoded = unquote(value, errors="surrogateescape") if "%" in value else value
+    return [decoded] if decoded == value else [decoded, value]
 
 
 def comparable(request: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +63,7 @@ class Chooser:
 
     def choose(self, header: str | None, body: dict[str, Any], endpoint: Endpoint) -> Capture:
         if header is not None:
-            return self.named(header)
+            return self.from_header(header)
         wanted = comparable(body)
         for capture, request in zip(self.captures, self.requests, strict=True):
             if request is not None and request == wanted:
@@ -59,6 +78,18 @@ class Chooser:
                     return same[turn % len(same)]
             turn, self.turn = self.turn, self.turn + 1
         return self.captures[turn % len(self.captures)]
+
+    def from_header(self, value: str) -> Capture:
+        """The capture an ``X-Chatx-Capture`` value names: the value an answer sent
+        names its capture; a name typed as it is (a ``%`` in it) is found too."""
+        *first, last = header_names(value)
+        for name in first:
+            try:
+                return self.named(name)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+        return self.named(last)
 
     def named(self, name: str) -> Capture:
         for matches in (

@@ -5,27 +5,39 @@ cut into events at its blank lines. Any other (another format, JSON lines, a JSO
 a non-streaming object) goes through the live :class:`~chatx.Transcoder` into the API's
 format, fed a line at a time, each event sent as the transcoder gives it. ``"stream":
 false`` gets the final object as ``chatx collect`` builds it, or a recorded non-streaming
-object as its bytes.
+object as its bytes; into Responses from another format, collected from the stream the
+request gets, whose envelope the request fills.
+
+Each step of :func:`stream` is a bounded piece of work (a piece of at most 64 KiB of a
+recorded stream read and cut, or one line transcoded), so the server can take the events off its
+event loop a batch at a time (:func:`take`) and no capture, however long, holds up
+another client.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Generator, Iterator
+from typing import TYPE_CHECKING, Any
 
 from chatx import codecs
 from chatx.codecs.base import EncodeOptions
-from chatx.errors import ChatxError
+from chatx.errors import ChatxError, InputError
 from chatx.live.captures import Capture
 from chatx.live.endpoints import Endpoint
 from chatx.live.errors import ApiError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 
+if TYPE_CHECKING:
+    from chatx.collect.assembler import Assembler
+
 # Two line ends in a row end an SSE event (LF, CRLF or CR, as the WHATWG rules read them);
 # the CR of a CRLF is never a line end of its own.
 _BLANK = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
+# The one API whose answer carries the request's settings (Responses' envelope).
+ENVELOPED = "responses-event"
+BATCH = 64 << 10  # bytes of events the server takes off its event loop at a time
 
 
 class Events:
@@ -63,12 +75,20 @@ class Events:
         return out
 
 
+def enveloped(capture: Capture, endpoint: Endpoint) -> bool:
+    """The request fills what the answer says of itself (Responses' envelope): from
+    another format, whose stream has no envelope of its own."""
+    return capture.format != endpoint.format
+
+
 def is_verbatim(capture: Capture, endpoint: Endpoint) -> bool:
     """Sent as recorded: the API's own format, framed as the API sends it (SSE)."""
     return capture.format == endpoint.format and capture.container == "sse" and not capture.whole
 
 
-def stream(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Iterator[bytes]:
+def stream(
+    capture: Capture, endpoint: Endpoint, request: dict[str, Any]
+) -> Generator[bytes, None, None]:
     """The events the endpoint sends for ``capture``, one SSE event each."""
     splitter = Events()
     if is_verbatim(capture, endpoint):
@@ -83,7 +103,7 @@ def stream(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Ite
         out_container="sse",
         # Another format's stream into Responses: the envelope (instructions, tools,
         # settings) comes from the request, as a provider fills it.
-        options=EncodeOptions(request=request) if capture.format != endpoint.format else None,
+        options=EncodeOptions(request=request) if enveloped(capture, endpoint) else None,
         choice=_choice(capture, endpoint),
         name=capture.path,
         notes=Notes(),
@@ -97,13 +117,27 @@ def stream(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Ite
     yield from splitter.finish()
 
 
-def first_and_rest(events: Iterator[bytes]) -> tuple[bytes | None, Iterator[bytes]]:
-    """The first event, worked out before the response starts: a capture that cannot
-    be sent in this format is an error body (500), not a stream that stops at once."""
+def take(events: Iterator[bytes], budget: int = BATCH) -> tuple[list[bytes], ChatxError | None]:
+    """The next events, at least ``budget`` bytes of them unless the stream ends first
+    (none: it has ended), and the error that stopped the stream after them, if one did.
+    Run off the event loop: this is where a capture is read and transcoded."""
+    out: list[bytes] = []
+    size = 0
     try:
-        return next(events, None), events
+        for event in events:
+            out.append(event)
+            size += len(event)
+            if size >= budget:
+                break
     except ChatxError as exc:
-        raise ApiError(500, f"chatx serve: {exc}", code="capture_not_servable") from None
+        return out, exc
+    return out, None
+
+
+def not_servable(exc: ChatxError) -> ApiError:
+    """A capture that cannot be sent in this format, found before the response started:
+    an error body (500), not a stream that stops at once."""
+    return ApiError(500, f"chatx serve: {exc}", code="capture_not_servable")
 
 
 def _choice(capture: Capture, endpoint: Endpoint) -> int | None:
@@ -113,14 +147,18 @@ def _choice(capture: Capture, endpoint: Endpoint) -> int | None:
 
 
 class Finals:
-    """``"stream": false``: the final object per capture and format, built once."""
+    """``"stream": false``: the final object per capture and format, built once; one
+    whose stream the request shapes (Responses' envelope, from another format) is built
+    from that stream, for each request."""
 
     def __init__(self) -> None:
         self.built: dict[tuple[int, str], bytes] = {}
 
-    def get(self, capture: Capture, endpoint: Endpoint) -> bytes:
+    def get(self, capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> bytes:
         if capture.whole and capture.format == endpoint.format:
             return capture.data
+        if enveloped(capture, endpoint) and endpoint.format == ENVELOPED:
+            return final_object(capture, endpoint, request)
         key = (id(capture), endpoint.format)
         body = self.built.get(key)
         if body is None:
@@ -128,8 +166,12 @@ class Finals:
         return body
 
 
-def final_object(capture: Capture, endpoint: Endpoint) -> bytes:
-    """What ``chatx collect --as FORMAT`` prints for the capture (its first stream)."""
+def final_object(
+    capture: Capture, endpoint: Endpoint, request: dict[str, Any] | None = None
+) -> bytes:
+    """What ``chatx collect --as FORMAT`` prints for the capture (its first stream); given
+    the request, for the stream :func:`stream` sends it (the final object a client
+    collects from that stream: the same envelope, by construction)."""
     from chatx.collect import DEFAULT_TARGET, collect
     from chatx.containers.payload import lenient_dumps
 
@@ -139,13 +181,23 @@ def final_object(capture: Capture, endpoint: Endpoint) -> bytes:
             400, f"chatx serve sends {endpoint.api} as a stream only: ask with stream: true"
         )
     try:
-        built = collect(
-            capture.streams[0],
-            target,
-            source=capture.format,
-            choice=_choice(capture, endpoint),
-            notes=Notes(),
-        )
+        if request is None:
+            first, source, choice = capture.streams[0], capture.format, _choice(capture, endpoint)
+        else:
+            first, source, choice = _as_sent(capture, endpoint, request), endpoint.format, None
+        built = collect(first, target, source=source, choice=choice, notes=Notes())
     except ChatxError as exc:
         raise ApiError(500, f"chatx serve: {capture.path}: {exc}") from None
     return lenient_dumps(built)
+
+
+def _as_sent(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Assembler:
+    """The first stream of what :func:`stream` sends for the request, read back."""
+    from chatx.collect.streams import streams_of
+    from chatx.reading import load
+
+    sent = b"".join(stream(capture, endpoint, request))
+    streams = streams_of(load(sent, capture.path, endpoint.format))
+    if not streams:
+        raise InputError("no events in the stream sent", file=capture.path)
+    return streams[0]

@@ -10,6 +10,7 @@ lines; no date or server header is added to what the app sends.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -25,6 +26,8 @@ GRACE = 5  # seconds the responses under way get to finish at shutdown
 # What uvicorn says of a response the app left unfinished: serve --cut-after does so on
 # purpose, and the proxy when the upstream drops; each says so in its own words.
 _CUT = "ASGI callable returned without completing response."
+# What uvicorn says when shutdown's grace runs out, said in chatx's words.
+_GRACE_OVER = "Cancel %s running task(s), timeout graceful shutdown exceeded"
 
 
 def require(command: str, *modules: str) -> None:
@@ -69,7 +72,11 @@ def _why(exc: BaseException) -> str:
 
 class _Quiet(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != _CUT
+        if record.getMessage() == _CUT:
+            return False
+        # A response cancelled at shutdown (the grace ran out, or a second Ctrl-C) is
+        # no error of the app's: the cut is said once, below or by the app, no traceback.
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
 
 
 def _logging(command: str) -> None:
@@ -88,13 +95,20 @@ class _Handler(logging.StreamHandler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            line = escape_text(record.getMessage())
-            sys.stderr.write(f"chatx: {self.command}: {line}\n")
+            sys.stderr.write(f"chatx: {self.command}: {_said(record)}\n")
             if record.exc_info and logging.getLogger("uvicorn").isEnabledFor(logging.DEBUG):
                 sys.stderr.write(logging.Formatter().formatException(record.exc_info) + "\n")
             sys.stderr.flush()
         except (OSError, ValueError):
             pass
+
+
+def _said(record: logging.LogRecord) -> str:
+    if record.msg == _GRACE_OVER and isinstance(record.args, tuple) and record.args:
+        count = record.args[0]
+        what = "response" if count == 1 else "responses"
+        return f"{count} {what} under way cut short: not finished in {GRACE:g} s"
+    return escape_text(record.getMessage())
 
 
 def config(app: Any, command: str, *, lifespan: Lifespan = "off", debug: bool = False) -> Any:
