@@ -101,11 +101,11 @@ def capture(
     from chatx.live import capture as capturing
     from chatx.live import server
     from chatx.live.endpoints import by_name
+    from chatx.live.upstream import Upstream
 
     server.require("capture", "httpx2")
     endpoint = by_name(api)
-    if not base_url.startswith(("http://", "https://")):
-        raise UsageError(f"--base-url: an http:// or https:// URL (not {base_url!r})")
+    Upstream.parse(base_url, "--base-url")  # refused before anything is sent or written
     if connect_timeout <= 0 or read_timeout < 0:
         raise UsageError("--connect-timeout is more than 0 seconds, --read-timeout 0 or more")
     try:

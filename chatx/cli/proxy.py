@@ -65,10 +65,10 @@ def proxy(
 ) -> int:
     from chatx.live import server
     from chatx.live.proxy import ProxyApp
+    from chatx.live.upstream import Upstream
 
     server.require("proxy", "uvicorn", "httpx2")
-    if not upstream.startswith(("http://", "https://")):
-        raise UsageError(f"--upstream: an http:// or https:// URL (not {upstream!r})")
+    target = Upstream.parse(upstream, "--upstream")  # before anything is created
     if connect_timeout <= 0 or read_timeout < 0:
         raise UsageError("--connect-timeout is more than 0 seconds, --read-timeout 0 or more")
     if not 0 <= port <= 65535:
@@ -79,7 +79,7 @@ def proxy(
         raise UsageError(f"--record {record}: cannot create it: {exc.strerror or exc}") from None
     sock = server.bind(host, port)
     app = ProxyApp(
-        upstream,
+        target,
         record,
         validate=validate,
         connect_timeout=connect_timeout,
@@ -88,7 +88,7 @@ def proxy(
         findings=_line,
     )
     app.debug = server.debugging()
-    banner = f"{server.url(sock)} -> {upstream}, recording into {record}; Ctrl-C to stop"
+    banner = f"{server.url(sock)} -> {target.described}, recording into {record}; Ctrl-C to stop"
     server.run(app, sock, "proxy", lifespan="on", ready=lambda: _say(banner))
     return 0
 

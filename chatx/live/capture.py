@@ -23,6 +23,7 @@ from chatx.drive import NoteReporter
 from chatx.errors import ChatxError, ExitStatus
 from chatx.live.endpoints import Endpoint
 from chatx.live.recording import Recording, request_path
+from chatx.live.upstream import Upstream
 from chatx.notes import Notes
 from chatx.textsafe import escape_text
 
@@ -45,8 +46,14 @@ class Request:
     extra_headers: tuple[tuple[str, str], ...] = ()
 
     @property
+    def upstream(self) -> Upstream:
+        """The base URL taken apart: its credentials go as Basic auth, never in a URL
+        that a message says."""
+        return Upstream.parse(self.base_url, "--base-url")
+
+    @property
     def url(self) -> str:
-        return self.base_url.rstrip("/") + self.endpoint.under_base
+        return self.upstream.shown + self.endpoint.under_base
 
 
 def _say(line: str) -> None:
@@ -64,9 +71,12 @@ def headers(request: Request) -> dict[str, str]:
     given = dict(request.extra_headers)
     key = os.environ.get(request.key_env)
     header = request.endpoint.key_header
+    basic = request.upstream.authorization
     if key:
         sent[header] = f"Bearer {key}" if header == "authorization" else key
-    elif not request.quiet and header not in given:
+    if basic is not None:  # credentials written into --base-url are the ones asked for
+        sent["authorization"] = basic
+    elif not key and not request.quiet and header not in given:
         _say(f"warning: ${request.key_env} is not set: the request carries no API key")
     return {**sent, **given}
 
@@ -105,7 +115,7 @@ def capture(request: Request) -> int:
                     return _http_error(url, response)
                 return _receive(request, body, response)
         except httpx2.HTTPError as exc:  # before any byte of the body: nothing written
-            _say(f"error: POST {url}: {_describe(exc)}")
+            _say(f"error: POST {url}: {request.upstream.redact(_describe(exc))}")
             return ExitStatus.ERROR
 
 
@@ -137,7 +147,7 @@ def _receive(request: Request, body: dict[str, Any], response: Any) -> int:
         raise
     except httpx2.HTTPError as exc:
         kept = recording.close(whole=False)
-        _say(f"error: POST {request.url}: {_describe(exc)}")
+        _say(f"error: POST {request.url}: {request.upstream.redact(_describe(exc))}")
         _say(f"capture incomplete: {_kept(recording, kept, request.out)}")
         return ExitStatus.ERROR
     kept = recording.close(whole=True)

@@ -22,6 +22,7 @@ from chatx.containers.payload import TOO_DEEP, nests_too_deep
 from chatx.live import asgi
 from chatx.live.errors import ApiError
 from chatx.live.recording import Namer, Recording
+from chatx.live.upstream import Refused, Upstream, check_target
 from chatx.textsafe import escape_text
 
 # Headers about one connection, never forwarded (RFC 9110 7.6.1), and the ones the
@@ -56,7 +57,7 @@ _STREAMED = (".sse", ".jsonl", ".sse.part", ".jsonl.part")
 class ProxyApp:
     def __init__(
         self,
-        upstream: str,
+        upstream: Upstream | str,
         record: Path,
         *,
         validate: bool = False,
@@ -65,7 +66,9 @@ class ProxyApp:
         log: Callable[[str], None] | None = None,
         findings: Callable[[str], None] | None = None,
     ) -> None:
-        self.upstream = upstream.rstrip("/")
+        self.upstream = (
+            upstream if isinstance(upstream, Upstream) else Upstream.parse(upstream, "--upstream")
+        )
         self.namer = Namer(record)
         self.validate = validate
         self.timeouts = (connect_timeout, read_timeout)
@@ -93,9 +96,10 @@ class ProxyApp:
         except Exception as exc:  # a bug: one line on stderr, a 500 body for the client
             if self.debug:
                 raise
-            self.log(f"{scope['method']} {scope['path']}: internal error: {exc!r}")
+            said = self.upstream.redact(repr(exc))
+            self.log(f"{scope['method']} {scope['path']}: internal error: {said}")
             if not tracked.started:
-                await asgi.respond_error(tracked, ApiError(500, f"chatx proxy: {exc!r}"))
+                await asgi.respond_error(tracked, ApiError(500, f"chatx proxy: {said}"))
 
     async def _open(self) -> None:
         import httpx2
@@ -112,14 +116,15 @@ class ProxyApp:
     # -- one request ---------------------------------------------------------------------
 
     def target(self, scope: asgi.Scope) -> str:
-        """The upstream URL: its base, then the path and query as the client sent them
-        (a base that ends in /v1 takes a /v1/... path once, not twice)."""
-        path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
-        base = self.upstream
-        if base.endswith("/v1") and (path == "/v1" or path.startswith("/v1/")):
-            base = base[: -len("/v1")]
-        query = scope.get("query_string", b"").decode("latin-1")
-        return f"{base}{path}" + (f"?{query}" if query else "")
+        """The upstream URL of a request: the upstream's own origin and base path, then
+        the path and query the client sent, checked (:func:`check_target`) so that no
+        request-target can name another host or climb out of the base path."""
+        raw = scope.get("raw_path") or scope["path"].encode()
+        try:
+            path, query = check_target(raw, scope.get("query_string", b""))
+        except Refused as exc:
+            raise ApiError(400, f"chatx proxy: {exc}") from None
+        return self.upstream.url_for(path, query)
 
     async def _forward(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
         import httpx2
@@ -127,6 +132,7 @@ class ProxyApp:
         if self.client is None:  # served without lifespan (a test calling the app)
             await self._open()
         method = scope["method"]
+        url = self.target(scope)  # refused before the body is read or anything is sent
         body = await asgi.read_body(receive)
         if nests_too_deep(body):  # refused before relaying: never a 200, then a cut
             raise ApiError(400, f"chatx proxy: the request body is {TOO_DEEP}")
@@ -136,14 +142,17 @@ class ProxyApp:
             if key.lower() not in _HOP and key.lower() not in _SET_AGAIN
         ]
         headers.append((b"accept-encoding", b"identity"))
-        url = self.target(scope)
+        basic = self.upstream.authorization
+        if basic is not None:  # the credentials written into --upstream, to it alone
+            headers = [(k, v) for k, v in headers if k.lower() != b"authorization"]
+            headers.append((b"authorization", basic.encode("latin-1")))
         request = self.client.build_request(method, url, headers=headers, content=body)
         try:
             response = await self.client.send(request, stream=True)
         except httpx2.HTTPError as exc:
-            raise ApiError(
-                502, f"chatx proxy: upstream {url}: {type(exc).__name__}: {exc}"
-            ) from None
+            status = 504 if isinstance(exc, httpx2.TimeoutException) else 502
+            said = self.upstream.redact(f"{type(exc).__name__}: {exc}")
+            raise ApiError(status, f"chatx proxy: upstream {url}: {said}") from None
         try:
             await self._relay(scope, receive, send, response, body)
         finally:
@@ -177,7 +186,7 @@ class ProxyApp:
             else:
                 whole = True
         except httpx2.HTTPError as exc:
-            why = f"the upstream stopped: {type(exc).__name__}: {exc}"
+            why = self.upstream.redact(f"the upstream stopped: {type(exc).__name__}: {exc}")
         finally:
             watch.close()
             kept = recording.close(whole) if recording is not None else None
