@@ -90,6 +90,33 @@ class Describe(NamedTuple):
     item: Callable[[dict[str, Any]], str] | None = None
 
 
+class HttpApi(NamedTuple):
+    """What a format's HTTP API looks like. The live commands know an API only through
+    this: ``serve`` answers its path with streams in the format, ``capture --api`` posts
+    to it, ``proxy`` names its recordings after it. A NamedTuple, as :class:`Describe` is,
+    for the start-up every codec package pays at import."""
+
+    api: str
+    """The name ``capture --api`` takes and messages use (``chat``, ``anthropic``)."""
+    path: str
+    """The route, ``/v1`` included: a base URL ends in ``/v1``, as ``OPENAI_BASE_URL`` does."""
+    model_key: str = "model"
+    """The request body's field naming the model (Llama Stack's ``model_id``)."""
+    key_header: str = "authorization"
+    """The header the API key goes in: ``authorization`` takes ``Bearer KEY``, any other
+    header the key itself (Anthropic's ``x-api-key``)."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Headers a client of the API sends with every request (``anthropic-version``)."""
+    format: str = ""
+    """The codec whose streams the API sends: filled in from the descriptor that holds it
+    (``chatx.live.endpoints``), never written by hand."""
+
+    @property
+    def under_base(self) -> str:
+        """The path after a base URL that ends in ``/v1``."""
+        return self.path.removeprefix("/v1")
+
+
 class lazy:  # lower case: used as a function, as functools.partial is
     """A stand-in for ``module``'s ``name`` (a class or a function) that imports
     ``module`` when first called, then calls it; :meth:`load` gives the object itself (a
@@ -182,3 +209,6 @@ class Codec:
     # diff: fields whose values differ between two runs of one request (ids, times,
     # sequence numbers), dropped unless --no-normalize.
     volatile: frozenset[str] = frozenset()
+    # serve, capture and proxy: the format's HTTP API (its path, where the model and the
+    # key are); None: the format has no API chatx speaks.
+    http: HttpApi | None = None

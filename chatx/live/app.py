@@ -23,11 +23,12 @@ from typing import Any
 
 import orjson
 
+from chatx.codecs.base import HttpApi
 from chatx.containers.payload import request_json
 from chatx.live import asgi, replay
 from chatx.live.captures import Capture
 from chatx.live.choose import HEADER, Chooser, header_value
-from chatx.live.endpoints import Endpoint, by_path, endpoints
+from chatx.live.endpoints import by_path, endpoints
 from chatx.live.errors import ApiError, fault
 
 MODELS = "/v1/models"
@@ -115,7 +116,7 @@ class ServeApp:
         send: asgi.Send,
         receive: asgi.Receive,
         capture: Capture,
-        endpoint: Endpoint,
+        endpoint: HttpApi,
         request: dict[str, Any],
         named: list[tuple[bytes, bytes]],
     ) -> None:
@@ -173,7 +174,7 @@ class ServeApp:
         return orjson.dumps({"object": "list", "data": data})
 
 
-def parse_request(body: bytes, endpoint: Endpoint) -> dict[str, Any]:
+def parse_request(body: bytes, endpoint: HttpApi) -> dict[str, Any]:
     """The request body as a JSON object, or the 400 an OpenAI server answers."""
     if not body.strip():
         raise ApiError(400, "the request has no body: a JSON object is expected")
@@ -213,7 +214,7 @@ def _header(scope: asgi.Scope, name: str) -> str | None:
     return None
 
 
-def _how(capture: Capture, endpoint: Endpoint) -> str:
+def _how(capture: Capture, endpoint: HttpApi) -> str:
     if replay.is_verbatim(capture, endpoint):
         return "as recorded"
     return f"{capture.format} -> {endpoint.format}"

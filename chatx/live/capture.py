@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
+from chatx.codecs.base import HttpApi
 from chatx.drive import NoteReporter
 from chatx.errors import ChatxError, ExitStatus
-from chatx.live.endpoints import Endpoint
 from chatx.live.recording import Recording, request_path
 from chatx.live.upstream import Upstream
 from chatx.notes import Notes
@@ -33,7 +33,7 @@ _ERROR_BODY_SHOWN = 64 << 10  # an error body longer than this is cut on stderr
 @dataclass(slots=True)
 class Request:
     base_url: str
-    endpoint: Endpoint
+    endpoint: HttpApi
     body: dict[str, Any]
     out: Path
     key_env: str = "OPENAI_API_KEY"

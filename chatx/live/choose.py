@@ -22,8 +22,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
 
+from chatx.codecs.base import HttpApi
 from chatx.live.captures import Capture
-from chatx.live.endpoints import Endpoint
 from chatx.live.errors import ApiError
 from chatx.live.recording import scrub
 
@@ -61,7 +61,7 @@ class Chooser:
         self.turn = 0
         self.turns: dict[str, int] = {}
 
-    def choose(self, header: str | None, body: dict[str, Any], endpoint: Endpoint) -> Capture:
+    def choose(self, header: str | None, body: dict[str, Any], endpoint: HttpApi) -> Capture:
         if header is not None:
             return self.from_header(header)
         wanted = comparable(body)

@@ -21,10 +21,9 @@ from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from chatx import codecs
-from chatx.codecs.base import EncodeOptions
+from chatx.codecs.base import EncodeOptions, HttpApi
 from chatx.errors import ChatxError, InputError
 from chatx.live.captures import Capture
-from chatx.live.endpoints import Endpoint
 from chatx.live.errors import ApiError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
@@ -75,19 +74,19 @@ class Events:
         return out
 
 
-def enveloped(capture: Capture, endpoint: Endpoint) -> bool:
+def enveloped(capture: Capture, endpoint: HttpApi) -> bool:
     """The request fills what the answer says of itself (Responses' envelope): from
     another format, whose stream has no envelope of its own."""
     return capture.format != endpoint.format
 
 
-def is_verbatim(capture: Capture, endpoint: Endpoint) -> bool:
+def is_verbatim(capture: Capture, endpoint: HttpApi) -> bool:
     """Sent as recorded: the API's own format, framed as the API sends it (SSE)."""
     return capture.format == endpoint.format and capture.container == "sse" and not capture.whole
 
 
 def stream(
-    capture: Capture, endpoint: Endpoint, request: dict[str, Any]
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any]
 ) -> Generator[bytes, None, None]:
     """The events the endpoint sends for ``capture``, one SSE event each."""
     splitter = Events()
@@ -140,7 +139,7 @@ def not_servable(exc: ChatxError) -> ApiError:
     return ApiError(500, f"chatx serve: {exc}", code="capture_not_servable")
 
 
-def _choice(capture: Capture, endpoint: Endpoint) -> int | None:
+def _choice(capture: Capture, endpoint: HttpApi) -> int | None:
     """A one-choice format gets the first choice of a stream that has several."""
     lanes = capture.lanes
     return lanes[0] if len(lanes) > 1 and codecs.get(endpoint.format).single_lane else None
@@ -154,7 +153,7 @@ class Finals:
     def __init__(self) -> None:
         self.built: dict[tuple[int, str], bytes] = {}
 
-    def get(self, capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> bytes:
+    def get(self, capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> bytes:
         if capture.whole and capture.format == endpoint.format:
             return capture.data
         if enveloped(capture, endpoint) and endpoint.format == ENVELOPED:
@@ -167,7 +166,7 @@ class Finals:
 
 
 def final_object(
-    capture: Capture, endpoint: Endpoint, request: dict[str, Any] | None = None
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any] | None = None
 ) -> bytes:
     """What ``chatx collect --as FORMAT`` prints for the capture (its first stream); given
     the request, for the stream :func:`stream` sends it (the final object a client
@@ -191,7 +190,7 @@ def final_object(
     return lenient_dumps(built)
 
 
-def _as_sent(capture: Capture, endpoint: Endpoint, request: dict[str, Any]) -> Assembler:
+def _as_sent(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> Assembler:
     """The first stream of what :func:`stream` sends for the request, read back."""
     from chatx.collect.streams import streams_of
     from chatx.reading import load

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -116,7 +118,7 @@ def test_every_registered_format_says_what_the_commands_need() -> None:
 # {"toy": text, "toy_id": id}, ended by {"toy_end": reason}.
 TOY = """
 from chatx import codecs, ir
-from chatx.codecs.base import Codec, Describe
+from chatx.codecs.base import Codec, Describe, HttpApi
 from chatx.validation.base import Checker, catalogue
 from chatx.validation.rule import Rule
 
@@ -196,19 +198,26 @@ TOY = Codec(
     collect_as="toy",
     describe=Describe(kinds, preview, rank=5),
     volatile=frozenset(("toy_id",)),
+    http=HttpApi("toy", "/v1/toy/stream", model_key="toy_model", key_header="x-toy-key"),
 )
 codecs.CODECS = (*codecs.CODECS, TOY)  # the registry line
 """
 
 
-def _run_with_toy(tmp_path: Path, *commands: list[str]) -> list[dict[str, object]]:
+def _run_with_toy(
+    tmp_path: Path, *commands: list[str], env: dict[str, str] | None = None
+) -> list[dict[str, object]]:
     """Each command's exit code and output, run by an interpreter that registers the toy
     codec before any command module is imported."""
     script = TOY + "\nfrom chatx.cli import run\nrun()\n"
     results = []
     for argv in commands:
         done = subprocess.run(
-            [sys.executable, "-c", script, *argv], capture_output=True, cwd=tmp_path, timeout=120
+            [sys.executable, "-c", script, *argv],
+            capture_output=True,
+            cwd=tmp_path,
+            timeout=120,
+            env=env,
         )
         out, err = done.stdout.decode(), done.stderr.decode()
         assert "Traceback" not in err, err
@@ -283,3 +292,53 @@ def test_show_asks_the_streams_own_format_before_a_higher_rank(
     assert record_kinds(record, "chat-chunk") == ["wide"]
     chunk = Record(data={"object": "chat.completion.chunk", "choices": []}, line=2)
     assert record_kinds(chunk, "responses-event") == ["empty chunk"]
+
+
+def test_a_registered_codec_brings_its_http_api(tmp_path: Path) -> None:
+    """The descriptor's HttpApi is all serve and capture need: serve answers the toy's
+    path with a toy stream, and capture --api toy posts to it,
+    with no edit outside the toy's own code."""
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("httpx2")
+    good = [
+        {"toy": "Hel", "toy_id": "t1"},
+        {"toy": "lo", "toy_id": "t1"},
+        {"toy_end": "stop", "toy_id": "t1"},
+    ]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in good))
+    script = TOY + "\nfrom chatx.cli import run\nrun()\n"
+    command = [sys.executable, "-c", script, "serve", "a.jsonl", "--port", "0"]
+    with subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE, text=True) as server:
+        assert server.stderr is not None
+        try:
+            banner = server.stderr.readline()
+            url = re.search(r"http://127\.0\.0\.1:\d+", banner)
+            assert url is not None, banner
+            env = {**os.environ, "TOY_KEY": "toy-secret"}
+            (captured,) = _run_with_toy(
+                tmp_path,
+                [
+                    "capture",
+                    "--api",
+                    "toy",
+                    "--base-url",
+                    url.group(0) + "/v1",
+                    "--api-key-env",
+                    "TOY_KEY",
+                    "-d",
+                    '{"toy_model": "m"}',
+                    "-o",
+                    "out.sse",
+                ],
+                env=env,
+            )
+        finally:
+            server.terminate()
+        log = banner + server.stderr.read()
+    assert "/v1/toy/stream" in banner, banner
+    assert captured["code"] == 0, captured["err"]
+    # serve writes every API's stream as SSE, the toy's too: what capture wrote as sent.
+    sent = (tmp_path / "out.sse").read_text().split("\n")
+    records = [json.loads(line[len("data: ") :]) for line in sent if line.startswith("data: {")]
+    assert [r.get("toy") for r in records] == ["Hel", "lo"]
+    assert "POST /v1/toy/stream" in log

@@ -18,7 +18,7 @@ Vertex. See ``docs/anthropic.md`` for the mapping.
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, lazy
 
 from .probe import NAME, probe
 
@@ -54,6 +54,12 @@ CODEC = Codec(
     # A message's and a tool call's ids, and a thinking block's signature, differ from
     # one run of a request to the next.
     volatile=frozenset(("id", "tool_use_id", "signature")),
+    http=HttpApi(
+        "anthropic",
+        "/v1/messages",
+        key_header="x-api-key",
+        headers=(("anthropic-version", "2023-06-01"),),
+    ),
 )
 
 __all__ = ["CODEC", "probe"]

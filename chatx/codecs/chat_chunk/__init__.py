@@ -6,7 +6,7 @@ Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, lazy
 from chatx.codecs.chat_chunk.fields import USAGE
 from chatx.record import Record
 
@@ -60,4 +60,5 @@ CODEC = Codec(
     ),
     usage=USAGE,
     volatile=frozenset(("id", "created", "system_fingerprint", "obfuscation")),
+    http=HttpApi("chat", "/v1/chat/completions"),
 )

@@ -16,7 +16,7 @@ and ``{"error": {…}}`` when generation fails. See ``docs/llama-stack.md`` for 
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, lazy
 
 from .probe import NAME, probe
 
@@ -45,6 +45,7 @@ CODEC = Codec(
         rank=1,
     ),
     volatile=frozenset(("call_id",)),
+    http=HttpApi("llama-stack", "/v1/inference/chat-completion", model_key="model_id"),
 )
 
 __all__ = ["CODEC", "probe"]
