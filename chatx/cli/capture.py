@@ -113,7 +113,7 @@ def capture(
     except ValueError as exc:
         raise UsageError(f"-H: {exc}") from None
     body = _body(request_file, data)
-    _check_output(output)
+    output = _check_output(output)
     return capturing.capture(
         capturing.Request(
             base_url=base_url,
@@ -156,16 +156,32 @@ def _body(request_file: str | None, data: str | None) -> dict:
     return body
 
 
-def _check_output(output: Path) -> None:
-    """Refused before the request is sent: a capture is not paid for twice."""
+def _check_output(output: Path) -> Path:
+    """The file the capture goes to (OUT, or what your own symlink at OUT names), refused
+    before the request is sent when it cannot be: a capture is not paid for twice."""
     import os
+
+    from chatx import atomic
+    from chatx.live.recording import in_the_way, part_path
 
     if str(output) == "-":
         raise UsageError("-o: capture writes a file (--tee FORMAT writes stdout as well)")
-    if output.is_dir():
+    try:
+        target = Path(atomic.own_target(str(output)))
+    except atomic.PlacementError as exc:
+        raise UsageError(f"-o {exc}") from None
+    if target.is_dir():
         raise UsageError(f"-o {output}: a directory")
-    parent = output.parent
+    parent = target.parent
     if not parent.is_dir():
         raise UsageError(f"-o {output}: no directory {parent}")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"-o {output}: cannot write into {parent}")
+    part = part_path(target)
+    what = in_the_way(part)
+    if what is not None:
+        raise UsageError(
+            f"-o {output}: {what} is at {part}, where a capture writes what arrives: "
+            "remove it or choose another -o"
+        )
+    return target

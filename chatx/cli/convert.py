@@ -188,10 +188,12 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
         except InputError as exc:
             reporter.flush()
             raise exc.located(name) from None
-        if transcoder.skipped and getattr(out, "replaces", False):
-            # A file is replaced only by a whole conversion: stdout has it all the same.
+        if (transcoder.skipped or picked.skipped) and getattr(out, "replaces", False):
+            # A file is replaced only by a run that ends well (exit 0 or 1): stdout has
+            # it all the same. An exchange of the file that cannot be decoded ends in 2.
             reporter.flush(final=True)
-            raise OutputError(f"{output}: not written, since records were skipped")
+            what = "records were" if transcoder.skipped else "exchanges were"
+            raise OutputError(f"{output}: not written, since {what} skipped")
     reporter.flush(final=True)
     return ExitStatus.ERROR if transcoder.skipped or picked.skipped else ExitStatus.OK
 

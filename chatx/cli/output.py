@@ -1,7 +1,10 @@
 """Where a command reads and writes: stdin or a file; stdout or a named file (``-o``).
 
 A file named by ``-o`` is replaced only by a complete output: the bytes go to a
-temporary file beside it, renamed onto it when the command succeeds. Whatever stops the
+temporary file beside it (an unpredictable name, created exclusively: see
+:mod:`chatx.atomic`), renamed onto it when the command succeeds. A symlink at ``-o``
+that is yours (or root's) keeps pointing at its file, and that file is replaced;
+another user's symlink is refused, as Linux refuses to follow it in /tmp. Whatever stops the
 run (bad input, ``--strict``, Ctrl-C, SIGTERM, a full disk) leaves the file as it was
 and removes the temporary one. A FIFO, a terminal or ``/dev/stdout`` named by ``-o`` is
 no file to replace: it is written directly, and flushed as stdout is.
@@ -17,6 +20,7 @@ import stat
 import sys
 from typing import Any, BinaryIO
 
+from chatx import atomic
 from chatx.errors import ChatxError, InputError, UsageError
 
 # Large writes for a file no one reads until it is renamed into place.
@@ -66,8 +70,12 @@ class OutputFile:
         self.live = False
 
     def __enter__(self) -> OutputFile:
+        try:  # /dev/stdout is a descriptor's name, nothing to follow
+            target = self.path if _descriptor(self.path) else atomic.own_target(self.path)
+        except atomic.PlacementError as exc:
+            raise OutputError(str(exc)) from None
         try:
-            existing: os.stat_result | None = os.stat(self.path)
+            existing: os.stat_result | None = os.stat(target)
         except FileNotFoundError:
             existing = None
         except OSError as exc:
@@ -83,7 +91,7 @@ class OutputFile:
                 raise self._error(exc) from None
             return self
         # A symlink keeps pointing at the file it names: the file is what is replaced.
-        target = self.target = os.path.realpath(self.path)
+        self.target = target
         self.temporary, fd = self._create(target, existing)
         self.file = os.fdopen(fd, "wb", buffering=_FILE_BUFFER)
         return self
@@ -91,27 +99,22 @@ class OutputFile:
     def _create(self, target: str, existing: os.stat_result | None) -> tuple[str, int]:
         """A new file beside ``target``, with the mode ``target`` has (or a new file
         would get)."""
-        folder, name = os.path.split(target)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        for attempt in range(100):
-            temporary = os.path.join(folder, f".{name}.{os.getpid()}.{attempt}.tmp")
-            try:
-                fd = os.open(temporary, flags, 0o666)
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                if not os.path.isdir(folder or "."):
-                    raise self._error(exc) from None
-                raise OutputError(
-                    f"{self.path}: cannot write a temporary file beside it to rename into "
-                    f"place: {exc.strerror or exc}"
-                ) from None
-            if existing is not None:
-                # Should this fail, the file is still whole, with a new file's mode.
-                with contextlib.suppress(OSError, AttributeError):  # no fchmod: Windows
-                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
-            return temporary, fd
-        raise OutputError(f"{self.path}: cannot write a temporary file beside it")
+        try:
+            temporary, fd = atomic.temporary_beside(target)
+        except FileExistsError:
+            raise OutputError(f"{self.path}: cannot write a temporary file beside it") from None
+        except OSError as exc:
+            if not os.path.isdir(os.path.dirname(target) or "."):
+                raise self._error(exc) from None
+            raise OutputError(
+                f"{self.path}: cannot write a temporary file beside it to rename into "
+                f"place: {exc.strerror or exc}"
+            ) from None
+        if existing is not None:
+            # Should this fail, the file is still whole, with a new file's mode.
+            with contextlib.suppress(OSError, AttributeError):  # no fchmod: Windows
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+        return temporary, fd
 
     @property
     def replaces(self) -> bool:

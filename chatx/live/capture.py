@@ -1,8 +1,9 @@
 """``chatx capture``: post a request with streaming on, and keep the answer as it came.
 
-The body is written as it arrives, each read flushed, into ``OUT.part``; renamed to
-``OUT`` once the response has ended as HTTP ends one, with the request beside it as
-``OUT.request.json`` (no header, no key). An HTTP error status leaves no file at all;
+The body is written as it arrives, each read flushed, into ``OUT.part`` (created
+exclusively: see :mod:`chatx.live.recording`); renamed to ``OUT`` once the response has
+ended as HTTP ends one, with the request beside it as ``OUT.request.json`` (no header,
+no key). An HTTP error status, or a 2xx with an empty body, leaves no file at all;
 Ctrl-C, SIGTERM, a read timeout or a dropped connection keep what arrived as ``OUT.part``
 (its request as ``OUT.part.request.json``) and leave ``OUT`` as it was: a file named as a
 capture is always a whole one. ``--tee FORMAT`` writes the stream to stdout as well,
@@ -150,6 +151,13 @@ def _receive(request: Request, body: dict[str, Any], response: Any) -> int:
         _say(f"error: POST {request.url}: {request.upstream.redact(_describe(exc))}")
         _say(f"capture incomplete: {_kept(recording, kept, request.out)}")
         return ExitStatus.ERROR
+    if not recording.size:  # no stream at all: nothing to keep, and OUT is not emptied
+        recording.discard()
+        _say(
+            f"error: the response (HTTP {response.status_code}) has an empty body, no stream: "
+            f"nothing written, {request.out} left as it was"
+        )
+        return ExitStatus.ERROR
     kept = recording.close(whole=True)
     status = tee.finish() if tee is not None else ExitStatus.OK
     if not request.quiet:
@@ -158,8 +166,6 @@ def _receive(request: Request, body: dict[str, Any], response: Any) -> int:
             f"capture: {recording.size} bytes (HTTP {response.status_code}, {kind}) "
             f"into {kept}; the request in {request_path(kept)}"
         )
-        if not recording.size:
-            _say("warning: the response body was empty")
     return status
 
 

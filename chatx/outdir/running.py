@@ -4,12 +4,16 @@ or with ``--check`` compared; the run's counts and exit status."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from chatx import atomic
 from chatx.errors import ChatxError, ExitStatus, InputError
 from chatx.notes import Note, Notes
 from chatx.outdir import sources
@@ -108,30 +112,36 @@ def _located(exc: ChatxError, name: str, line: int | None) -> str:
 
 
 def _compare(job: Job, out: bytes) -> Status:
-    try:
-        return "unchanged" if job.output.read_bytes() == out else "stale"
-    except FileNotFoundError:
+    existing = _existing(job.output)
+    if existing is None:
         return "missing"
+    return "unchanged" if existing == out else "stale"
+
+
+def _existing(output: Path) -> bytes | None:
+    """What the output file holds now (None: no file there). Something there that is no
+    regular file (a FIFO, which would wait for a writer, a directory) is an OSError: it
+    is neither read nor replaced."""
+    try:
+        info = os.stat(output)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        kind = atomic.what_is(info)
+        raise OSError(errno.EEXIST, f"{kind} is there, not a file: not replaced", str(output))
+    return output.read_bytes()
 
 
 def _write(job: Job, out: bytes) -> Status:
     """Write ``out`` unless the file already holds it (its mtime then stays)."""
     output = job.output
-    try:
-        if output.read_bytes() == out:
-            return "unchanged"
-    except FileNotFoundError:
-        pass
+    if _existing(output) == out:
+        return "unchanged"
     output.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside it and rename: an interrupted run never leaves half a file.
-    temporary = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(out)
-        os.replace(temporary, output)
-    except OSError as exc:  # said of the output, never of the temporary file
-        raise OSError(exc.errno, exc.strerror, str(output)) from None
-    finally:
-        temporary.unlink(missing_ok=True)
+    # Written beside it under an unpredictable name, created exclusively, and renamed:
+    # an interrupted run never leaves half a file, and nothing planted in DIR is written
+    # through. An OSError names the output, never the temporary file.
+    atomic.replace_with(str(output), out)
     return "written"
 
 

@@ -74,8 +74,9 @@ def sources_under(
     top: Path, out_dir: Path | None, passed: list[str] | None = None
 ) -> Iterator[Source]:
     """Captures under ``top``, sorted, each with its directory relative to ``top``; what
-    an earlier run wrote into ``out_dir`` (when given) is left out, and so is what is no
-    regular file (a FIFO would wait for a writer forever), said in ``passed``."""
+    an earlier run wrote into ``out_dir`` (when given: a file there named like an output)
+    is left out, and so is what is no regular file (a FIFO would wait for a writer
+    forever), each said in ``passed``."""
     outputs = None if out_dir is None else resolved(out_dir)
     for dirpath, dirnames, filenames in os.walk(top):  # symlinked directories not followed
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -84,9 +85,16 @@ def sources_under(
         for filename in sorted(filenames):
             if not is_capture_name(filename):
                 continue
-            if in_outputs and _looks_like_output(filename):
-                continue  # what an earlier run wrote, not an input
             path = here / filename
+            if in_outputs and _looks_like_output(filename):
+                # What an earlier run wrote, most likely; said all the same, since a
+                # capture of yours may be named so (naming it on the command line takes it)
+                if passed is not None:
+                    passed.append(
+                        f"{path}: named like an output (STEM.FORMAT.CONTAINER) inside the "
+                        "output directory: not taken as an input; name it to convert it"
+                    )
+                continue
             kind = _not_a_file(path) or _not_a_cassette(path) or _not_a_json_capture(path)
             if kind:
                 if passed is not None:

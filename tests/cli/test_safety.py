@@ -278,10 +278,10 @@ def test_out_dir_write_errors_name_the_output_not_its_temporary_file(tmp_path, m
     source.write_bytes(CHAT_BODY)
     jobs, _ = outdir.plan([str(source)], [CHAT], tmp_path / "out")
 
-    def full(self: Path, data: bytes) -> int:
-        raise OSError(28, os.strerror(28), str(self))
+    def full(source: str, target: str) -> None:  # said of the temporary file
+        raise OSError(28, os.strerror(28), source)
 
-    monkeypatch.setattr(Path, "write_bytes", full)
+    monkeypatch.setattr(os, "replace", full)
     outcome = outdir.convert_job(jobs[0], outdir.Settings())
     assert outcome.status == "failed"
     assert outcome.error == f"{tmp_path}/out/a.chat-chunk.sse: {os.strerror(28)}"
