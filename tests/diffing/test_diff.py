@@ -332,16 +332,6 @@ DIFFERS = {
         LLAMA,
     ): "the text starts with Llama's <|python_tag|>: the Llama Stack decoder reads it as "
     "a tool call",
-    **{
-        (name, LLAMA): "Llama Stack's total_tokens is prompt + completion; the source's "
-        "total also counts reasoning tokens"
-        for name in (
-            "vercel-ai__openai-compatible-openai-compatible-text.jsonl",
-            "vercel-ai__openai-compatible-openai-compatible-tool-call.jsonl",
-            "vercel-ai__xai-xai-text.jsonl",
-            "vercel-ai__xai-xai-tool-call.jsonl",
-        )
-    },
 }
 
 

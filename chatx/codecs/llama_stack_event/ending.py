@@ -43,16 +43,10 @@ class Ending:
         usage = g.usage
         if usage is not None:
             counts = {"input": usage.input, "output": usage.output, "total": usage.total}
-            if usage.input is not None and usage.output is not None and not self.own:
-                # Llama Stack's router computes total_tokens as prompt + completion; a
-                # source whose total counts more (xAI's reasoning tokens) loses the rest.
-                counts["total"] = usage.input + usage.output
-                if usage.total is not None and usage.total != counts["total"]:
-                    self.notes.lost(
-                        f"usage total_tokens {usage.total}: Llama Stack's total is prompt + "
-                        f"completion ({counts['total']})"
-                    )
-            elif counts["total"] is None and usage.input is not None and usage.output is not None:
+            if counts["total"] is None and usage.input is not None and usage.output is not None:
+                # Only a total the source left out is computed, as Llama Stack's router
+                # does (prompt + completion); a stated one is carried as it came (xAI's
+                # counts reasoning tokens too: 354 for 12 + 2).
                 counts["total"] = usage.input + usage.output
             residue = usage.extra.get(LS, {}).get("metrics") if self.own else None
             metrics = r.render_metrics(counts, residue)

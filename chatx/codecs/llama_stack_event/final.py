@@ -187,9 +187,9 @@ def _metrics(stream: Assembler, own: bool) -> list[dict[str, Any]] | None:
     if usage is None:
         return None
     total = usage.total
-    if usage.input is not None and usage.output is not None and (not own or total is None):
-        # As the encoder writes it: Llama Stack's router computes the total as prompt +
-        # completion, so a stream and its final object agree.
+    if usage.input is not None and usage.output is not None and total is None:
+        # As the encoder writes it: a total the source left out is prompt + completion,
+        # as Llama Stack's router computes it; a stated one is carried.
         total = usage.input + usage.output
     residue = usage.extra.get(r.LS, {}).get("metrics") if own else None
     if residue is not None:

@@ -92,8 +92,8 @@ LLAMA_STACK_RULES = (
         "E",
         F,
         "metrics are negative, not numbers, or do not add up",
-        "Metric values are non-negative numbers and total_tokens equals prompt_tokens + "
-        "completion_tokens.",
+        "Metric values are non-negative numbers and total_tokens is at least prompt_tokens + "
+        "completion_tokens (a provider's total may count more, such as reasoning tokens).",
         '"metrics":[{"metric":"prompt_tokens","value":3},\n'
         '  {"metric":"completion_tokens","value":2},{"metric":"total_tokens","value":4}]',
     ),

@@ -142,8 +142,8 @@ CHANGED_BY_DESIGN = {
 def _meaning(data: bytes, fmt: str, lane: int | None = None) -> list[dict[str, Any]]:
     """What a stream says, as far as Llama Stack events can say it: reasoning dropped,
     a refusal read as text, finish reasons in the words a stop reason maps back to (an
-    error ends a Llama Stack stream by itself: no complete, no stop reason), and the total
-    token count as Llama Stack's router computes it: prompt + completion."""
+    error ends a Llama Stack stream by itself: no complete, no stop reason), and a total
+    token count the source left out as Llama Stack's router computes it: prompt + completion."""
     from tests.meaning import summarize
 
     out = []
@@ -158,7 +158,8 @@ def _meaning(data: bytes, fmt: str, lane: int | None = None) -> list[dict[str, A
                 lanes[number] = (text, lane_["calls"], finish)
         usage = stream["usage"]
         if usage is not None:
-            usage = (usage[0], usage[1], usage[0] + usage[1])
+            total = usage[2] if usage[2] is not None else usage[0] + usage[1]
+            usage = (usage[0], usage[1], total)
         out.append((lanes, usage, stream["errors"]))
     return out
 

@@ -1,0 +1,121 @@
+"""Trust III, class 8: values carried, never guessed.
+
+A count, an error's usage or a thinking block that the source states reaches every target
+that can hold it as the source said it; a value is computed only where the source left it
+out, and what a target cannot hold is said in a note.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.inprocess import Result, assert_clean, run
+from tests.paths import SHARED
+from tests.streams import jsonl, payloads
+
+CHAT, RESPONSES, ANTHROPIC, LLAMA = (
+    "chat-chunk",
+    "responses-event",
+    "anthropic-event",
+    "llama-stack-event",
+)
+CAPTURES = SHARED / "captures"
+XAI = CAPTURES / "chat-chunk" / "vercel-ai__openai-compatible-openai-compatible-text.jsonl"
+
+
+def chat_stream(usage: dict[str, Any]) -> bytes:
+    """A one-word chat stream ending with the given usage chunk."""
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    return jsonl(
+        [
+            {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}]},
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {**base, "choices": [], "usage": usage},
+        ]
+    )
+
+
+def chatx(args: list[str], data: bytes) -> Result:
+    result = run(args, data)
+    assert_clean(result, {0})
+    return result
+
+
+def streamed_total(data: bytes, target: str) -> int | None:
+    """The total token count ``convert --to target`` writes."""
+    out = chatx(["convert", "--to", target], data).stdout
+    for payload in reversed(payloads(out)):
+        if target == CHAT and payload.get("usage"):
+            return int(payload["usage"]["total_tokens"])
+        if target == RESPONSES and (payload.get("response") or {}).get("usage"):
+            return int(payload["response"]["usage"]["total_tokens"])
+        if target == LLAMA and payload.get("metrics"):
+            return _llama_total(payload["metrics"])
+    return None
+
+
+def collected_total(data: bytes, target: str) -> int | None:
+    """The total token count ``collect --as target`` writes."""
+    obj = json.loads(chatx(["collect", "--as", target], data).stdout)
+    if target == LLAMA:
+        return _llama_total(obj["metrics"])
+    return int(obj["usage"]["total_tokens"])
+
+
+def _llama_total(metrics: list[dict[str, Any]]) -> int:
+    return next(int(m["value"]) for m in metrics if m["metric"] == "total_tokens")
+
+
+REASONING = {
+    "prompt_tokens": 12,
+    "completion_tokens": 2,
+    "total_tokens": 354,
+    "completion_tokens_details": {"reasoning_tokens": 340},
+}
+STATED = [
+    REASONING,
+    {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 0},  # whatever it says
+]
+
+
+@pytest.mark.parametrize("usage", STATED, ids=["reasoning", "sum", "zero"])
+@pytest.mark.parametrize("target", [CHAT, RESPONSES, LLAMA])
+def test_a_stated_total_is_carried(usage: dict[str, Any], target: str) -> None:
+    data = chat_stream(usage)
+    assert streamed_total(data, target) == usage["total_tokens"]
+    assert collected_total(data, target) == usage["total_tokens"]
+
+
+@pytest.mark.parametrize("target", [CHAT, RESPONSES, LLAMA])
+def test_a_total_left_out_is_input_plus_output(target: str) -> None:
+    data = chat_stream({"prompt_tokens": 3, "completion_tokens": 4})
+    assert streamed_total(data, target) == 7
+    assert collected_total(data, target) == 7
+
+
+@pytest.mark.parametrize("target", [CHAT, RESPONSES, LLAMA])
+def test_a_total_through_another_format_comes_back(target: str) -> None:
+    """chat → target → chat: the stated total survives the middle format."""
+    middle = chatx(["convert", "--to", target], chat_stream(REASONING)).stdout
+    assert streamed_total(middle, CHAT) == 354
+
+
+def test_anthropic_has_no_total_and_says_so() -> None:
+    result = chatx(["convert", "--to", ANTHROPIC], chat_stream(REASONING))
+    assert "usage total 354: Anthropic usage has no total" in result.err
+    # A total that is input + output loses nothing: no note.
+    plain = {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}
+    assert "total" not in chatx(["convert", "--to", ANTHROPIC], chat_stream(plain)).err
+
+
+@pytest.mark.skipif(not XAI.exists(), reason="../shared/captures is absent")
+@pytest.mark.parametrize("target", [CHAT, RESPONSES, LLAMA])
+def test_xai_total_with_reasoning_tokens_is_carried(target: str) -> None:
+    """grok-3-mini: 12 prompt + 2 completion tokens, total 354 (340 reasoning)."""
+    data = XAI.read_bytes()
+    assert streamed_total(data, target) == 354
+    assert collected_total(data, target) == 354
