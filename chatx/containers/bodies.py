@@ -192,6 +192,7 @@ def status_code(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):  # "200", or go-vcr's "200 OK"
+        first = value.strip().split(" ", 1)[0]
+        return int(first) if first.isdigit() else None
     return None

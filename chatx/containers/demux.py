@@ -26,6 +26,9 @@ KINDS = {
     "vcr": "VCR cassette (VCR.py, pytest-recording, Ruby VCR), YAML or JSON",
     "llama-stack-recording": "Llama Stack inference recorder JSON",
     "httprr": "httprr trace (Go)",
+    "exchange": "one recorded exchange as JSON: Datadog test agent cassette, WireMock mapping",
+    "wiremock": "WireMock stub mappings ({mappings: [...]})",
+    "hoverfly": "Hoverfly simulation ({data: {pairs: [...]}})",
 }
 
 
@@ -145,18 +148,41 @@ def scores(head: bytes) -> dict[str, int]:
 
 def _json_scores(shape: Shape) -> dict[str, int]:
     keys, inner = shape.keys, shape.inner
-    har = vcr = recording = 0
+    har = vcr = 0
     if keys.get("log") == "object":
         har = 100 if inner.get("log", set()) & _HAR_KEYS else 60
     for name in _VCR_LISTS:
         if keys.get(name) == "array":
             vcr = max(vcr, 100 if inner.get(name, set()) & _EXCHANGE_KEYS else 60)
-    # A recording's request decides; its response alone does not (a Responses event
-    # has a "response" object at its top too).
-    recording += 60 if keys.get("request") == "object" else 0
+    recording, exchange = _exchange_scores(keys, inner)
+    wiremock = (
+        100
+        if keys.get("mappings") == "array" and _EXCHANGE_KEYS & inner.get("mappings", set())
+        else 0
+    )
+    hoverfly = 100 if keys.get("data") == "object" and "pairs" in inner.get("data", set()) else 0
+    return {
+        "har": har,
+        "vcr": vcr,
+        "llama-stack-recording": recording,
+        "exchange": exchange,
+        "wiremock": wiremock,
+        "hoverfly": hoverfly,
+    }
+
+
+def _exchange_scores(keys: dict[str, str | None], inner: dict[str, set[str]]) -> tuple[int, int]:
+    """A Llama Stack recording and one exchange as JSON both are ``{request, response}``:
+    a response with a ``status`` (Datadog's, WireMock's) and none of the recorder's marks
+    is the second. A recording's request decides; its response alone does not (a
+    Responses event has a "response" object at its top too)."""
+    recording = 60 if keys.get("request") == "object" else 0
     recording += 40 if keys.get("response") == "object" else 0
-    recording += 60 if "test_id" in keys or "id_normalization_mapping" in keys else 0
-    return {"har": har, "vcr": vcr, "llama-stack-recording": min(recording, 100)}
+    llama = "test_id" in keys or "id_normalization_mapping" in keys
+    llama = llama or "is_streaming" in inner.get("response", set())
+    if recording == 100 and not llama and "status" in inner.get("response", set()):
+        return 0, 100
+    return min(recording + (60 if llama else 0), 100), 0
 
 
 def _yaml_score(text: bytes) -> int:
@@ -231,4 +257,8 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
         from chatx.containers import httprr
 
         return httprr.entries(stream)
+    if kind in ("exchange", "wiremock", "hoverfly"):
+        from chatx.containers import stubs
+
+        return stubs.entries(kind, stream.read())
     raise InputError(f"unknown kind of file {kind!r}")

@@ -56,6 +56,10 @@ def _document(data: bytes) -> Any:
 
 
 def _bytes(body: Any, streaming: bool) -> bytes:
+    if streaming and isinstance(body, list) and all(isinstance(line, str) for line in body):
+        # The current recorder keeps a stream it did not parse (Anthropic's /v1/messages)
+        # as its SSE lines, "event: …", "data: {…}", "" between events.
+        return "\n".join(body).encode("utf-8", "surrogatepass") + b"\n"
     if streaming and isinstance(body, list):
         return b"".join(lenient_dumps(_data(item)) + b"\n" for item in body)
     if body is None:

@@ -26,7 +26,15 @@ def test_json_names_every_reader_with_its_kind() -> None:
     assert names == {
         "format": codecs.names(),
         "container": list(containers.CONTAINERS),
-        "exchanges": ["har", "vcr", "llama-stack-recording", "httprr"],
+        "exchanges": [
+            "har",
+            "vcr",
+            "llama-stack-recording",
+            "httprr",
+            "exchange",
+            "wiremock",
+            "hoverfly",
+        ],
         "compression": ["gzip", "bz2", "xz", "zstd"],
         "body-encoding": ["gzip", "deflate", "br"],
     }

@@ -1,0 +1,235 @@
+"""The recorder and stub-server layouts read beside HAR files and VCR.py cassettes: each
+written here in its tool's shape (never copied from a project), with one Anthropic
+stream and, where the layout holds several, a second exchange that is no stream.
+
+Each layout must work with every command: ``ls`` lists it with the right address,
+method, URL, status and model; ``FILE#N`` converts to what the bare stream converts to;
+``validate``, ``collect`` and a ``--out-dir`` walk take it; ``serve`` answers from it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.containers.common import chatx, same_meaning
+
+MODEL = "claude-x"
+URL = "https://api.anthropic.com/v1/messages"
+REQUEST = {"model": MODEL, "max_tokens": 10, "stream": True, "messages": []}
+EVENTS = [
+    ("message_start", {"type": "message_start", "message": {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL, "content": [],
+        "stop_reason": None, "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0,
+                             "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "text_delta", "text": "Hi"}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+                       "usage": {"output_tokens": 2}}),
+    ("message_stop", {"type": "message_stop"}),
+]  # fmt: skip
+SSE = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in EVENTS)
+NOT_FOUND = '{"error": {"message": "not found"}}'
+
+
+def llama_sse_lines() -> dict[str, Any]:
+    """Llama Stack's recorder, current layout: an Anthropic stream kept as its SSE lines."""
+    return {
+        "test_id": "tests/integration/test_messages.py::test_stream[claude]",
+        "request": {"method": "POST", "url": "http://localhost:8321/v1/messages",
+                    "body": REQUEST, "endpoint": "/v1/messages", "model": MODEL},
+        "response": {"body": SSE.split("\n")[:-1], "is_streaming": True},
+    }  # fmt: skip
+
+
+def datadog() -> dict[str, Any]:
+    """ddapm-test-agent's VCR proxy: one file per request, the status an object."""
+    return {
+        "request": {"method": "POST", "url": URL, "body": json.dumps(REQUEST),
+                    "headers": {"content-type": "application/json", "x-api-key": "redacted"}},
+        "response": {"status": {"code": 200, "message": "OK"},
+                     "headers": {"content-type": "text/event-stream"}, "body": SSE},
+    }  # fmt: skip
+
+
+def wiremock_one() -> dict[str, Any]:
+    """A WireMock stub mapping file, the body as text, the request as a JSON pattern."""
+    return {
+        "request": {"method": "POST", "urlPath": "/v1/messages",
+                    "bodyPatterns": [{"equalToJson": json.dumps(REQUEST)}]},
+        "response": {"status": 200, "headers": {"Content-Type": "text/event-stream"},
+                     "body": SSE},
+    }  # fmt: skip
+
+
+def wiremock_many() -> dict[str, Any]:
+    """WireMock's mappings export: a base64 body, then a JSON body that is no stream."""
+    return {
+        "mappings": [
+            {"request": {"method": "POST", "url": "/v1/messages",
+                         "bodyPatterns": [{"equalToJson": REQUEST}]},
+             "response": {"status": 200, "base64Body": base64.b64encode(SSE.encode()).decode(),
+                          "headers": {"Content-Type": "text/event-stream"}}},
+            {"request": {"method": "GET", "url": "/v1/models/x"},
+             "response": {"status": 404, "jsonBody": json.loads(NOT_FOUND)}},
+        ],
+        "meta": {"total": 2},
+    }  # fmt: skip
+
+
+def hoverfly() -> dict[str, Any]:
+    """A Hoverfly v5 simulation: matchers for the request, an encoded and a plain body."""
+
+    def exact(value: str) -> list[dict[str, str]]:
+        return [{"matcher": "exact", "value": value}]
+
+    return {
+        "data": {
+            "pairs": [
+                {"request": {"path": exact("/v1/models/x"), "method": exact("GET"),
+                             "destination": exact("api.anthropic.com")},
+                 "response": {"status": 404, "body": NOT_FOUND, "encodedBody": False}},
+                {"request": {"path": exact("/v1/messages"), "method": exact("POST"),
+                             "destination": exact("api.anthropic.com"), "scheme": exact("https"),
+                             "body": [{"matcher": "json", "value": json.dumps(REQUEST)}]},
+                 "response": {"status": 200, "encodedBody": True,
+                              "body": base64.b64encode(SSE.encode()).decode(),
+                              "headers": {"Content-Type": ["text/event-stream"]}}},
+            ],
+            "globalActions": {"delays": []},
+        },
+        "meta": {"schemaVersion": "v5.2", "hoverflyVersion": "v1.5.0"},
+    }  # fmt: skip
+
+
+def go_vcr_v2() -> str:
+    """go-vcr v2 (envoyproxy/ai-gateway's tests): the body is the string itself."""
+    return (
+        "---\nversion: 2\ninteractions:\n- id: 0\n  request:\n    proto: HTTP/1.1\n"
+        f"    content_length: {len(json.dumps(REQUEST))}\n    body: '{json.dumps(REQUEST)}'\n"
+        f"    form: {{}}\n    headers:\n      Content-Type:\n      - application/json\n"
+        f"    url: {URL}\n    method: POST\n  response:\n    proto: HTTP/2.0\n"
+        f"    content_length: -1\n    body: {json.dumps(SSE)}\n    headers:\n"
+        "      Content-Type:\n      - text/event-stream\n    status: 200 OK\n    code: 200\n"
+        "    duration: 1.204s\n"
+    )
+
+
+# name, file name, its text, the stream's #N, what ls says of it (method, url, status)
+Layout = tuple[str, str, Callable[[], Any], int, tuple[str, str, str]]
+LAYOUTS: list[Layout] = [
+    ("llama-sse-lines", "rec.json", llama_sse_lines, 0,
+     ("POST", "http://localhost:8321/v1/messages", "-")),
+    ("datadog", "dd.json", datadog, 0, ("POST", URL, "200")),
+    ("wiremock-mapping", "stub.json", wiremock_one, 0, ("POST", "/v1/messages", "200")),
+    ("wiremock-mappings", "mappings.json", wiremock_many, 0, ("POST", "/v1/messages", "200")),
+    ("hoverfly", "simulation.json", hoverfly, 1, ("POST", URL, "200")),
+    ("go-vcr-v2", "cassette.yaml", go_vcr_v2, 0, ("POST", URL, "200")),
+]  # fmt: skip
+IDS = [layout[0] for layout in LAYOUTS]
+
+
+def _write(folder: Path, layout: Layout) -> Path:
+    _, name, make, _, _ = layout
+    content = make()
+    path = folder / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content, indent=2))
+    return path
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=IDS)
+def test_ls_lists_the_stream_at_its_own_position(tmp_path: Path, layout: Layout) -> None:
+    path = _write(tmp_path, layout)
+    listed = chatx("ls", str(path))
+    assert listed.code == 0, listed.err
+    line = next(x for x in listed.stdout.decode().splitlines() if "anthropic-event" in x)
+    method, url, status = layout[4]
+    assert line.split()[:7] == [
+        f"{path}#{layout[3]}",
+        "anthropic-event",
+        "6",
+        "records",
+        method,
+        url,
+        status,
+    ]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=IDS)
+def test_the_stream_means_what_the_bare_stream_means(tmp_path: Path, layout: Layout) -> None:
+    path = _write(tmp_path, layout)
+    bare = tmp_path / "bare.sse"
+    bare.write_text(SSE)
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(REQUEST))
+    same_meaning(f"{path}#{layout[3]}", str(bare), str(request))
+    checked = chatx("validate", str(path))
+    assert checked.code == 0, (checked.stdout, checked.err)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=IDS)
+def test_the_recorded_request_fills_the_envelope(tmp_path: Path, layout: Layout) -> None:
+    path = _write(tmp_path, layout)
+    collected = chatx("collect", "-q", "--as", "responses", f"{path}#{layout[3]}")
+    assert collected.code == 0, collected.err
+    assert json.loads(collected.stdout)["max_output_tokens"] == REQUEST["max_tokens"]
+
+
+def test_a_directory_of_every_layout_is_walked(tmp_path: Path) -> None:
+    source = tmp_path / "in"
+    source.mkdir()
+    for layout in LAYOUTS:
+        _write(source, layout)
+    out = tmp_path / "out"
+    done = chatx("convert", str(source), "--to", "chat-chunk", "--out-dir", str(out), "-q")
+    assert done.code == 0, done.err
+    written = sorted(p.name for p in out.iterdir())
+    streams = [f"{Path(name).stem}.{n}.chat-chunk.sse" for _, name, _, n, _ in LAYOUTS]
+    # The 404 bodies beside the streams are OpenAI-shaped errors: a stream of one error.
+    errors = ["mappings.1.chat-chunk.sse", "simulation.0.chat-chunk.sse"]
+    assert written == sorted(streams + errors)
+    for name in errors:
+        assert '"message": "not found"' in (out / name).read_text().replace('":"', '": "')
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=IDS)
+def test_serve_answers_from_it(tmp_path: Path, layout: Layout) -> None:
+    pytest.importorskip("httpx2")
+    from tests.live.support import post, serving
+
+    path = _write(tmp_path, layout)
+    with serving([str(path)]) as (running, _):
+        answer = post(f"{running.url}/v1/messages", REQUEST)
+    assert answer.status_code == 200
+    assert answer.content == SSE.encode()
+
+
+def test_a_wiremock_body_in_another_file_is_said(tmp_path: Path) -> None:
+    stub = wiremock_one()
+    del stub["response"]["body"]
+    stub["response"]["bodyFileName"] = "messages-stream.txt"
+    path = tmp_path / "stub.json"
+    path.write_text(json.dumps(stub))
+    done = chatx("convert", f"{path}#0", "--to", "chat")
+    assert done.code == 2
+    assert "messages-stream.txt" in done.err and "__files" in done.err
+
+
+def test_a_llama_stack_recording_is_not_taken_for_one_exchange(tmp_path: Path) -> None:
+    """Both are {request, response}: the recorder's marks decide, whatever comes first."""
+    recording = llama_sse_lines()
+    recording["response"]["status"] = 200  # a field the recorder never wrote, in case
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(recording))
+    listed = chatx("formats")
+    assert "exchange" in listed.stdout.decode() and "hoverfly" in listed.stdout.decode()
+    done = chatx("ls", "--output", "json", str(path))
+    assert done.code == 0, done.err
+    assert json.loads(done.stdout.splitlines()[0])["format"] == "anthropic-event"
