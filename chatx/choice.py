@@ -2,8 +2,8 @@
 
 A decoder's events are its own: it may keep one and hand it on again (the shared residue
 of a run of chunks), so a lane is renumbered on a copy, never in place. Runs
-(:class:`~chatx.codecs.template.DeltaRun`) go through as runs, so ``--choice`` keeps the
-speed of the records a decoder knows by their bytes.
+(:class:`~chatx.codecs.template.DeltaRun`) go through as runs, so ``--choice`` keeps
+their speed.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from chatx import codecs, ir
 from chatx.arguments import as_bytes
+from chatx.codecs.base import open_decoder
 from chatx.drive import Drive, bug_text, debug
 from chatx.notes import Notes
 from chatx.reading import read_records
@@ -40,7 +41,7 @@ def _decode(records: Iterator[Record], src: str | None, notes: Notes) -> Iterato
         codec, head = codecs.get(src), []
     else:
         codec, head = codecs.sniff_iter(records)
-    decoder = codec.decoder(notes)
+    decoder = open_decoder(codec, notes)
     drive = Drive(notes)
 
     def feed(record: Record, out: list[list[ir.Event]]) -> None:

@@ -41,7 +41,7 @@ def bug_text(exc: BaseException) -> str:
 
 
 Feed = Callable[[Record, list[Any]], None]
-Runs = Callable[[Sequence[Record], int], DeltaRun | None]
+FindRun = Callable[[Sequence[Record], int], DeltaRun | None]
 FeedRun = Callable[[DeltaRun, list[Any]], None]
 
 
@@ -68,17 +68,18 @@ class Drive:
         records: Sequence[Record],
         feed: Feed,
         out: list[Any],
-        runs: Runs | None = None,
+        find_run: FindRun | None = None,
         feed_run: FeedRun | None = None,
     ) -> list[Any]:
         """Feed ``records`` in order, ``feed(record, out)`` appending what each gives.
 
-        ``runs(records, position)``, when given (never under ``strict``, which judges
-        each record alone), returns a run of records the decoder knows by their bytes,
-        or None; ``feed_run(run, out)`` takes the whole run at once."""
+        ``find_run(records, position)``, when given (never under ``strict``, which
+        judges each record alone), returns the run that starts at a raw record (records
+        a codec's run hook knows by their bytes: :mod:`chatx.codecs.template`), or None;
+        ``feed_run(run, out)`` takes the whole run at once."""
         notes, strict = self.notes, self.strict
         if strict or feed_run is None:
-            runs = None
+            find_run = None
         position, count = 0, len(records)
         while position < count:
             record = records[position]
@@ -88,8 +89,8 @@ class Drive:
             try:
                 if record.error is not None:
                     raise InputError(record.error)
-                if runs is not None and record.raw is not None:
-                    run = runs(records, position - 1)
+                if find_run is not None and record.raw is not None:
+                    run = find_run(records, position - 1)
                     if run is not None:
                         position += len(run.texts) - 1
                         assert feed_run is not None  # runs are only asked for with it

@@ -23,8 +23,8 @@ from chatx.arguments import (
     source_format,
 )
 from chatx.choice import Lanes
-from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder
-from chatx.codecs.template import DeltaRun, KnownRecords
+from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder, open_decoder
+from chatx.codecs.template import DeltaRun, RunDecoder
 from chatx.containers.base import RawReader, Reader, Writer
 from chatx.decoding import decode
 from chatx.drive import Drive
@@ -41,10 +41,11 @@ __all__ = ["Transcoder", "convert", "decode", "open_records", "read_records"]
 class Conversion:
     """Records to payloads once both formats are known: the decoder, the lanes that go
     on (:class:`~chatx.choice.Lanes`) and the encoder, fed by the one loop
-    (:class:`~chatx.drive.Drive`), lenient or strict. Records a decoder knows by their
-    bytes (``decoder.known``) reach the encoder as runs, ``--choice`` or not."""
+    (:class:`~chatx.drive.Drive`), lenient or strict. A codec that finds runs has its
+    decoder wrapped (:class:`~chatx.codecs.template.RunDecoder`): its runs reach the
+    encoder whole, ``--choice`` or not."""
 
-    __slots__ = ("decoder", "drive", "encoder", "lanes", "notes", "runs", "whole")
+    __slots__ = ("decoder", "drive", "encoder", "find_run", "lanes", "notes", "whole")
 
     def __init__(self, decoder: Decoder, encoder: Encoder, lanes: Lanes, drive: Drive) -> None:
         self.decoder = decoder
@@ -52,13 +53,12 @@ class Conversion:
         self.lanes = lanes
         self.drive = drive
         self.notes = drive.notes
-        known: KnownRecords | None = getattr(decoder, "known", None)
-        self.runs = known.run if known is not None else None
+        self.find_run = decoder.run if isinstance(decoder, RunDecoder) else None
         # Without --choice and for a target of many lanes, every event goes on as it is.
         self.whole = lanes.choice is None and not lanes.target.single_lane
 
     def payloads(self, records: list[Record]) -> list[Any]:
-        return self.drive.run(records, self._feed, [], self.runs, self._feed_run)
+        return self.drive.run(records, self._feed, [], self.find_run, self._feed_run)
 
     def finish(self) -> list[Any]:
         """The payloads of what the decoder still held at the end of input."""
@@ -250,7 +250,7 @@ class Transcoder:
         else:
             self.writer = containers.get(out_container).writer()
         self.out_container = out_container
-        if src.reads_raw and isinstance(self.reader, RawReader):
+        if src.run_hook is not None and isinstance(self.reader, RawReader):
             self.reader.raw = True
         options = self.options
         if options.source_format != src.name:
@@ -261,7 +261,7 @@ class Transcoder:
                 options.finish,
                 src.name,
             )
-        decoder = src.decoder(self.notes)
+        decoder = open_decoder(src, self.notes)
         encoder = self.dst.encoder(self.notes, options)
         self.conversion = Conversion(decoder, encoder, self.lanes, self.drive)
         return self.conversion

@@ -192,7 +192,7 @@ class Side:
         """The records from here on are only decoded, never looked at: a payload longer
         than ``LONG_PAYLOAD`` may come raw, for the decoder to parse around the long texts
         it holds (a Responses stream's terminal event repeats every text it had)."""
-        if codecs.get(self.format).reads_raw and hasattr(self.reader, "raw_over"):
+        if codecs.get(self.format).run_hook is not None and hasattr(self.reader, "raw_over"):
             self.reader.raw_over = LONG_PAYLOAD
 
     def records(self) -> Iterator[Record]:

@@ -19,7 +19,7 @@ class Record:
     records instead of raising, so the caller decides whether to skip or stop).
 
     ``raw`` is set instead of all that when the reader was asked to leave the parsing
-    to the decoder (a codec with ``reads_raw``): the payload's bytes, unparsed.
+    to the decoder (a codec with a ``run_hook``): the payload's bytes, unparsed.
     :func:`chatx.containers.payload.parse` makes the parsed record of them. A decoder
     that parses them leaves the value in ``data`` as well, for a reader that looks at
     the record after the decoder did (``chatx show`` names each record).

@@ -480,17 +480,17 @@ def test_reader_says_the_line_of_a_long_line(reader, monkeypatch):
 
 
 def test_a_codec_bug_loses_one_record_not_the_run(tmp_path, monkeypatch):
-    """An exception a decoder did not mean: that record is skipped, saying it is a bug."""
-    from chatx.codecs.chat_chunk import decode
+    """An exception a codec did not mean: that record is skipped, saying it is a bug."""
+    from chatx.codecs.chat_chunk import run_hook
 
-    real = decode.ChatChunkDecoder.feed
+    real = run_hook.ChatRunHook.decode  # what feeds each record in no run to the decoder
 
-    def feed(self, record):  # noqa: ANN001
+    def decode(self, record, raw):  # noqa: ANN001
         if record.line == 5:
             raise TypeError("unhashable type: 'list'")
-        return real(self, record)
+        return real(self, record, raw)
 
-    monkeypatch.setattr(decode.ChatChunkDecoder, "feed", feed)
+    monkeypatch.setattr(run_hook.ChatRunHook, "decode", decode)
     for command in ("convert", "collect"):
         result = run_file(tmp_path, command, CHAT)
         assert result.code == 2

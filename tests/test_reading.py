@@ -9,7 +9,7 @@ import pytest
 
 from chatx import containers
 from chatx.codecs.around import parsed_around
-from chatx.codecs.responses_event import fast
+from chatx.codecs.responses_event import run_hook
 from chatx.collect import collect
 from chatx.collect.streams import streams_of
 from chatx.containers.payload import LONG_PAYLOAD
@@ -65,7 +65,7 @@ def test_collect_reads_long_payloads_around_the_text_held(monkeypatch, jsonl):
         return got
 
     expected = _collected(data)
-    monkeypatch.setattr(fast, "parsed_around", counted)
+    monkeypatch.setattr(run_hook, "parsed_around", counted)
     assert _collected(data) == expected
     assert around == [True] * 4  # the four events that repeat the text
     assert expected[0][0]["output"][0]["content"][0]["text"] == TEXT

@@ -2,8 +2,8 @@
 
 A Responses stream's done events and its terminal event repeat each part's text: a
 payload that repeats a 5 MB text costs orjson about sixteen times that to parse, and
-the text would be held twice. A decoder whose codec ``reads_raw`` may parse such a
-payload around the texts it holds (see :class:`chatx.codecs.template.KnownRecords`).
+the text would be held twice. A codec's run hook may parse such a
+payload around the texts its decoder holds (``RunHook.parse``).
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 A *decoder* is fed one :class:`~chatx.record.Record` at a time and returns the IR
 events it means (zero or more, as one batch); ``finish()`` drains it at end of input.
-A codec with ``reads_raw`` may be fed records whose payload the reader left unparsed
-(``Record.raw``): its decoder parses only those its byte templates do not match.
+A decoder sees parsed records only. A codec that finds *runs* (records it knows by
+their bytes, :mod:`chatx.codecs.template`) names its hook (``Codec.run_hook``): the
+pipeline wraps hook and decoder (:func:`open_decoder`), and the
+records a reader left unparsed go to that wrapper.
 An *encoder* is fed one such batch at a time and returns output payloads (JSON values,
 or :data:`~chatx.record.DONE`); ``finish()`` drains it. Neither does I/O, reads the
 clock or draws random numbers: ids and timestamps come from the input.
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from chatx.codecs.template import DeltaRun
+from chatx.codecs.template import DeltaRun, RunDecoder, RunHook
 from chatx.ir import Event
 from chatx.notes import Notes
 from chatx.record import Record
@@ -174,9 +176,11 @@ class Codec:
     sse_event_names: bool = False  # write "event: <type>" lines on SSE output
     single_lane: bool = True  # holds one choice only
     aliases: tuple[str, ...] = field(default=())
-    # The decoder also takes records a reader left unparsed (``Record.raw``): it knows
-    # most of its payloads by their bytes, and parses only the others.
-    reads_raw: bool = False
+    # The codec's run hook, made with its decoder (chatx.codecs.template.RunHook): it
+    # knows most of the format's payloads by their bytes, so the reader leaves them
+    # unparsed (``Record.raw``) and runs of them reach the encoder at once. None: every
+    # record is parsed by the reader.
+    run_hook: Callable[[Any], RunHook] | None = None
     # Names the format's non-streaming object (``"a chat.completion object"``) when a
     # record's value is one, else None: the decoder reads it as the stream it stands for.
     whole: Callable[[Any], str | None] | None = None
@@ -212,3 +216,12 @@ class Codec:
     # serve, capture and proxy: the format's HTTP API (its path, where the model and the
     # key are); None: the format has no API chatx speaks.
     http: HttpApi | None = None
+
+
+def open_decoder(codec: Codec, notes: Notes) -> Decoder:
+    """The decoder of ``codec`` as the pipeline feeds it: with the codec's run hook in a
+    :class:`~chatx.codecs.template.RunDecoder` when it names one (``Codec.run_hook``)."""
+    decoder = codec.decoder(notes)
+    if codec.run_hook is None:
+        return decoder
+    return RunDecoder(codec.run_hook(decoder), decoder.finish, notes)

@@ -1,23 +1,25 @@
-"""The speed path: payloads known by their bytes, and the runs they make.
+"""Runs: long stretches of records a codec knows by their bytes, decoded unparsed.
 
 A long stream repeats one record but for a few values. A :class:`ByteTemplate` is the
 JSON text orjson writes for a payload a decoder has just read, cut at the values that
 change from record to record (its *holes*: a text, an obfuscation, a sequence number).
 A later payload that is those literal bytes around other values in the holes parses to
-the same payload with those values, so a decoder can take its meaning from the template
-and parse only the holes.
+the same payload with those values, so its meaning is the template's but for the holes,
+and only the holes are parsed. Consecutive records one template knows are a *run*: they
+reach the encoder as one :class:`DeltaRun`.
 
 Why that holds: a string hole must parse, alone, as one JSON string, and a string
 literal ends at its first unescaped quote, so the hole cannot reach into the bytes
 after it; a number hole must be the very digits of the number expected. The payload
 then has the same tokens as the template's own JSON text but for those values.
 Providers that write JSON with other spacing, key order or escapes never match and
-take the parsing path: nothing depends on a match but speed.
+are parsed: nothing depends on a run but speed.
 
-A decoder whose codec ``reads_raw`` holds a :class:`KnownRecords`, which reads its raw
-records, and gives it one :class:`TemplateHook`, the codec's own part: which template it
-holds now and how a parsed record is decoded (and may make the next one). Consecutive
-records a template knows reach the encoder as one :class:`DeltaRun`.
+A codec that finds runs names its :class:`RunHook` in its descriptor
+(``Codec.run_hook``): which template it holds now, and how a parsed record is decoded
+(and may make the next one). :func:`chatx.codecs.base.open_decoder` wraps the decoder and the hook in a
+:class:`RunDecoder`, which takes the records a reader left unparsed (``Record.raw``);
+the decoder itself sees parsed records only.
 """
 
 from __future__ import annotations
@@ -178,16 +180,25 @@ class DeltaTemplate:
         return DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after)
 
 
-class TemplateHook(Protocol):
-    """A codec's part of reading raw records, what :class:`KnownRecords` calls."""
+class RunHook(Protocol):
+    """A codec's part of finding runs, named by its descriptor (``Codec.run_hook``) and
+    made with the codec's decoder, whose state it reads and moves past the records of a
+    run. :class:`RunDecoder` calls it; the decoder never does."""
 
-    def known_run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
-        """The raw records from ``start`` on that the codec's template of the moment
+    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+        """The raw records from ``start`` on that the hook's template of the moment
         knows, as one run; ``None`` when the first is not one."""
 
-    def decode_parsed(self, record: Record) -> list[ir.Event]:
-        """A record no template knew, parsed: decoded, and the next template made of it
-        when it is worth one."""
+    def decode(self, record: Record, raw: bool) -> list[ir.Event]:
+        """A parsed record in no run: the decoder's events for it. The template is
+        dropped when decoding it may change what the template stands for, and the next
+        one made of it when it came ``raw`` and is worth one (:func:`worth_making`): the
+        records a reader parsed (before the format is known, or in a container read
+        parsed) are in no run, and would spend the budget of templates for nothing."""
+
+    def parse(self, record: Record) -> Record:
+        """The parsed record of a raw one (:func:`parsed`, or a cheaper way the codec
+        knows for some payloads)."""
 
 
 def parsed(record: Record) -> Record:
@@ -201,35 +212,41 @@ def parsed(record: Record) -> Record:
 
 
 def worth_making(made: int, used: int) -> bool:
-    """Whether a decoder that made ``made`` templates, which knew ``used`` records, should
+    """Whether a hook that made ``made`` templates, which knew ``used`` records, should
     make another: a stream whose records never repeat (a new ``created`` each time)
     stops paying for them. Making one costs about what two records parsed do."""
     return made <= 16 + used // 4
 
 
-class KnownRecords:
-    """The raw-record half of a decoder whose codec ``reads_raw``: a record the codec's
-    template knows is decoded from the template (:meth:`run`), any other is parsed and
-    handed to the hook's ``decode_parsed`` (``parse`` parses it: a codec may know a
-    cheaper way for some payloads).
+class RunDecoder:
+    """A codec's run hook and its decoder's ``finish``: what the pipeline feeds records
+    to when the codec finds runs (:func:`chatx.codecs.base.open_decoder` makes it). :meth:`run` gives the records from a position on that the hook's
+    template knows as one run; :meth:`feed` takes any other record, raw (parsed here,
+    with ``hook.parse``) or parsed by the reader, and the hook hands it to the decoder.
+    The decoder sees parsed records only.
 
     A payload orjson does not read as ``JSON.parse`` does is read exactly
     (:mod:`chatx.containers.exact`) and comes here raw, whatever the reader: integers
     beyond 64 bits are said once per field, lone surrogates mended record after
     record (:class:`~chatx.containers.exact.Surrogates`). While half a pair waits for
-    the next record (``carrying``), the decoder hands every record here."""
+    the next record (``carrying``), no record is in a run."""
 
-    __slots__ = ("big_said", "carrying", "hook", "missed", "notes", "parse", "surrogates")
+    __slots__ = (
+        "big_said",
+        "carrying",
+        "drain",
+        "hook",
+        "missed",
+        "notes",
+        "parse",
+        "surrogates",
+    )
 
-    def __init__(
-        self,
-        hook: TemplateHook,
-        notes: Notes,
-        parse: Callable[[Record], Record] = parsed,
-    ) -> None:
-        self.hook = hook
+    def __init__(self, hook: RunHook, finish: Callable[[], list[ir.Event]], notes: Notes) -> None:
+        self.hook = hook  # it holds the decoder, and feeds it every record in no run
+        self.drain = finish
         self.notes = notes
-        self.parse = parse
+        self.parse = hook.parse
         # The record a run last stopped at: the pipeline feeds it next, and it is not
         # tried against the template a second time.
         self.missed: Record | None = None
@@ -242,19 +259,19 @@ class KnownRecords:
         when the first is not one of them)."""
         if self.carrying:
             return None
-        run = self.hook.known_run(records, start)
+        run = self.hook.run(records, start)
         if run is None and start < len(records):
             self.missed = records[start]
         return run
 
     def feed(self, record: Record) -> list[ir.Event]:
-        """Decode a raw record, or any record while half a pair waits."""
-        if record.raw is None:  # carried: a record the reader parsed, mended here
-            if record.error is None:
+        """Decode one record, raw or parsed."""
+        if record.raw is None:
+            if self.carrying and record.error is None:  # mended here
                 record.data = self._read_exactly(record).data
-            return self.hook.decode_parsed(record)
+            return self.hook.decode(record, False)
         if record is not self.missed and not self.carrying:
-            run = self.hook.known_run((record,), 0)
+            run = self.hook.run((record,), 0)
             if run is not None:
                 return run.batch(0)
         self.missed = None
@@ -262,13 +279,14 @@ class KnownRecords:
         if parsed.raw is not None or self.carrying:
             parsed = self._read_exactly(parsed)
         record.data = parsed.data
-        return self.hook.decode_parsed(parsed)
+        return self.hook.decode(parsed, True)
 
-    def finish(self) -> None:
-        """End of input: the half pair still waiting is said."""
+    def finish(self) -> list[ir.Event]:
+        """End of input: the half pair still waiting is said, then the decoder drains."""
         if self.surrogates is not None and self.carrying:
             self.surrogates.finish()
             self.carrying = False
+        return self.drain()
 
     def _read_exactly(self, record: Record) -> Record:
         """``record`` (a payload read exactly, or the one after half a pair) with its

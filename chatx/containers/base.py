@@ -25,8 +25,8 @@ class Reader(Protocol):
 
 @runtime_checkable
 class RawReader(Reader, Protocol):
-    """A reader that can leave payloads unparsed (``Record.raw``) for a decoder that
-    reads raw (``Codec.reads_raw``): all of them (``raw``), or those longer than
+    """A reader that can leave payloads unparsed (``Record.raw``) for a codec that
+    finds runs (``Codec.run_hook``): all of them (``raw``), or those longer than
     ``raw_over`` bytes."""
 
     raw: bool

@@ -1,6 +1,7 @@
-"""Payloads known by their bytes (codecs/template.py and the decoders that use it).
+"""Runs: payloads a codec's run hook knows by their bytes (codecs/template.py and the
+hooks of chat, Responses and Llama Stack).
 
-A decoder reads a raw payload that repeats the last one but for a few values without
+A raw payload that repeats the last one but for a few values is decoded without
 parsing it. These tests hold it to the one rule that makes that safe: a raw record
 decodes to exactly what its parsed record decodes to (the same events, the same notes,
 the same error), whatever its bytes.
@@ -16,12 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx import ir
-from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
-from chatx.codecs.chat_chunk.fast import chunk_template
-from chatx.codecs.llama_stack_event.decode import LlamaStackDecoder
-from chatx.codecs.responses_event.decode import ResponsesDecoder
-from chatx.codecs.template import NUMBER, ByteTemplate, hole
+from chatx import codecs, ir
+from chatx.codecs.base import open_decoder
+from chatx.codecs.chat_chunk.run_hook import chunk_template
+from chatx.codecs.template import NUMBER, ByteTemplate, RunDecoder, hole
 from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -40,6 +39,13 @@ ENVELOPE = {
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=300)
 
 
+def run_decoder(name: str, notes: Notes) -> Any:
+    """The decoder of format ``name`` as the pipeline feeds it: with its run hook."""
+    decoder = open_decoder(codecs.get(name), notes)
+    assert type(decoder) is RunDecoder
+    return decoder
+
+
 def text_chunk(text: Any, obfuscation: Any = "ab", **choice: Any) -> dict[str, Any]:
     body = {"index": 0, "delta": {"content": text}, "logprobs": None, "finish_reason": None}
     body.update(choice)
@@ -53,26 +59,26 @@ def role_chunk() -> dict[str, Any]:
     return text_chunk("", None, delta={"role": "assistant", "content": ""})
 
 
-def primed() -> tuple[ChatChunkDecoder, Notes]:
+def primed() -> tuple[RunDecoder, Notes]:
     """A decoder that has read the role chunk and two text chunks raw (the first opens
-    the message, the second is the fast path's): it holds a template."""
+    the message, the second a plain chunk, which makes it): it holds a template."""
     notes = Notes()
-    decoder = ChatChunkDecoder(notes)
+    decoder = run_decoder("chat-chunk", notes)
     decoder.feed(Record(role_chunk(), line=1))
     decoder.feed(Record(raw=orjson.dumps(text_chunk("Hi")), line=3))
     decoder.feed(Record(raw=orjson.dumps(text_chunk(" there")), line=5))
-    assert decoder.fast.template is not None
+    assert decoder.hook.template is not None
     return decoder, notes
 
 
-def outcome(decoder: ChatChunkDecoder, record: Record) -> Any:
+def outcome(decoder: RunDecoder, record: Record) -> Any:
     try:
         return decoder.feed(record)
     except InputError as exc:
         return ("InputError", exc.message)
 
 
-def both(payload: bytes) -> tuple[Any, Any, ChatChunkDecoder]:
+def both(payload: bytes) -> tuple[Any, Any, RunDecoder]:
     """What a primed decoder makes of ``payload`` raw, and of it parsed by the reader."""
     raw_decoder, raw_notes = primed()
     parsed_decoder, parsed_notes = primed()
@@ -115,7 +121,7 @@ def test_the_template_is_what_reads_them(text):
             ir.Meta(0, {"logprobs": None, "finish_reason": None}),
         ]
     )
-    assert decoder.fast.used == 1  # not parsed
+    assert decoder.hook.used == 1  # not parsed
 
 
 @SETTINGS
@@ -164,29 +170,29 @@ def test_payloads_beside_the_template_decode_as_parsed(payload):
 def test_json_written_with_other_spacing_is_parsed_not_matched():
     payload = json.dumps(text_chunk("a b")).encode()  # ", " and ": " separators
     raw, parsed, decoder = both(payload)
-    assert raw == parsed and decoder.fast.used == 0
+    assert raw == parsed and decoder.hook.used == 0
 
 
 def test_no_template_for_a_chunk_whose_residue_is_its_own():
     notes = Notes()
-    decoder = ChatChunkDecoder(notes)
+    decoder = run_decoder("chat-chunk", notes)
     decoder.feed(Record(role_chunk(), line=1))
     nested = {**text_chunk("Hi"), "x_meta": {"a": 1}}  # nested residue is never shared
     decoder.feed(Record(raw=orjson.dumps(nested), line=3))
     decoder.feed(Record(raw=orjson.dumps(nested), line=5))
-    assert decoder.fast.template is None
+    assert decoder.hook.template is None
     logprobs = text_chunk("Hi", logprobs={"content": [], "x": 1})
     assert chunk_template(logprobs, decoder.feed(Record(logprobs, line=5))) is None
 
 
 def test_a_stream_whose_chunks_never_repeat_stops_making_templates():
     notes = Notes()
-    decoder = ChatChunkDecoder(notes)
+    decoder = run_decoder("chat-chunk", notes)
     decoder.feed(Record(role_chunk(), line=1))
     for n in range(200):
         chunk = {**text_chunk("Hi"), "created": 1700000000 + n}
         decoder.feed(Record(raw=orjson.dumps(chunk), line=3 + n))
-    assert decoder.fast.used == 0 and decoder.fast.made <= 17
+    assert decoder.hook.used == 0 and decoder.hook.made <= 17
 
 
 def test_converting_raw_records_gives_the_bytes_parsed_records_give():
@@ -198,12 +204,12 @@ def test_converting_raw_records_gives_the_bytes_parsed_records_give():
     for dst in ("chat-chunk", "responses-event", "llama-stack-event"):
         whole = Transcoder(dst)
         expected = whole.feed(body) + whole.finish()
-        assert whole.decoder.fast.used == 0
+        assert whole.decoder.hook.used == 0
         pieces = Transcoder(dst)
         got = b"".join(pieces.feed(body[i : i + 512]) for i in range(0, len(body), 512))
         got += pieces.finish()
         assert got == expected
-        assert pieces.decoder.fast.used > 250
+        assert pieces.decoder.hook.used > 250
         if dst == "chat-chunk":  # A→A: the same values
             assert values(got) == values(body)
 
@@ -227,13 +233,13 @@ def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_
     records = raw_records(["a", 'b"', "c\\"])
     records.append(Record(raw=orjson.dumps(text_chunk("d", finish_reason="stop")), line=13))
     records += raw_records(["e"], 15)
-    run = decoder.known.run(records, 0)
+    run = decoder.run(records, 0)
     assert (run.texts, run.obfuscations, run.lines) == (
         ["a", 'b"', "c\\"],
         ["o0", "o1", "o2"],
         [7, 9, 11],
     )
-    assert decoder.known.run(records, 3) is None  # the finish chunk: decoded the long way
+    assert decoder.run(records, 3) is None  # the finish chunk: decoded the long way
     assert run.batches() == [primed()[0].feed(record) for record in records[:3]]
 
 
@@ -255,16 +261,16 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
     def chunk_of(text: str, n: int) -> Record:
         return Record(raw=orjson.dumps(text_chunk(text, f"o{n}", delta=delta(text))), line=n)
 
-    decoder = ChatChunkDecoder(Notes())
+    decoder = run_decoder("chat-chunk", Notes())
     head = [decoder.feed(Record(role_chunk(), line=1))]
     if field == "tool_calls":
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         head.append(decoder.feed(Record(text_chunk("", delta={"tool_calls": [call]}), line=2)))
     head += [decoder.feed(chunk_of(text, 3 + n)) for n, text in enumerate(("x", "y"))]
-    run = decoder.known.run([chunk_of(text, 9 + n) for n, text in enumerate("abc")], 0)
+    run = decoder.run([chunk_of(text, 9 + n) for n, text in enumerate("abc")], 0)
     assert run is not None and run.texts == ["a", "b", "c"]
-    # The delta of the chunk the template was made of: the first that took the fast
-    # path, the second ("y") where the first ("x") opened the item.
+    # The delta of the chunk the template was made of: the first plain chunk,
+    # the second ("y") where the first ("x") opened the item.
     assert (
         run.proto
         == {
@@ -294,9 +300,9 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
 @SETTINGS
 @given(text=TRICKY, field=st.sampled_from(["reasoning_content", "reasoning", "refusal"]))
 def test_a_reasoning_chunk_decodes_raw_as_parsed(text, field):
-    def primed_on_reasoning() -> tuple[ChatChunkDecoder, Notes]:
+    def primed_on_reasoning() -> tuple[RunDecoder, Notes]:
         notes = Notes()
-        decoder = ChatChunkDecoder(notes)
+        decoder = run_decoder("chat-chunk", notes)
         decoder.feed(Record(role_chunk(), line=1))
         for line, piece in ((3, "Let"), (5, " me")):
             chunk = text_chunk(piece, delta={"reasoning_content": piece})
@@ -374,7 +380,7 @@ def test_no_template_when_a_stand_in_is_not_there_once_or_orjson_cannot_write_it
 RESPONSES_TEXT = (ROOT / "fixtures/responses-event/text.sse").read_bytes()
 
 
-def responses_primed() -> tuple[ResponsesDecoder, Notes, int]:
+def responses_primed() -> tuple[RunDecoder, Notes, int]:
     """A decoder that has read a Responses stream up to its second text delta, the
     second raw: it holds a delta template. Returns the next sequence number too."""
     from chatx.containers.sse import SSEReader
@@ -382,12 +388,12 @@ def responses_primed() -> tuple[ResponsesDecoder, Notes, int]:
     records = SSEReader().feed(RESPONSES_TEXT)
     deltas = [n for n, r in enumerate(records) if r.event == "response.output_text.delta"]
     notes = Notes()
-    decoder = ResponsesDecoder(notes)
+    decoder = run_decoder("responses-event", notes)
     for record in records[: deltas[1]]:
         decoder.feed(record)
     second = records[deltas[1]]
     decoder.feed(Record(raw=orjson.dumps(second.data), line=second.line))
-    assert decoder.fast.template is not None
+    assert decoder.hook.template is not None
     return decoder, notes, second.data["sequence_number"] + 1
 
 
@@ -419,7 +425,7 @@ def responses_with(texts: list[str], obfuscate: bool = True) -> bytes:
     return head + deltas + b"event: response.output_text.done" + done
 
 
-def responses_both(payload: bytes) -> tuple[Any, Any, ResponsesDecoder]:
+def responses_both(payload: bytes) -> tuple[Any, Any, RunDecoder]:
     raw_decoder, raw_notes, _ = responses_primed()
     parsed_decoder, parsed_notes, _ = responses_primed()
     record = parse(payload, "response.output_text.delta", 40)
@@ -429,8 +435,8 @@ def responses_both(payload: bytes) -> tuple[Any, Any, ResponsesDecoder]:
         (n.kind, n.message) for n in parsed_notes.items
     ]
     # What the decoder kept of the part's text is the same too.
-    assert raw_decoder.items[0].parts[("output_text", 0)].texts.text() == (
-        parsed_decoder.items[0].parts[("output_text", 0)].texts.text()
+    assert raw_decoder.hook.decoder.items[0].parts[("output_text", 0)].texts.text() == (
+        parsed_decoder.hook.decoder.items[0].parts[("output_text", 0)].texts.text()
     )
     return raw, parsed, raw_decoder
 
@@ -459,12 +465,12 @@ def test_the_delta_template_reads_deltas_in_sequence_as_one_run():
         for n, text in enumerate(["a", 'q"', ""])
     ]
     records.append(Record(raw=responses_delta(seq + 5, "skipped a number"), line=60))
-    run = decoder.known.run(records, 0)
+    run = decoder.run(records, 0)
     assert (run.texts, run.lines) == (["a", 'q"'], [50, 51])
-    assert decoder.known.run(records, 2) is None  # no text: the long way, which says the same
+    assert decoder.run(records, 2) is None  # no text: the long way, which says the same
     assert decoder.feed(records[2]) == [ir.TextDelta(0, "", None, {}, None)]
-    assert decoder.known.run(records, 3) is None and decoder.expected_seq == seq + 3
-    assert decoder.fast.used == 2  # these two: the delta the template was made of was parsed
+    assert decoder.run(records, 3) is None and decoder.hook.decoder.expected_seq == seq + 3
+    assert decoder.hook.used == 2  # these two: the delta the template was made of was parsed
 
 
 def test_converting_raw_responses_records_gives_the_bytes_parsed_records_give():
@@ -496,15 +502,15 @@ def llama_text(text: Any, **event: Any) -> bytes:
     return orjson.dumps({"event": body, "metrics": None})
 
 
-def llama_primed() -> tuple[LlamaStackDecoder, Notes]:
+def llama_primed() -> tuple[RunDecoder, Notes]:
     """A decoder past the start and two raw text events: it holds a text template."""
     notes = Notes()
-    decoder = LlamaStackDecoder(notes)
+    decoder = run_decoder("llama-stack-event", notes)
     start = {"event": {"event_type": "start", "delta": {"type": "text", "text": ""}}}
     decoder.feed(Record(start, line=1))
     for line, text in ((2, "Paris"), (3, " is")):
         decoder.feed(Record(raw=llama_text(text), line=line))
-    assert decoder.fast.template is not None
+    assert decoder.hook.template is not None
     return decoder, notes
 
 
@@ -527,16 +533,16 @@ def test_a_llama_text_event_decodes_raw_as_parsed(text, stop, edits):
         if not raw:
             record = parse(bytes(payload), None, 9)
         got = ("InputError", record.error) if record.error else outcome(decoder, record)
-        results.append((got, [(n.kind, n.message) for n in notes.items], decoder.line))
+        results.append((got, [(n.kind, n.message) for n in notes.items], decoder.hook.decoder.line))
     assert results[0] == results[1]
 
 
 def test_llama_text_after_the_template_a_tool_call_or_the_end_is_not_known():
     decoder, _ = llama_primed()
     records = [Record(raw=llama_text(t), line=n) for n, t in enumerate(["a", "b", ""], 4)]
-    run = decoder.known.run(records, 0)
-    assert (run.texts, run.lines, decoder.line) == (["a", "b"], [4, 5], 5)
-    assert decoder.known.run(records, 2) is None  # empty text: a record of its own kind
+    run = decoder.run(records, 0)
+    assert (run.texts, run.lines, decoder.hook.decoder.line) == (["a", "b"], [4, 5], 5)
+    assert decoder.run(records, 2) is None  # empty text: a record of its own kind
 
 
 @SETTINGS
@@ -558,13 +564,13 @@ def test_a_tool_call_arguments_chunk_decodes_raw_as_parsed(text, index, edits):
     results = []
     for raw in (True, False):
         notes = Notes()
-        decoder = ChatChunkDecoder(notes)
+        decoder = run_decoder("chat-chunk", notes)
         decoder.feed(Record(role_chunk(), line=1))
         call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         decoder.feed(Record(text_chunk("", delta={"tool_calls": [call]}), line=2))
         for line, piece in ((3, '{"a"'), (5, ": 1")):
             decoder.feed(Record(raw=args(piece), line=line))
-        assert decoder.fast.template is not None
+        assert decoder.hook.template is not None
         record = Record(raw=bytes(payload), line=7)
         if not raw:
             record = parse(bytes(payload), None, 7)
@@ -588,7 +594,7 @@ def test_choosing_a_choice_gives_the_same_bytes_raw_or_parsed():
         pieces = Transcoder("responses-event", choice=choice)
         got = b"".join(pieces.feed(body[i : i + 300]) for i in range(0, len(body), 300))
         assert got + pieces.finish() == expected
-        assert pieces.decoder.fast.used > 20
+        assert pieces.decoder.hook.used > 20
 
 
 def _long_streams() -> dict[str, bytes]:
@@ -685,7 +691,7 @@ def _strings(node: Any) -> list[Any]:
 def test_a_responses_stream_with_a_long_text_converts_the_same_raw_or_parsed(monkeypatch):
     """Done and terminal events over 1 MiB are parsed around the text the decoder holds."""
     from chatx.codecs.around import parsed_around
-    from chatx.codecs.responses_event import fast
+    from chatx.codecs.responses_event import run_hook
 
     around: list[bool] = []
 
@@ -694,7 +700,7 @@ def test_a_responses_stream_with_a_long_text_converts_the_same_raw_or_parsed(mon
         around.append(got is not None)
         return got
 
-    monkeypatch.setattr(fast, "parsed_around", counted)
+    monkeypatch.setattr(run_hook, "parsed_around", counted)
     words = [f'w{n} é😀 "q" ' for n in range(60000)]
     text = "Hello! How can I help?" + "".join(words)  # the fixture's deltas, then these
     body = responses_with(words, obfuscate=False).replace(

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx import ir
-from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
+from chatx import codecs, ir
+from chatx.codecs.base import open_decoder
 from chatx.containers.payload import lenient_dumps, parse
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, read_records
@@ -274,13 +274,13 @@ def test_text_cut_at_utf16_units_arrives_whole_however_fed(text, cuts, feed, dst
 
 def test_template_holes_refuse_what_the_parse_path_mends():
     """A text hole with a lone surrogate is no match: the parsing path mends it, so the
-    fast and slow paths give the same events."""
+    raw and parsed records give the same events."""
     notes = Notes()
-    decoder = ChatChunkDecoder(notes)
+    decoder: Any = open_decoder(codecs.get("chat-chunk"), notes)
     decoder.feed(Record(chunk({"role": "assistant", "content": ""}), line=1))
     for n, text in enumerate(["x", "y", "z"]):
         decoder.feed(Record(raw=orjson.dumps(chunk({"content": text})), line=3 + 2 * n))
-    assert decoder.fast.template is not None
+    assert decoder.hook.template is not None
     raw = json.dumps(chunk({"content": "q\ud83d"}), separators=(",", ":")).encode()
     events: Any = decoder.feed(Record(raw=raw, line=9))
     assert [e.text for e in events if type(e) is ir.TextDelta] == ["q"]

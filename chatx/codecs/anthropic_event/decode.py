@@ -30,7 +30,6 @@ from typing import Any
 import orjson
 
 from chatx import ir
-from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -40,7 +39,6 @@ from chatx.residue import ABSENT, exact_diff
 from . import records as r
 from . import whole
 from .blocks import Block, BlockDecoding
-from .fast import FastDeltas
 
 NAME = r.NAME
 
@@ -52,8 +50,6 @@ class AnthropicDecoder(BlockDecoding):
         self.notes = notes
         self.line = 0
         self.renamed = False  # an SSE event name that differs from the type was noted
-        self.fast = FastDeltas(self)
-        self.known = KnownRecords(self.fast, notes)
         self._message()
         self._handlers = {
             "message_start": self._start,
@@ -77,12 +73,6 @@ class AnthropicDecoder(BlockDecoding):
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event, or a whole ``message`` object)."""
-        if record.raw is not None or self.known.carrying:
-            return self.known.feed(record)
-        return self._general(record)
-
-    def _general(self, record: Record) -> list[ir.Event]:
-        self.fast.template = None  # this path may change what a template stands for
         self.line = record.line
         data = self._payload(record)
         if data is None:
@@ -103,7 +93,6 @@ class AnthropicDecoder(BlockDecoding):
         """End of input. A message without its ``message_stop`` is left unended (no
         ``StreamEnd``): nothing is invented. Its open block closes for other formats'
         sake, marked ``~cut`` so that anthropic output leaves it as it came."""
-        self.known.finish()
         out: list[ir.Event] = []
         if self.open:
             self.notes.warning("the stream ends without message_stop")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.fast import Lane
+from chatx.codecs.chat_chunk.plain import Lane
 from chatx.notes import Notes
 
 _ENTRY_KEYS = ("index", "id", "type", "function")

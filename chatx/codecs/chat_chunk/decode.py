@@ -14,7 +14,6 @@ from typing import Any
 from chatx import ir
 from chatx.codecs.chat_chunk import annotations_in, signatures, whole
 from chatx.codecs.chat_chunk.calls import CallEntry
-from chatx.codecs.chat_chunk.fast import FastChunks, Lane
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
     beside_choices,
@@ -25,7 +24,7 @@ from chatx.codecs.chat_chunk.fields import (
     split_logprobs,
     stop_string,
 )
-from chatx.codecs.template import KnownRecords
+from chatx.codecs.chat_chunk.plain import Lane, PlainChunks
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -46,12 +45,11 @@ class ChatChunkDecoder:
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
         self.lanes: dict[int, Lane] = {}
-        self.fast = FastChunks(self.lanes, self._general)
-        self.known = KnownRecords(self.fast, notes)
+        self.plain = PlainChunks(self.lanes)
         self._reset()
 
     def _reset(self) -> None:
-        """A new stream (records read raw go on as they were: see KnownRecords)."""
+        """A new stream."""
         self.started = False
         self.ended = False
         self.id = ""
@@ -59,21 +57,19 @@ class ChatChunkDecoder:
         self.created: Any = None
         self.lanes.clear()
         self.errored = False
-        self.fast.reset()
+        self.plain.reset()
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (a chunk, an error frame or ``[DONE]``)."""
-        if record.raw is not None or self.known.carrying:
-            return self.known.feed(record)
         data = record.data
         if self.ended is False and type(data) is dict:
-            fast = self.fast.chunk(data)
-            if fast is not None:
-                return fast
-        return self._general(record)
+            events = self.plain.chunk(data)
+            if events is not None:
+                return events
+        return self.general(record)
 
-    def _general(self, record: Record) -> list[ir.Event]:
-        self.fast.template = None  # this path may change what a template stands for
+    def general(self, record: Record) -> list[ir.Event]:
+        """Decode a record that is no plain chunk (:mod:`.plain`)."""
         data = record.data
         if record.done:
             return self._end(True)
@@ -87,7 +83,7 @@ class ChatChunkDecoder:
             # A chat.completion: read as the chunks it stands for, a stream of its own.
             if self.ended:
                 self._reset()
-            return expand(self._general, whole.chunks(data), record.line)
+            return expand(self.general, whole.chunks(data), record.line)
         if self.ended and data:
             # Two streams back to back (what chatx writes for concatenated captures):
             # a chunk after [DONE] starts the next one.
@@ -109,7 +105,7 @@ class ChatChunkDecoder:
             if not data.get("id") and not choices:
                 return [ir.Meta(None, dict(data))]
             self._start(data, out)
-        extra = self.fast.residue(data)
+        extra = self.plain.residue(data)
         if extra:
             out.append(ir.Meta(None, extra))
         if choices:
@@ -126,7 +122,6 @@ class ChatChunkDecoder:
 
     def finish(self) -> list[ir.Event]:
         """End of input: close what is open. A stream without ``[DONE]`` is still ended."""
-        self.known.finish()
         if not self.started or self.ended:
             return []
         if not self.errored and (
@@ -158,7 +153,7 @@ class ChatChunkDecoder:
         self.id = cid if isinstance(cid, str) else ""
         self.model = model if isinstance(model, str) else None
         self.created = created if isinstance(created, int | float) else None
-        self.fast.expect = {
+        self.plain.expect = {
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,

@@ -38,7 +38,6 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -46,7 +45,6 @@ from chatx.record import Record
 
 from . import records as r
 from . import whole
-from .fast import FastText
 from .special_tokens import call_prefix
 from .tool_calls import ToolCallDecoding
 
@@ -62,8 +60,6 @@ class LlamaStackDecoder(ToolCallDecoding):
         self.id = ""
         self.line = 0
         self._turn()
-        self.fast = FastText(self)
-        self.known = KnownRecords(self.fast, notes)
 
     def _turn(self) -> None:
         self.message = False  # an IR message item is open
@@ -80,12 +76,6 @@ class LlamaStackDecoder(ToolCallDecoding):
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event or an ``{"error": …}`` frame)."""
-        if record.raw is not None or self.known.carrying:
-            return self.known.feed(record)
-        return self._general(record)
-
-    def _general(self, record: Record) -> list[ir.Event]:
-        self.fast.template = None  # this path may change what a template stands for
         self.line = record.line
         data = self._payload(record)
         if data is None:
@@ -94,7 +84,7 @@ class LlamaStackDecoder(ToolCallDecoding):
         event = data.get("event")
         if not isinstance(event, dict):
             if not self.open and whole.is_completion(data):
-                return expand(self._general, whole.events(data, self.notes), record.line)
+                return expand(self.feed, whole.events(data, self.notes), record.line)
             if isinstance(data.get("error"), dict):
                 self._error(data, out)
                 return out
@@ -124,7 +114,6 @@ class LlamaStackDecoder(ToolCallDecoding):
     def finish(self) -> list[ir.Event]:
         """End of input: release what is held and close the message. A stream without its
         ``complete`` event is left unended (no ``StreamEnd``): nothing is invented."""
-        self.known.finish()
         out: list[ir.Event] = []
         if self.open:
             self._release(out)

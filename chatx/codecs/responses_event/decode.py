@@ -17,9 +17,7 @@ from chatx import ir
 from chatx.codecs.responses_event import citations, shapes, whole
 from chatx.codecs.responses_event.deltas import DeltaDecoding
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
-from chatx.codecs.responses_event.fast import FastDeltas
 from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
-from chatx.codecs.template import KnownRecords
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -46,6 +44,19 @@ _IGNORED = frozenset(
 
 
 _INDEX_KEYS = ("output_index", "content_index", "summary_index")
+# The fields of an output_text.delta read plainly (see ResponsesDecoder.plain_text).
+_PLAIN_TEXT_KEYS = frozenset(
+    (
+        "type",
+        "item_id",
+        "output_index",
+        "content_index",
+        "delta",
+        "logprobs",
+        "sequence_number",
+        "obfuscation",
+    )
+)
 
 
 class ResponsesDecoder(DeltaDecoding, ItemDecoding):
@@ -53,12 +64,10 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
-        self.fast = FastDeltas(self)
-        self.known = KnownRecords(self.fast, notes, self.fast.parse)
         self._reset()
 
     def _reset(self) -> None:
-        """A new stream (records read raw go on as they were: see KnownRecords)."""
+        """A new stream."""
         self.started = False
         self.ended = False
         self.items: dict[Any, ItemState] = {}  # by output_index
@@ -71,21 +80,52 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
         self.expected_seq: int | None = None
         self.renumbered = False
         self.noted: set[str] = set()
-        self.fast.reset()
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
-        if record.raw is not None or self.known.carrying:
-            return self.known.feed(record)
         data = record.data
         if type(data) is dict and data.get("type") == "response.output_text.delta":
-            fast = self.fast.text(data)
-            if fast is not None:
-                return fast
-        return self._general(record)
+            events = self.plain_text(data)
+            if events is not None:
+                return events
+        return self.general(record)
 
-    def _general(self, record: Record) -> list[ir.Event]:
-        self.fast.template = None  # this path may change what a template stands for
+    def plain_text(self, data: dict[str, Any]) -> list[ir.Event] | None:
+        """The event almost every stream is made of, decoded without the general checks:
+        more text for the open part of a message, in sequence, with nothing else beside
+        it. ``None`` sends it the long way, which says what is wrong."""
+        seq = data.get("sequence_number")
+        if (
+            not self.started
+            or self.ended
+            or seq != self.expected_seq
+            or type(seq) is not int
+            or not data.keys() <= _PLAIN_TEXT_KEYS
+        ):
+            return None
+        output_index = data.get("output_index")
+        state = self.items.get(output_index) if type(output_index) is int else None
+        if state is None or state.kind != "message" or data.get("item_id") != state.id:
+            return None
+        index = data.get("content_index")
+        part = state.parts.get(("output_text", index)) if type(index) is int else None
+        delta, lps = data.get("delta"), data.get("logprobs")
+        obfuscation = data.get("obfuscation")
+        if (
+            part is None
+            or type(delta) is not str
+            or type(lps) is not list
+            or not (obfuscation is None or type(obfuscation) is str)
+        ):
+            return None
+        self.expected_seq = seq + 1
+        part.texts.append(delta)
+        if lps:
+            part.logprobs.extend(lps)
+        return [ir.TextDelta(0, delta, lps or None, {}, obfuscation)]
+
+    def general(self, record: Record) -> list[ir.Event]:
+        """Decode an event that is no plain text delta (:meth:`plain_text`)."""
         if record.done:
             if self.ended:
                 self._repaired(
@@ -104,7 +144,7 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
             )
         kind = data.get("type") or record.event
         if kind is None and (not self.started or self.ended) and whole.is_response(data):
-            return expand(self._general, whole.events(data, self.notes), record.line)
+            return expand(self.general, whole.events(data, self.notes), record.line)
         if not isinstance(kind, str):
             raise InputError(
                 "Responses event without a type",
@@ -139,7 +179,6 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
     def finish(self) -> list[ir.Event]:
         """End of input; a stream without a terminal event stays unfinished, and chatx
         says so whatever the target format (DESIGN §4)."""
-        self.known.finish()
         if self.started and not self.ended:
             self.notes.warning("input ended without a terminal event: no ending written")
         return []

@@ -155,10 +155,10 @@ def test_a_span_is_counted_from_where_its_item_began_in_the_content():
     assert "delta.annotations" in lost(notes)
 
 
-def test_spans_count_the_text_the_fast_path_and_byte_templates_read():
-    """Many like chunks take the decoder's fast path, and once the format is known, its
-    byte templates (records read raw, runs of them at once): their text counts as the
-    general path's does."""
+def test_spans_count_the_text_of_plain_chunks_and_runs():
+    """Many like chunks are plain chunks (decoded without the general path), and once the
+    format is known, runs (records read raw, known by their bytes): their text counts as
+    the general path's does."""
     words = [f"w{n} " for n in range(40)]
     before = len("".join(words))  # the first item's text: where the second's begins
     call = {"index": 0, "id": "call_t2", "type": "function"}

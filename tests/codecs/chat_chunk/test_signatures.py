@@ -198,7 +198,7 @@ def test_entries_of_no_known_shape_are_residue(entries: Any) -> None:
 
 def test_reasoning_after_a_signature_is_another_block() -> None:
     """Two signed thinking blocks in a row: each text goes with its own signature, the
-    later pieces of text past the fast path as well."""
+    later pieces of text, plain chunks, as well."""
     chunks = [
         chunk({"role": "assistant", "reasoning_content": "First"}),
         chunk({"reasoning_content": " one."}),

@@ -1,7 +1,6 @@
-"""The Anthropic decoder's records known by their bytes: a long stream is mostly
-``content_block_delta`` records of more text for the block open (its text, its thinking,
-a tool call's arguments), the same but for that text
-(:class:`~chatx.codecs.template.DeltaTemplate`).
+"""The Anthropic run hook: a long stream is mostly ``content_block_delta`` records of
+more text for the block open (its text, its thinking, a tool call's arguments), the same
+but for that text (:class:`~chatx.codecs.template.DeltaTemplate`).
 
 A record is its ``data:`` payload and its SSE ``event:`` name: the decoder says a name
 that differs from the type, so a run takes only records named ``content_block_delta``
@@ -13,11 +12,11 @@ no template, and a record that differs from the template by one byte is parsed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from chatx import ir
-from chatx.codecs.template import TEXT, Delta, DeltaRun, DeltaTemplate, worth_making
-from chatx.notes import Notes
+from chatx.codecs.anthropic_event.decode import AnthropicDecoder
+from chatx.codecs.template import TEXT, Delta, DeltaRun, DeltaTemplate, parsed, worth_making
 from chatx.record import Record
 
 EVENT = "content_block_delta"
@@ -26,52 +25,46 @@ _FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
 
 
-class Stream(Protocol):
-    """What the hook reads of the decoder (:class:`AnthropicDecoder`), and the line of
-    the last record it read, which it moves on."""
+class AnthropicRunHook:
+    """The Anthropic :class:`~chatx.codecs.template.RunHook`, made with the decoder. The
+    template stands for a delta of the block open when it was made: any record decoded
+    drops it (a delta may close the block: a signature), and a plain delta makes the
+    next. A run moves the decoder's ``line`` to its last record."""
 
-    notes: Notes
-    line: int
+    __slots__ = ("decoder", "made", "template", "used")
 
-    def _general(self, record: Record) -> list[ir.Event]: ...
+    parse = staticmethod(parsed)
 
-
-class FastDeltas:
-    """The Anthropic hook of :class:`~chatx.codecs.template.KnownRecords`, held by
-    :class:`~chatx.codecs.anthropic_event.decode.AnthropicDecoder`. The template stands
-    for a delta of the block open when it was made; the decoder's general path, which
-    any other record takes, drops it."""
-
-    __slots__ = ("made", "stream", "template", "used")
-
-    def __init__(self, stream: Stream) -> None:
-        self.stream = stream
+    def __init__(self, decoder: AnthropicDecoder) -> None:
+        self.decoder = decoder
         self.template: DeltaTemplate | None = None
         self.made = self.used = 0  # delta templates made and records they knew
 
-    def known_run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
         template = self.template
         if template is None:
             return None
         run = template.run(records, start, None, EVENT)
         if run is None:
             return None
-        self.stream.line = run.lines[-1]
+        self.decoder.line = run.lines[-1]
         self.used += len(run.texts)
         return run
 
-    def decode_parsed(self, record: Record) -> list[ir.Event]:
-        """A raw record the template did not know, parsed: decoded, and a template made
-        of it when it was one plain delta of the open block, said without a note."""
-        stream = self.stream
-        notes = stream.notes.items
+    def decode(self, record: Record, raw: bool) -> list[ir.Event]:
+        """Decoded, and a template made of the record when it was one plain delta of the
+        open block, said without a note."""
+        self.template = None
+        decoder = self.decoder
+        notes = decoder.notes.items
         said = len(notes)
-        out = stream._general(record)
+        out = decoder.feed(record)
         delta = out[0] if len(out) == 1 else None
         if (
             isinstance(delta, _DELTAS)
             and not delta.extra
             and len(notes) == said
+            and raw
             and worth_making(self.made, self.used)
         ):
             self.made += 1

@@ -1,4 +1,4 @@
-"""The Anthropic decoder's records known by their bytes (anthropic_event/fast.py).
+"""The Anthropic run hook (anthropic_event/run_hook.py).
 
 A raw ``content_block_delta`` that repeats the last one but for its text is decoded
 from a template, and a long stretch of them reaches the encoder as one run. The rule
@@ -14,8 +14,9 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx import ir
-from chatx.codecs.anthropic_event.decode import AnthropicDecoder
+from chatx import codecs, ir
+from chatx.codecs.base import open_decoder
+from chatx.codecs.template import RunDecoder
 from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -57,20 +58,27 @@ def long_stream(kind: str, n: int, signature: bool = False) -> list[dict[str, An
     return [*events, block_stop(0), message_delta(), MESSAGE_STOP]
 
 
-def primed(kind: str = "text") -> tuple[AnthropicDecoder, Notes]:
+def run_decoder(notes: Notes) -> Any:
+    """The Anthropic decoder as the pipeline feeds it: with its run hook."""
+    decoder = open_decoder(codecs.get("anthropic-event"), notes)
+    assert type(decoder) is RunDecoder
+    return decoder
+
+
+def primed(kind: str = "text") -> tuple[RunDecoder, Notes]:
     """A decoder that has read a block's start and two deltas raw (the first made a
     template, which knew the second): it holds a template."""
     notes = Notes()
-    decoder = AnthropicDecoder(notes)
+    decoder = run_decoder(notes)
     decoder.feed(Record(message_start(), "message_start", 1))
     decoder.feed(Record(block_start(0, KINDS[kind][0]), "content_block_start", 4))
     for line, text in ((7, "Hi"), (10, " there")):
         decoder.feed(Record(None, EVENT, line, raw=orjson.dumps(delta(kind, text))))
-    assert decoder.fast.template is not None and decoder.fast.used == 1
+    assert decoder.hook.template is not None and decoder.hook.used == 1
     return decoder, notes
 
 
-def outcome(decoder: AnthropicDecoder, record: Record) -> Any:
+def outcome(decoder: RunDecoder, record: Record) -> Any:
     try:
         return decoder.feed(record)
     except InputError as exc:
@@ -106,7 +114,7 @@ def test_a_delta_with_any_text_decodes_raw_as_parsed(text, kind):
     raw, parsed, decoder = both(orjson.dumps(delta(kind, text)), kind=kind)
     assert raw == parsed
     if text:  # known by its bytes, not parsed
-        assert decoder.fast.used == 2
+        assert decoder.hook.used == 2
 
 
 @SETTINGS
@@ -141,19 +149,19 @@ def test_payloads_beside_the_template_keep_their_difference():
     }
     for payload, extra in cases.items():
         raw, parsed, decoder = both(payload)
-        assert raw == parsed and decoder.fast.used == 1
+        assert raw == parsed and decoder.hook.used == 1
         assert raw[0] == [ir.TextDelta(0, "a", None, extra)]
     # A lone surrogate: read exactly, its half held for the next record.
     raw, parsed, decoder = both(base.replace(b'"a"', b'"\\ud800"'))
-    assert raw == parsed and decoder.fast.used == 1 and decoder.known.carrying
+    assert raw == parsed and decoder.hook.used == 1 and decoder.carrying
     # An escape that spells the same string is the same value: the template knows it.
     raw, parsed, decoder = both(base.replace(b'"a"', b'"\\u0061"'))
-    assert raw == parsed == ([ir.TextDelta(0, "a", None, {})], []) and decoder.fast.used == 2
+    assert raw == parsed == ([ir.TextDelta(0, "a", None, {})], []) and decoder.hook.used == 2
 
 
 def test_a_record_named_otherwise_is_parsed_and_said():
     raw, parsed, decoder = both(orjson.dumps(delta("text", "a")), "message_delta")
-    assert raw == parsed and decoder.fast.used == 1
+    assert raw == parsed and decoder.hook.used == 1
     assert raw[1] == [
         (
             "repaired",
@@ -166,16 +174,16 @@ def test_a_record_named_otherwise_is_parsed_and_said():
 
 def test_a_delta_that_makes_residue_or_a_note_makes_no_template():
     notes = Notes()
-    decoder = AnthropicDecoder(notes)
+    decoder = run_decoder(notes)
     decoder.feed(Record(message_start(), "message_start", 1))
     decoder.feed(Record(block_start(0, KINDS["text"][0]), "content_block_start", 4))
     spaced = {**delta("text", "a"), "index": 0.0}
     decoder.feed(Record(None, EVENT, 7, raw=orjson.dumps(spaced)))
-    assert decoder.fast.template is None
+    assert decoder.hook.template is None
     decoder.feed(Record(None, "renamed", 10, raw=orjson.dumps(delta("text", "b"))))
-    assert decoder.fast.template is None and len(notes.items) == 1
+    assert decoder.hook.template is None and len(notes.items) == 1
     decoder.feed(Record(None, "renamed", 13, raw=orjson.dumps(delta("text", "c"))))
-    assert decoder.fast.template is not None  # said once already: nothing more to say
+    assert decoder.hook.template is not None  # said once already: nothing more to say
 
 
 def test_a_run_stops_at_a_signature_a_stop_or_another_name():
@@ -187,15 +195,15 @@ def test_a_run_stops_at_a_signature_a_stop_or_another_name():
     records.append(Record(None, None, 22, raw=orjson.dumps(delta("thinking", "d"))))
     signature = block_delta(0, {"type": "signature_delta", "signature": "c2ln"})
     records.append(Record(None, EVENT, 25, raw=orjson.dumps(signature)))
-    run = decoder.known.run(records, 0)
+    run = decoder.run(records, 0)
     assert run is not None
     assert (run.texts, run.lines) == (["a", 'b"', "c\\", "d"], [13, 16, 19, 22])
     assert run.proto == ir.ReasoningDelta(0, "Hi", "text", 0, {})
-    assert decoder.known.run(records, 4) is None
+    assert decoder.run(records, 4) is None
     assert decoder.feed(records[4]) == [ir.Meta(0, {"~record": signature})]
-    assert decoder.fast.template is None  # a signature closes the item: never a template
+    assert decoder.hook.template is None  # a signature closes the item: never a template
     other = Record(None, "ping", 28, raw=orjson.dumps(delta("thinking", "e")))
-    assert decoder.known.run([other], 0) is None
+    assert decoder.run([other], 0) is None
 
 
 def transcode(body: bytes, dst: str, step: int) -> tuple[bytes, list[Any], Transcoder]:
@@ -216,7 +224,7 @@ def test_a_long_stream_goes_to_the_encoder_in_runs_and_converts_as_parsed():
             whole, whole_notes, plain = transcode(body, dst, len(body))
             assert plain.conversion is not None
             decoder: Any = plain.conversion.decoder
-            assert decoder.fast.used == 0
+            assert decoder.hook.used == 0
             runs: list[int] = []
             notes = Notes()
             transcoder = Transcoder(dst, notes=notes)
@@ -238,7 +246,7 @@ def test_a_long_stream_goes_to_the_encoder_in_runs_and_converts_as_parsed():
             assert [(n.kind, n.message, n.line) for n in notes.summary()] == whole_notes
             assert sum(runs) > 2900 and max(runs) > 200
             decoder = transcoder.conversion.decoder
-            assert decoder.fast.used == sum(runs)
+            assert decoder.hook.used == sum(runs)
             if dst == "anthropic-event":
                 assert _values(out) == _values(body)
 

@@ -1,27 +1,22 @@
-"""The chat decoder's fast path: the chunk almost every stream is made of.
+"""The chat decoder's plain chunk: the chunk almost every stream is made of.
 
 One choice whose delta is only more text for the message, the reasoning or the tool
 call already open. Decoding it without the general path (no per-field dispatch, one
-shared event for the usual ``"logprobs": null, "finish_reason": null``) is most of
-chatx's speed on long streams; anything else returns ``None`` and takes the general
-path. Given the records raw, the decoder knows most such chunks by their bytes
-(:class:`~chatx.codecs.template.DeltaTemplate`: the chunk but for its text and
-``obfuscation``) and parses none of them.
+shared event for the usual ``"logprobs": null, "finish_reason": null``) is most of the
+decoder's speed on parsed records; anything else returns ``None`` and takes the
+general path. The chat run hook (:mod:`.run_hook`) makes its templates of such chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.chat_chunk.fields import MISSING, decode_usage, split_logprobs
-from chatx.codecs.template import OBFUSCATION, TEXT, DeltaRun, DeltaTemplate, worth_making
-from chatx.record import Record
 from chatx.residue import ABSENT, NullResidue
 
-# The delta fields the fast path reads, and the item each adds to.
+# The delta fields a plain chunk has, and the item each adds to.
 _ITEM_OF = {
     "content": "message",
     "reasoning_content": "reasoning",
@@ -78,7 +73,7 @@ def _fragment(calls: Any) -> tuple[Any, Any]:
 
 
 class Envelope:
-    """What the last fast chunk had beside its choices, to know the next one's residue
+    """What the last plain chunk had beside its choices, to know the next one's residue
     without working it out again: providers repeat the same envelope on every chunk
     (``service_tier``, ``system_fingerprint``…), only ``obfuscation`` changes."""
 
@@ -93,61 +88,16 @@ class Envelope:
         self.obfuscated = obfuscated
 
 
-def chunk_template(data: dict[str, Any], events: list[ir.Event]) -> DeltaTemplate | None:
-    """The template of a chunk the fast path decoded into ``events``, or ``None`` when
-    those events are not all shared residue around one plain text delta."""
-    before = after = None
-    delta: Any = None
-    for event in events:
-        if type(event) in _DELTAS:
-            delta = event
-        elif type(event) is not ir.Meta:
-            return None  # usage: not worth a template
-        elif delta is None:
-            before = event
-        elif type(event.extra) is NullResidue:
-            after = event
-        else:
-            return None  # the choice's residue is its own event each time
-    if delta is None or delta.extra or getattr(delta, "logprobs", None) is not None:
-        return None
-    reasoning = delta.source_field if type(delta) is ir.ReasoningDelta else None
-    choice = dict(data["choices"][0])
-    if type(delta) is ir.ToolArgsDelta:
-        entry = dict(choice["delta"]["tool_calls"][0])
-        entry["function"] = {"arguments": TEXT}
-        choice["delta"] = {"tool_calls": [entry]}
-    else:
-        choice["delta"] = {reasoning or "content": TEXT}
-    chunk = dict(data)
-    chunk["choices"] = [choice]
-    if delta.obfuscation is not None:
-        chunk["obfuscation"] = OBFUSCATION
-    return DeltaTemplate.make(chunk, delta, before, after)
+class PlainChunks:
+    """The plain chunk part of :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder`:
+    the common chunk decoded at once (:meth:`chunk`) and the chunk's residue
+    (:meth:`residue`). ``lanes`` is the decoder's own: this part adds to the item open in
+    a lane, and never opens one."""
 
+    __slots__ = ("envelope", "expect", "lanes", "null_metas")
 
-class FastChunks:
-    """The fast path :class:`~chatx.codecs.chat_chunk.decode.ChatChunkDecoder` holds:
-    the common chunk decoded at once (:meth:`chunk`), the chunk's residue
-    (:meth:`residue`), and the chat hook of :class:`~chatx.codecs.template.KnownRecords`.
-
-    ``lanes`` is the decoder's own (the fast path adds to the item open in a lane, and
-    never opens one); ``general`` decodes a chunk the long way."""
-
-    __slots__ = (
-        "envelope",
-        "expect",
-        "general",
-        "lanes",
-        "made",
-        "null_metas",
-        "template",
-        "used",
-    )
-
-    def __init__(self, lanes: dict[int, Lane], general: Callable[[Record], list[ir.Event]]) -> None:
+    def __init__(self, lanes: dict[int, Lane]) -> None:
         self.lanes = lanes
-        self.general = general
         self.reset()
 
     def reset(self) -> None:
@@ -155,49 +105,6 @@ class FastChunks:
         self.expect: dict[str, Any] = {}  # the stream's own id, object, created, model
         self.null_metas: dict[tuple[Any, ...], ir.Meta | None] = {}
         self.envelope: Envelope | None = None
-        self.template: DeltaTemplate | None = None
-        # Templates made and records they knew: a stream whose chunks never repeat one
-        # (a new "created" each time) stops paying for them.
-        self.made = self.used = 0
-
-    # -- the hook of KnownRecords ----------------------------------------------------
-
-    def known_run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
-        template = self.template
-        if template is None:
-            return None
-        run = template.run(records, start)
-        if run is not None:
-            self.used += len(run.texts)
-            if type(run.proto) is ir.TextDelta:
-                self.lanes[run.lane].said += sum(map(len, run.texts))
-        return run
-
-    def decode_parsed(self, record: Record) -> list[ir.Event]:
-        """A raw record its template did not know, parsed: decoded, and a template made
-        of it when it took the fast path. (The decoder's own check that the stream has
-        not ended is not needed here: once it ends, no lane has an item open.)"""
-        data = record.data
-        if type(data) is dict:
-            fast = self.chunk(data)
-            if fast is not None:
-                self._make_template(data, fast)
-                return fast
-        return self.general(record)
-
-    def _make_template(self, data: dict[str, Any], events: list[ir.Event]) -> None:
-        if not worth_making(self.made, self.used):
-            return
-        self.made += 1
-        template = chunk_template(data, events)
-        envelope = self.envelope
-        if (
-            template is None
-            or envelope is None  # the chunk's residue is not shared between chunks
-            or template.before is not envelope.meta
-        ):
-            template = None
-        self.template = template
 
     # -- decoding --------------------------------------------------------------------
 
@@ -319,7 +226,7 @@ class FastChunks:
     def _choice_meta(
         self, number: int, choice: dict[str, Any], cextra: dict[str, Any], logprobs: Any
     ) -> ir.Meta | None:
-        """The choice's residue beside its delta (fast path); ``cextra`` may hold the
+        """The choice's residue beside its delta (a plain chunk); ``cextra`` may hold the
         residue of the choice's logprobs already, ``logprobs`` is what the delta took."""
         if not cextra and len(choice) == 4 and logprobs is None and "finish_reason" in choice:
             # "index", "delta", "logprobs": null, "finish_reason": null, in some order
