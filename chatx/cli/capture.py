@@ -159,7 +159,9 @@ def _body(request_file: str | None, data: str | None) -> dict:
 def _check_output(output: Path) -> Path:
     """The file the capture goes to (OUT, or what your own symlink at OUT names), refused
     before the request is sent when it cannot be: a capture is not paid for twice."""
+    import contextlib
     import os
+    import stat
 
     from chatx import atomic
     from chatx.live.recording import in_the_way, part_path
@@ -172,6 +174,10 @@ def _check_output(output: Path) -> Path:
         raise UsageError(f"-o {exc}") from None
     if target.is_dir():
         raise UsageError(f"-o {output}: a directory")
+    with contextlib.suppress(OSError):  # nothing there: a new file
+        info = os.stat(target)
+        if not stat.S_ISREG(info.st_mode):  # /dev/null would be renamed over, a FIFO lost
+            raise UsageError(f"-o {output}: {atomic.what_is(info)} is there, not a file")
     parent = target.parent
     if not parent.is_dir():
         raise UsageError(f"-o {output}: no directory {parent}")

@@ -105,8 +105,8 @@ def words(key: str) -> list[str]:
 def is_secret(key: str, *, vocabulary: bool = False) -> bool:
     """Whether a field named ``key`` holds a credential; ``vocabulary``: the field is in
     a logprobs entry, where ``token`` is the text of a token."""
-    said = words(key)
-    if not said:  # "_", "-", ""
+    said = [word for word in words(key) if not word.isdigit()]  # token2, api_key_2
+    if not said:  # "_", "-", "", "2"
         return False
     if len(said) == 1:
         (word,) = said
@@ -119,13 +119,17 @@ def is_secret(key: str, *, vocabulary: bool = False) -> bool:
         )
     if _CREDENTIAL_WORDS.intersection(said):
         return True
-    *before, last = said
-    if last == "token":
-        return before[-1] not in _VOCABULARY
-    if last == "tokens":
-        return before[-1] in _TOKENS_OF
-    pairs = zip(said, said[1:], strict=False)
-    return any(kind in _KEY_KINDS and key_ in ("key", "keys") for kind, key_ in pairs)
+    return any(_credential_pair(before, word) for before, word in itertools.pairwise(said))
+
+
+def _credential_pair(before: str, word: str) -> bool:
+    """``access_token``, ``api_tokens``, ``private_key``: a credential wherever in a name
+    (``access_token_v2``); ``eos_token``, ``max_tokens``, ``prompt_cache_key`` are not."""
+    if word == "token":
+        return before not in _VOCABULARY
+    if word == "tokens":
+        return before in _TOKENS_OF
+    return word in ("key", "keys") and before in _KEY_KINDS
 
 
 _SHAPES = re.compile(
@@ -163,24 +167,37 @@ def is_secret_value(value: str) -> bool:
     return credential is None or _A_WORD.fullmatch(credential) is None
 
 
-def scrub(value: Any, *, vocabulary: bool = False) -> Any:
+def scrub(value: Any, *, vocabulary: bool = False, parameters: bool = False) -> Any:
     """``value`` without its credentials, at any depth, in lists too: the fields named
     like one (:func:`is_secret`), and the strings that are one by their shape
     (:func:`is_secret_value`), an element of a list included. An MCP tool's ``headers``
-    and ``authorization`` in a Responses request go too."""
+    and ``authorization`` in a Responses request go too.
+
+    ``vocabulary``: inside logprobs, where ``token`` is a sampled token's text.
+    ``parameters``: ``value`` is a JSON schema's ``properties``, whose keys name a tool's
+    parameters (a ``password`` a tool takes): a key whose value is a schema (an object,
+    scrubbed in turn) stays."""
     if isinstance(value, dict):
         return {
-            key: scrub(item, vocabulary=vocabulary or (isinstance(key, str) and key in _LOGPROBS))
+            key: scrub(
+                item,
+                vocabulary=vocabulary or (isinstance(key, str) and key in _LOGPROBS),
+                parameters=key == "properties" and isinstance(item, dict),
+            )
             for key, item in value.items()
-            if not _dropped(key, item, vocabulary)
+            if not _dropped(key, item, vocabulary, parameters)
         }
     if isinstance(value, list):
         return [scrub(item, vocabulary=vocabulary) for item in value if not _dropped_value(item)]
     return value
 
 
-def _dropped(key: Any, item: Any, vocabulary: bool) -> bool:
-    if isinstance(key, str) and (is_secret(key, vocabulary=vocabulary) or is_secret_value(key)):
+def _dropped(key: Any, item: Any, vocabulary: bool, parameters: bool) -> bool:
+    if not isinstance(key, str):
+        return _dropped_value(item)
+    if is_secret_value(key):
+        return True
+    if is_secret(key, vocabulary=vocabulary) and not (parameters and isinstance(item, dict)):
         return True
     return _dropped_value(item)
 

@@ -372,6 +372,42 @@ def test_capture_out_your_own_symlink_is_followed(
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["a.sse", "a.sse.request.json"]
 
 
+@pytest.mark.parametrize("what", ["symlink-to-dev-null", "fifo", "directory"])
+def test_capture_out_that_is_no_file_is_refused_before_sending(
+    upstream: tuple[Running, Fixed], tmp_path: Path, what: str
+) -> None:
+    """A capture renames its part file onto OUT: onto /dev/null (a symlink of yours to
+    it), that would replace the device for everyone when run as root; onto a FIFO, lose
+    it. Refused before the request is paid for."""
+    running, app = upstream
+    out = tmp_path / "a.sse"
+    if what == "fifo":
+        os.mkfifo(out)
+    elif what == "directory":
+        out.mkdir()
+    else:
+        out.symlink_to("/dev/null")
+    result = capture(running.url, out)
+    assert_clean(result, {2})
+    said = {"fifo": "a FIFO is there", "directory": "a directory"}
+    assert said.get(what, "a device is there, not a file") in result.err
+    assert app.received == []
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sse"]
+
+
+def test_o_goes_through_no_fifo_planted_at_the_names_main_used(tmp_path: Path) -> None:
+    (tmp_path / "in.sse").write_bytes(BODY)
+    readers = [
+        fifo_with_a_reader(tmp_path / f".out.sse.{os.getpid()}.{attempt}.tmp")
+        for attempt in range(3)
+    ]
+    result = run(["convert", str(tmp_path / "in.sse"), "-o", str(tmp_path / "out.sse")])
+    assert [read_all(reader) for reader in readers] == [b""] * 3
+    assert_clean(result, {0})
+    not_a_symlink_chatx_made(tmp_path / "out.sse", pipeline.convert(BODY, dst=RESPONSES))
+
+
 def test_capture_out_another_user_s_symlink_is_refused_before_sending(
     upstream: tuple[Running, Fixed],
     tmp_path: Path,

@@ -87,6 +87,11 @@ SECRET_NAMES = [
     "access_keys",
     "api_tokens",
     "jwt",
+    "token2",  # numbers are left aside
+    "api_key_2",
+    "access_token_v2",  # the credential pair anywhere in the name
+    "authorization_token",  # an MCP server's, in an Anthropic request
+    "pwd",
 ]
 
 # Fields that only look alike: data a replay, or a match, needs.
@@ -270,6 +275,37 @@ def test_token_is_data_inside_logprobs_and_a_credential_elsewhere() -> None:
     # A credential by its shape goes even there.
     leaked = {"logprobs": [{"token": "sk-abcdefghijklmnopqrstuvwxyz012345"}]}
     assert scrub(leaked) == {"logprobs": [{}]}
+
+
+def test_a_tool_s_parameters_keep_their_names_and_its_calls_lose_their_arguments() -> None:
+    """A JSON schema's ``properties`` names what a tool takes: a ``password`` parameter's
+    schema is data a replay sends again (a credential in it, by its shape, still goes).
+    A call's argument of that name is a value, and goes."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "password": {"type": "string", "description": "the vault's"},
+            "api_key": {"type": "string", "default": "sk-abcdefghijklmnopqrstuvwxyz"},
+            "token": "a string here, not a schema",
+            "properties": {"type": "object", "properties": {"secret": {"type": "string"}}},
+        },
+        "required": ["password", "api_key"],
+    }
+    call = {"type": "tool_use", "id": "t1", "name": "unlock", "input": {"password": "hunter2"}}
+    request = {
+        "tools": [{"name": "unlock", "input_schema": schema}],
+        "messages": [{"role": "assistant", "content": [call]}],
+    }
+    scrubbed = scrub(request)
+    kept = scrubbed["tools"][0]["input_schema"]
+    assert kept["properties"]["password"] == schema["properties"]["password"]
+    assert kept["properties"]["api_key"] == {"type": "string"}
+    assert "token" not in kept["properties"]
+    assert kept["properties"]["properties"] == schema["properties"]["properties"]
+    assert kept["required"] == ["password", "api_key"]
+    assert scrubbed["messages"][0]["content"][0]["input"] == {}
+    # Outside a schema's properties, an object under a credential's name goes whole.
+    assert scrub({"credentials": {"user": "u", "type": "basic"}}) == {}
 
 
 def test_a_thinking_block_given_back_keeps_its_signature() -> None:
