@@ -126,6 +126,10 @@ class Assembler:
         for it."""
         if self.usage is not self.usage_before_error:
             return True
+        return self.finished_after_error()
+
+    def finished_after_error(self) -> bool:
+        """A finish reason but the error's own came after the stream's error."""
         return any(lane.after_error and lane.finish != "error" for lane in self.lanes.values())
 
     def _start(self, event: ir.StreamStart) -> None:

@@ -119,3 +119,78 @@ def test_xai_total_with_reasoning_tokens_is_carried(target: str) -> None:
     data = XAI.read_bytes()
     assert streamed_total(data, target) == 354
     assert collected_total(data, target) == 354
+
+
+# -- usage on an error chunk ------------------------------------------------------------
+
+OPENROUTER = CAPTURES / "chat-chunk" / "pydantic-ai__openrouter_stream_error__i0.sse"
+ERROR_USAGE = {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}
+
+
+def error_chunk_stream(finish: bool) -> bytes:
+    """OpenRouter's shape: text (a finish or not), then a chunk with error and usage."""
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    rows: list[dict[str, Any]] = [
+        {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}]}
+    ]
+    if finish:
+        rows.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
+    last = {"index": 0, "delta": {"content": ""}, "finish_reason": None}
+    error = {"message": "Token limit reached", "code": 400}
+    rows.append({**base, "choices": [last], "error": error, "usage": ERROR_USAGE})
+    return jsonl(rows)
+
+
+def usages(data: bytes, fmt: str) -> list[tuple[int | None, int | None]]:
+    """(input, output) of every usage a stream states, read back by chatx itself."""
+    out = json.loads(chatx(["collect", "--as", CHAT, "--from", fmt], data).stdout)
+    usage = out.get("usage") or {}
+    return [(usage.get("prompt_tokens"), usage.get("completion_tokens"))]
+
+
+@pytest.mark.parametrize("finish", [False, True], ids=["no-finish", "finish"])
+@pytest.mark.parametrize("middle", [RESPONSES, ANTHROPIC, LLAMA])
+def test_error_chunk_usage_reaches_every_target_and_back(finish: bool, middle: str) -> None:
+    data = error_chunk_stream(finish)
+    there = chatx(["convert", "--to", middle], data)
+    assert usages(there.stdout, middle) == [(5, 2)]
+    back = chatx(["convert", "--to", CHAT, "--from", middle], there.stdout)
+    assert "usage that came after the error frame" not in back.err
+    stated = [p["usage"] for p in payloads(back.stdout) if p.get("usage")]
+    assert [(u["prompt_tokens"], u["completion_tokens"]) for u in stated] == [(5, 2)]
+
+
+def test_responses_failed_usage_rides_on_the_chat_error_chunk() -> None:
+    """response.failed carries usage after the error event: chat writes one chunk with no
+    choices holding both, as OpenRouter does, and chat reads both back."""
+    there = chatx(["convert", "--to", RESPONSES], error_chunk_stream(False)).stdout
+    back = chatx(["convert", "--to", CHAT], there)
+    last = payloads(back.stdout)[-1]
+    assert last["choices"] == [] and last["error"]["message"] == "Token limit reached"
+    assert last["usage"]["prompt_tokens"] == 5 and last["usage"]["total_tokens"] == 7
+    assert "after the error" not in back.err
+
+
+def test_an_error_without_usage_is_still_a_bare_frame() -> None:
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    data = jsonl(
+        [
+            {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}]},
+            {"error": {"message": "boom"}},
+        ]
+    )
+    there = chatx(["convert", "--to", RESPONSES], data).stdout
+    back = chatx(["convert", "--to", CHAT], there).stdout
+    errors = [p for p in payloads(back) if "error" in p]
+    assert len(errors) == 1 and "choices" not in errors[0]
+
+
+@pytest.mark.skipif(not OPENROUTER.exists(), reason="../shared/captures is absent")
+@pytest.mark.parametrize("middle", [RESPONSES, ANTHROPIC, LLAMA])
+def test_openrouter_error_usage_survives_a_round_trip(middle: str) -> None:
+    there = chatx(["convert", "--to", middle], OPENROUTER.read_bytes()).stdout
+    back = chatx(["convert", "--to", CHAT, "--from", middle], there)
+    stated = [p["usage"] for p in payloads(back.stdout) if p.get("usage")]
+    assert [(u["prompt_tokens"], u["completion_tokens"], u["total_tokens"]) for u in stated] == [
+        (43, 10, 53)
+    ]

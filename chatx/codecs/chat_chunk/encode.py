@@ -62,6 +62,9 @@ class ChatChunkEncoder:
         self.open = False  # a stream started and [DONE] not yet written
         self.ended = False  # the source's stream ended (StreamEnd seen)
         self.unfinished_end = False  # the stream ended with a lane still unfinished
+        # Another format's error, held until the batch after it: a usage that follows it
+        # (a Responses response.failed's) goes on the same chunk, as OpenRouter writes it.
+        self.held: ir.Error | None = None
         # Per chunk being built, (lane, call): where the search for the entry a call's
         # next fragment joins starts. No entry before it can be that one: a long call in
         # one chunk (Llama Stack holds them whole) would be searched from the start for
@@ -194,6 +197,9 @@ class ChatChunkEncoder:
         obfuscation, out = batch.obfuscation, batch.out
         if stream.failed and not self.own:
             self.unfinished_end = False
+            if self.held is not None:
+                self._write_held(out, usage)
+                usage = None
             self.finishes.after_failure(choices, usage)
             return
         if (
@@ -214,7 +220,10 @@ class ChatChunkEncoder:
         elif error is not None:
             # A bare error frame ends the stream (an error before any chunk opens one).
             stream.failed = self.open = True
-            out.append({"error": error_object(error, self.own)})
+            if self.own:
+                out.append({"error": error_object(error, self.own)})
+            else:
+                self.held = error
         if self.unfinished_end:
             self.unfinished_end = False
             if not stream.failed and stream.roles - stream.finished:
@@ -228,6 +237,7 @@ class ChatChunkEncoder:
         ended there without one (Groq) gets it too: SSE chat output always ends with the
         sentinel, and the openai SDK stops at the error frame before reading it."""
         out: list[Any] = []
+        self._write_held(out, None)
         stream = self.stream
         if self.open:
             self.open = False
@@ -242,6 +252,17 @@ class ChatChunkEncoder:
         self.citations.left()
         return out
 
+    def _write_held(self, out: list[Any], usage: dict[str, Any] | None) -> None:
+        """The held error: a bare error frame, or with the usage that came after it a
+        chunk with no choices carrying both (chat's decoder and the openai SDK read it)."""
+        error, self.held = self.held, None
+        if error is None:
+            return
+        if usage is None:
+            out.append({"error": error_object(error, self.own)})
+        else:
+            out.append(self.chunks.chunk({}, {"usage": usage}, [], error))
+
     def _end(self, event: ir.StreamEnd, batch: Batch) -> None:
         self.ended = True
         self.unfinished_end = True  # checked once the batch's own chunk is written
@@ -251,6 +272,7 @@ class ChatChunkEncoder:
             self._residue(event.extra, "response.")
 
     def _start(self, event: ir.StreamStart, batch: Batch) -> None:
+        self._write_held(batch.out, None)
         if self.open and (self.ended or self.stream.failed):
             batch.out.append(DONE)
         self.open = True

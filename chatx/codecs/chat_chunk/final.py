@@ -60,8 +60,8 @@ def to_chat(
         notes.lost(
             f"{len(stream.errors)} error(s) in the stream have no place in a chat.completion"
         )
-        if not own and stream.said_after_error():
-            notes.lost("the finish reason or usage that came after the error frame")
+        if not own and stream.finished_after_error():
+            notes.lost("the finish reason that came after the error frame")
     return completion
 
 
@@ -211,9 +211,9 @@ def _annotations(lane: Lane, notes: Notes) -> list[dict[str, Any]]:
 
 
 def _usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
-    # Another format's usage after its error (a Responses response.failed's) has no
-    # place: chat output's error frame ends the stream.
-    usage = stream.usage if own else stream.usage_before_error
+    # Another format's usage after its error (a Responses response.failed's) is the
+    # usage, as the encoder writes it on its error chunk.
+    usage = stream.usage
     if usage is None:
         return None
     prompt, completion = usage.input or 0, usage.output or 0

@@ -80,6 +80,7 @@ class Finishes:
     def after_failure(self, choices: Choices, usage: dict[str, Any] | None) -> None:
         """Another format's error frame ended the stream: a chunk after it breaks chat's
         rule (CHK018) and the openai SDK stops reading there, so what the source says
-        after its error (a Responses response.failed's usage) has no place."""
+        after its error has no place (a usage right after it rides on the held error
+        frame: ChunkEncoder._write_held)."""
         if choices or usage is not None:
             self.notes.lost("the finish reason or usage that came after the error frame")
