@@ -164,7 +164,7 @@ def _check_output(output: Path) -> Path:
     import stat
 
     from chatx import atomic
-    from chatx.live.recording import in_the_way, part_path
+    from chatx.live.recording import in_the_way, part_path, request_path
 
     if str(output) == "-":
         raise UsageError("-o: capture writes a file (--tee FORMAT writes stdout as well)")
@@ -183,6 +183,9 @@ def _check_output(output: Path) -> Path:
         raise UsageError(f"-o {output}: no directory {parent}")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"-o {output}: cannot write into {parent}")
+    if os.path.isdir(request_path(target)) and not os.path.islink(request_path(target)):
+        # the request would be renamed onto it only once the capture is paid for
+        raise UsageError(f"-o {output}: a directory is at {request_path(target)}")
     part = part_path(target)
     what = in_the_way(part)
     if what is not None:

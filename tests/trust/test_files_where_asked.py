@@ -396,6 +396,21 @@ def test_capture_out_that_is_no_file_is_refused_before_sending(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sse"]
 
 
+def test_capture_refuses_a_directory_at_its_request_file_before_sending(
+    upstream: tuple[Running, Fixed], tmp_path: Path
+) -> None:
+    """The request is renamed onto OUT.request.json once the stream has ended: a
+    directory there would fail it after the capture is paid for."""
+    running, app = upstream
+    (tmp_path / "a.sse.request.json").mkdir()
+    result = capture(running.url, tmp_path / "a.sse")
+    assert_clean(result, {2})
+    assert f"a directory is at {tmp_path / 'a.sse.request.json'}" in result.err
+    assert app.received == [] and sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.sse.request.json"
+    ]
+
+
 def test_o_goes_through_no_fifo_planted_at_the_names_main_used(tmp_path: Path) -> None:
     (tmp_path / "in.sse").write_bytes(BODY)
     readers = [
