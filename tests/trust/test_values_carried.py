@@ -194,3 +194,125 @@ def test_openrouter_error_usage_survives_a_round_trip(middle: str) -> None:
     assert [(u["prompt_tokens"], u["completion_tokens"], u["total_tokens"]) for u in stated] == [
         (43, 10, 53)
     ]
+
+
+# -- an empty thinking block with its signature ------------------------------------------
+
+ADVISOR = CAPTURES / "anthropic-event" / "pydantic-ai__anthropic_advisor_tool_stream__i0.sse"
+
+
+def anthropic_stream(first_block: dict[str, Any], deltas: list[dict[str, Any]]) -> bytes:
+    """A message whose first block is ``first_block`` (with ``deltas``), then text."""
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 3, "output_tokens": 1},
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": first_block},
+        *({"type": "content_block_delta", "index": 0, "delta": d} for d in deltas),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 1},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 2},
+        },
+        {"type": "message_stop"},
+    ]
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+SIGNATURE = "EqQBCkYIBxgCKkA"
+EMPTY_THINKING = anthropic_stream(
+    {"type": "thinking", "thinking": "", "signature": ""},
+    [{"type": "signature_delta", "signature": SIGNATURE}],
+)
+EMPTY_DELTA_THINKING = anthropic_stream(
+    {"type": "thinking", "thinking": "", "signature": ""},
+    [
+        {"type": "thinking_delta", "thinking": ""},
+        {"type": "signature_delta", "signature": SIGNATURE},
+    ],
+)
+REDACTED = anthropic_stream({"type": "redacted_thinking", "data": SIGNATURE}, [])
+SHOWN = anthropic_stream(
+    {"type": "thinking", "thinking": "", "signature": ""},
+    [
+        {"type": "thinking_delta", "thinking": "hmm"},
+        {"type": "signature_delta", "signature": SIGNATURE},
+    ],
+)
+
+
+def first_blocks(data: bytes) -> list[dict[str, Any]]:
+    """The first content block of each message ``collect --as anthropic-event`` makes."""
+    message = json.loads(chatx(["collect", "--as", ANTHROPIC], data).stdout)
+    return [message["content"][0]]
+
+
+def thinking(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": SIGNATURE}
+
+
+@pytest.mark.parametrize(
+    ("data", "block"),
+    [
+        (EMPTY_THINKING, thinking("")),
+        (EMPTY_DELTA_THINKING, thinking("")),
+        (SHOWN, thinking("hmm")),
+        (REDACTED, {"type": "redacted_thinking", "data": SIGNATURE}),
+    ],
+    ids=["empty", "empty-delta", "shown", "redacted"],
+)
+def test_thinking_through_responses_comes_back_as_it_was(data: bytes, block: Any) -> None:
+    assert first_blocks(data) == [block]
+    there = chatx(["convert", "--to", RESPONSES], data)
+    back = chatx(["convert", "--to", ANTHROPIC], there.stdout)
+    assert first_blocks(back.stdout) == [block]
+    assert "signature" not in there.err + back.err  # nothing said lost about it
+    collected = chatx(["collect", "--as", RESPONSES], data).stdout
+    assert first_blocks(chatx(["collect", "--as", ANTHROPIC], collected).stdout) == [block]
+
+
+def test_responses_tells_empty_thinking_from_withheld_reasoning() -> None:
+    """An empty summary part: a summary shown, empty; none: the reasoning withheld."""
+
+    def reasoning_item(data: bytes) -> dict[str, Any]:
+        out = json.loads(chatx(["collect", "--as", RESPONSES], data).stdout)
+        return next(i for i in out["output"] if i["type"] == "reasoning")
+
+    assert reasoning_item(EMPTY_THINKING)["summary"] == [{"type": "summary_text", "text": ""}]
+    assert reasoning_item(REDACTED)["summary"] == []
+    streamed = payloads(chatx(["convert", "--to", RESPONSES], EMPTY_THINKING).stdout)
+    kinds = [p["type"] for p in streamed]
+    assert "response.reasoning_summary_part.added" in kinds
+
+
+@pytest.mark.parametrize("target", [CHAT, LLAMA])
+def test_a_signature_chat_and_llama_cannot_hold_is_said_lost(target: str) -> None:
+    result = chatx(["convert", "--to", target], EMPTY_THINKING)
+    assert "reasoning.signature has no place" in result.err
+
+
+@pytest.mark.skipif(not ADVISOR.exists(), reason="../shared/captures is absent")
+def test_the_advisor_captures_empty_thinking_stays_thinking() -> None:
+    data = ADVISOR.read_bytes()
+    before = json.loads(chatx(["collect", "--as", ANTHROPIC], data).stdout)["content"]
+    there = chatx(["convert", "--to", RESPONSES], data).stdout
+    after = json.loads(chatx(["collect", "--as", ANTHROPIC], there).stdout)["content"]
+    kinds = [b["type"] for b in before if "thinking" in b["type"]]
+    assert kinds and kinds == [b["type"] for b in after if "thinking" in b["type"]]
+    assert [b.get("signature") for b in before if b["type"] == "thinking"] == [
+        b.get("signature") for b in after if b["type"] == "thinking"
+    ]

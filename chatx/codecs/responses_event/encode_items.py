@@ -116,6 +116,10 @@ class Items:
         if sealed is not None and not own:
             # Anthropic's signature or redacted thinking: the token a client hands back
             # with the reasoning, what Responses keeps as encrypted_content.
+            if event.encrypted is None and not item.parts:
+                # Empty thinking with its signature: an empty summary part tells it from
+                # reasoning withheld (none), which the decoder reads back as redacted.
+                self.part(item, "summary_text", out)
             self.close(out, {"item": {"encrypted_content": sealed}})
             return False
         self.close(out, event.extra if own else None)

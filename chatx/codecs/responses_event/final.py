@@ -220,6 +220,11 @@ def _reasoning(item: Item, iid: str, own: bool, notes: Notes) -> dict[str, Any]:
         for (kind, _), p in item.reasoning.items()
         if kind == "text" and own
     ]
+    if not summary and not content and item.signature is not None and item.encrypted is None:
+        # Anthropic's empty thinking with its signature (or a Responses item whose only
+        # summary part was empty, read so): an empty summary part tells it from reasoning
+        # withheld (none), as the encoder writes it.
+        summary = [shapes.summary_part("")]
     return shapes.reasoning_item(iid, summary, content)
 
 

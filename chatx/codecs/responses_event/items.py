@@ -150,7 +150,9 @@ class ItemDecoding:
             summary, content = self._reasoning_parts(state, out, item)
             canonical = shapes.reasoning_item(state.id, summary, content)
             kind = "reasoning"
-            shown = any(part["text"] for part in summary + content)
+            # A part shown, even empty (Anthropic's empty thinking with its signature),
+            # makes encrypted_content a signature; none, the reasoning withheld.
+            shown = bool(summary or content)
         else:
             arguments = item.get("arguments")
             joined = state.args.text()
@@ -250,8 +252,10 @@ class ItemDecoding:
         ]
         if not summary and not content:
             for number, part in enumerate(item.get("summary") or ()):
-                if isinstance(part, dict) and part.get("text"):
-                    out.append(ir.ReasoningDelta(0, part["text"], "summary", number))
+                if isinstance(part, dict) and type(part.get("text")) is str:
+                    if part["text"]:
+                        out.append(ir.ReasoningDelta(0, part["text"], "summary", number))
+                    # An empty one too: it says a summary was shown (see _seal).
                     summary.append(shapes.summary_part(part["text"]))
         return summary, content
 
