@@ -69,7 +69,7 @@ class ServeApp:
             await self._http(scope, receive, tracked)
         except ApiError as exc:
             self.log(f"{scope['method']} {scope['path']}: {exc.status} {exc.message}")
-            await asgi.respond_error(tracked, exc)
+            await asgi.respond_error(tracked, exc, _api(scope))
         except asgi.Disconnected:
             pass
         except asyncio.CancelledError:  # shutdown's grace ran out: the client sees a drop
@@ -78,7 +78,8 @@ class ServeApp:
             if not self.debug:
                 self.log(f"{scope['method']} {scope['path']}: internal error: {exc!r}")
                 if not tracked.started:
-                    await asgi.respond_error(tracked, ApiError(500, f"chatx serve: {exc!r}"))
+                    bug = ApiError(500, f"chatx serve: {exc!r}")
+                    await asgi.respond_error(tracked, bug, _api(scope))
                 return
             raise
 
@@ -100,7 +101,7 @@ class ServeApp:
         _allow(method, ("POST",), scope["path"])
         body = await asgi.read_body(receive, self.max_body)
         if self.status is not None:
-            raise fault(self.status)
+            raise fault(self.status, endpoint.api)
         request = parse_request(body, endpoint)
         capture = self.chooser.choose(_header(scope, HEADER), request, endpoint)
         named = [(HEADER.encode(), header_value(capture.name))]
@@ -204,6 +205,12 @@ def parse_request(body: bytes, endpoint: HttpApi) -> dict[str, Any]:
 def _allow(method: str, allowed: tuple[str, ...], path: str) -> None:
     if method not in allowed:
         raise ApiError(405, f"Invalid method for URL ({method} {path}): use {' or '.join(allowed)}")
+
+
+def _api(scope: asgi.Scope) -> str | None:
+    """The API a request was made to, whose shape its errors take."""
+    endpoint = by_path(scope["path"].rstrip("/") or "/")
+    return endpoint.api if endpoint is not None else None
 
 
 def _header(scope: asgi.Scope, name: str) -> str | None:

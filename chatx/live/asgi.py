@@ -95,8 +95,10 @@ async def respond(
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def respond_error(send: Send, error: ApiError) -> None:
-    await respond(send, error.status, error.body())
+async def respond_error(send: Send, error: ApiError, api: str | None = None) -> None:
+    """The error in the shape of ``api`` (an ``--api`` name), with the headers its
+    provider sends (``retry-after``...)."""
+    await respond(send, error.status, error.body(api), headers=error.headers())
 
 
 async def start_stream(send: Send, status: int, headers: Iterable[tuple[bytes, bytes]]) -> None:

@@ -8,7 +8,9 @@ package's business, and adding one is adding ``http=HttpApi(...)`` to its descri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
+from typing import Any, NamedTuple
 
 from chatx import codecs
 from chatx.codecs.base import HttpApi
@@ -46,3 +48,139 @@ def by_name(name: str) -> HttpApi:
             return endpoint
     known = ", ".join(endpoint.api for endpoint in endpoints())
     raise UsageError(f"--api: unknown API {name!r} (known: {known})")
+
+
+# How each API says an error, by its --api name: the body and the headers a provider's
+# error response carries. One table, beside the APIs it speaks for, so it moves with them.
+
+
+class ErrorShape(NamedTuple):
+    """An API's error response: ``kinds`` maps a status to the error type the API names
+    (its fallback for other statuses under ``0`` and ``500``), ``faults`` what the API
+    says for the statuses ``serve --status`` answers, ``body`` builds the JSON body."""
+
+    kinds: dict[int, str]
+    faults: dict[int, str]
+    body: Callable[[str, str, str | None, str | None], dict[str, Any]]
+    codes: dict[int, str] = {}  # noqa: RUF012 -- a NamedTuple default, never changed
+
+    def kind(self, status: int, recorded: str | None = None) -> str:
+        """The error type for a status; a recorded type the API itself uses is kept."""
+        if recorded is not None and recorded in self.kinds.values():
+            return recorded
+        if status in self.kinds:
+            return self.kinds[status]
+        return self.kinds[500] if status >= 500 else self.kinds[0]
+
+
+def _openai_body(message: str, kind: str, param: str | None, code: str | None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def _anthropic_body(message: str, kind: str, param: str | None, code: str | None) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _llama_stack_body(
+    message: str, kind: str, param: str | None, code: str | None
+) -> dict[str, Any]:
+    # Llama Stack's server answers every error as {"error": {"detail": ...}}.
+    return {"error": {"detail": message}}
+
+
+OPENAI_ERRORS = ErrorShape(
+    kinds={
+        0: "invalid_request_error",
+        400: "invalid_request_error",
+        401: "invalid_request_error",
+        403: "permission_error",
+        404: "invalid_request_error",
+        405: "invalid_request_error",
+        408: "timeout_error",
+        409: "invalid_request_error",
+        413: "invalid_request_error",
+        415: "invalid_request_error",
+        422: "invalid_request_error",
+        429: "requests",
+        500: "server_error",
+        502: "server_error",
+        503: "server_error",
+        504: "server_error",
+    },
+    faults={
+        401: "Incorrect API key provided.",
+        403: "You are not allowed to make this request.",
+        404: "The model does not exist or you do not have access to it.",
+        429: "Rate limit reached for requests. Please try again in 1s.",
+        500: "The server had an error while processing your request. Sorry about that!",
+        503: "The engine is currently overloaded, please try again later.",
+    },
+    body=_openai_body,
+    codes={
+        401: "invalid_api_key",
+        404: "not_found",
+        405: "method_not_allowed",
+        409: "conflict",
+        413: "request_too_large",
+        415: "unsupported_media_type",
+        429: "rate_limit_exceeded",
+        502: "bad_gateway",
+        503: "overloaded",
+        504: "timeout",
+    },
+)
+
+ANTHROPIC_ERRORS = ErrorShape(
+    kinds={
+        0: "invalid_request_error",
+        400: "invalid_request_error",
+        401: "authentication_error",
+        402: "billing_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        500: "api_error",
+        504: "timeout_error",
+        529: "overloaded_error",
+    },
+    faults={
+        401: "invalid x-api-key",
+        403: "Your API key does not have permission to use the specified resource.",
+        404: "The requested resource could not be found.",
+        429: "Number of requests has exceeded your rate limit.",
+        500: "Internal server error",
+        529: "Overloaded",
+    },
+    body=_anthropic_body,
+)
+
+LLAMA_STACK_ERRORS = ErrorShape(
+    kinds={0: "invalid_request_error", 500: "server_error"},
+    faults={},
+    body=_llama_stack_body,
+)
+
+ERROR_SHAPES: dict[str, ErrorShape] = {
+    "chat": OPENAI_ERRORS,
+    "responses": OPENAI_ERRORS,
+    "anthropic": ANTHROPIC_ERRORS,
+    "llama-stack": LLAMA_STACK_ERRORS,
+}
+
+
+def error_shape(api: str | None) -> ErrorShape:
+    """The error shape of an API by its name; OpenAI's for a path no API answers (and an
+    API registered without one), the shape most clients read."""
+    return ERROR_SHAPES.get(api or "", OPENAI_ERRORS)
+
+
+def error_headers(status: int) -> list[tuple[bytes, bytes]]:
+    """What a provider sends with the statuses a client retries on: ``retry-after`` with
+    a 429 (seconds; both SDKs wait that long), ``x-should-retry: true`` with a 503 or 529
+    (overloaded), the header the openai and anthropic SDKs read first."""
+    if status == 429:
+        return [(b"retry-after", b"1"), (b"x-should-retry", b"true")]
+    if status in (503, 529):
+        return [(b"x-should-retry", b"true")]
+    return []

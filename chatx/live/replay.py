@@ -20,7 +20,7 @@ import re
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from chatx import codecs
+from chatx import codecs, ir
 from chatx.codecs.base import EncodeOptions, HttpApi
 from chatx.errors import ChatxError, InputError
 from chatx.live.captures import Capture
@@ -187,7 +187,51 @@ def final_object(
         built = collect(first, target, source=source, choice=choice, notes=Notes())
     except ChatxError as exc:
         raise ApiError(500, f"chatx serve: {capture.path}: {exc}") from None
+    if first.errors:
+        # A stream that ended in an error is, asked for whole, the error a provider
+        # answers a request with: its status and body, not a 200 with nothing in it.
+        raise recorded_error(first.errors[0])
     return lenient_dumps(built)
+
+
+# An error type as providers name it -> the status they answer it with.
+_STATUS_OF_KIND = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "rate_limit_exceeded": 429,
+    "requests": 429,
+    "tokens": 429,
+    "insufficient_quota": 429,
+    "api_error": 500,
+    "server_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def recorded_error(error: ir.Error) -> ApiError:
+    """The error response for a stream's error: its status as the error states it (a
+    ``code`` or ``status_code`` from 400 to 599), else as its type or code names it
+    (429 for a rate limit), else 500; its message, type and code as recorded."""
+    status = _status(error)
+    code = error.code if isinstance(error.code, str) else None
+    message = error.message or "the stream ended with an error"
+    return ApiError(status, message, param=error.param, code=code, kind=error.type)
+
+
+def _status(error: ir.Error) -> int:
+    for said in (error.code, error.extra.get("status_code"), error.extra.get("status")):
+        if isinstance(said, int) and not isinstance(said, bool) and 400 <= said <= 599:
+            return said
+    for name in (error.type, error.code):
+        if isinstance(name, str) and name in _STATUS_OF_KIND:
+            return _STATUS_OF_KIND[name]
+    return 500
 
 
 def _as_sent(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> Assembler:
