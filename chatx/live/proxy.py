@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from chatx.atomic import PlacementError
 from chatx.containers.payload import TOO_DEEP, nests_too_deep
 from chatx.live import asgi
 from chatx.live.errors import ApiError
@@ -189,7 +190,7 @@ class ProxyApp:
             why = self.upstream.redact(f"the upstream stopped: {type(exc).__name__}: {exc}")
         finally:
             watch.close()
-            kept = recording.close(whole) if recording is not None else None
+            kept = self._finish(recording, whole)
         if whole:
             await asgi.end_stream(send)
         if recording is not None and kept is not None:
@@ -198,6 +199,17 @@ class ProxyApp:
         self.log(line if whole else f"{line}: {why}; the connection is cut")
         if self.validate and kept is not None and kept.name.endswith(_STREAMED):
             self._validate(kept)
+
+    def _finish(self, recording: Recording | None, whole: bool) -> Path | None:
+        """The recording finished (or left ``NAME.part``); a part file something else
+        replaced while it was written is left alone and said, the response still relayed."""
+        if recording is None:
+            return None
+        try:
+            return recording.close(whole)
+        except (OSError, PlacementError) as exc:
+            self.log(f"not recorded: {exc}")
+            return None
 
     def _recording(self, method: str, path: str, response: Any, body: bytes) -> Recording | None:
         if method != "POST" or not 200 <= response.status_code < 300:

@@ -254,3 +254,35 @@ def test_upstream_down_is_a_502(tmp_path: Path) -> None:
 def test_upstream_url(upstream: str, path: str, query: bytes, url: str) -> None:
     app = ProxyApp(upstream, Path("."))
     assert app.target({"path": path, "raw_path": path.encode(), "query_string": query}) == url
+
+
+def test_a_part_file_swapped_mid_stream_is_left_alone(
+    proxied: Proxy, upstream_app: ServeApp, tmp_path: Path
+) -> None:
+    """Someone replaces the recording's NAME.part with a symlink while the stream runs:
+    the client still gets the whole stream, nothing is written through the symlink, and
+    NAME is never made from what is not chatx's own file."""
+    upstream_app.delay = 0.05
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"untouched")
+    before = set(proxied.folder.iterdir())
+    headers = {"x-chatx-capture": TEXT}
+    got = b""
+    with (
+        httpx2.Client(timeout=TIMEOUT) as http,
+        http.stream(
+            "POST",
+            f"{proxied.proxy.url}/v1/chat/completions",
+            content=b'{"stream":true}',
+            headers=headers,
+        ) as response,
+    ):
+        pieces = response.iter_raw()
+        got += next(pieces)
+        (part,) = [p for p in set(proxied.folder.iterdir()) - before if p.name.endswith(".part")]
+        part.unlink()
+        part.symlink_to(victim)
+        got += b"".join(pieces)
+    assert got == (FIXTURES / TEXT).read_bytes()
+    assert victim.read_bytes() == b"untouched"
+    assert proxied.recorded(before) == []
