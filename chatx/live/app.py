@@ -104,9 +104,11 @@ class ServeApp:
             raise fault(self.status, endpoint.api)
         request = parse_request(body, endpoint)
         capture = self.chooser.choose(_header(scope, HEADER), request, endpoint)
+        replay.check_choices(capture, endpoint, request)
         named = [(HEADER.encode(), header_value(capture.name))]
         if request.get("stream") is not True:
-            self.log(f"POST {path}: {capture.name} ({_how(capture, endpoint)}), final object")
+            how = _how(capture, endpoint, request)
+            self.log(f"POST {path}: {capture.name} ({how}), final object")
             final = await self.workers.run(self.finals.get, capture, endpoint, request)
             await asgi.respond(send, 200, final, headers=named)
             return
@@ -122,7 +124,7 @@ class ServeApp:
         named: list[tuple[bytes, bytes]],
     ) -> None:
         events = replay.stream(capture, endpoint, request)
-        how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint)})"
+        how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint, request)})"
         head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache"), *named]
         watch: asgi.Watch | None = None
         sent = 0
@@ -221,8 +223,8 @@ def _header(scope: asgi.Scope, name: str) -> str | None:
     return None
 
 
-def _how(capture: Capture, endpoint: HttpApi) -> str:
-    if replay.is_verbatim(capture, endpoint):
+def _how(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> str:
+    if replay.is_verbatim(capture, endpoint, request):
         return "as recorded"
     return f"{capture.format} -> {endpoint.format}"
 

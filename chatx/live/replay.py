@@ -80,9 +80,15 @@ def enveloped(capture: Capture, endpoint: HttpApi) -> bool:
     return capture.format != endpoint.format
 
 
-def is_verbatim(capture: Capture, endpoint: HttpApi) -> bool:
-    """Sent as recorded: the API's own format, framed as the API sends it (SSE)."""
-    return capture.format == endpoint.format and capture.container == "sse" and not capture.whole
+def is_verbatim(capture: Capture, endpoint: HttpApi, request: dict[str, Any] | None = None) -> bool:
+    """Sent as recorded: the API's own format, framed as the API sends it (SSE), every
+    choice it has asked for."""
+    return (
+        capture.format == endpoint.format
+        and capture.container == "sse"
+        and not capture.whole
+        and _choice(capture, endpoint, request) is None
+    )
 
 
 def stream(
@@ -90,7 +96,7 @@ def stream(
 ) -> Generator[bytes, None, None]:
     """The events the endpoint sends for ``capture``, one SSE event each."""
     splitter = Events()
-    if is_verbatim(capture, endpoint):
+    if is_verbatim(capture, endpoint, request):
         for chunk in capture.chunks():  # read as sent: a capture is never held whole
             yield from splitter.feed(chunk)
         yield from splitter.finish()
@@ -103,7 +109,7 @@ def stream(
         # Another format's stream into Responses: the envelope (instructions, tools,
         # settings) comes from the request, as a provider fills it.
         options=EncodeOptions(request=request) if enveloped(capture, endpoint) else None,
-        choice=_choice(capture, endpoint),
+        choice=_choice(capture, endpoint, request),
         name=capture.path,
         notes=Notes(),
     )
@@ -139,10 +145,60 @@ def not_servable(exc: ChatxError) -> ApiError:
     return ApiError(500, f"chatx serve: {exc}", code="capture_not_servable")
 
 
-def _choice(capture: Capture, endpoint: HttpApi) -> int | None:
-    """A one-choice format gets the first choice of a stream that has several."""
+def _choice(
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any] | None = None
+) -> int | None:
+    """The one choice sent of a stream that has several: the first, to a one-choice
+    format or a request that asks for one (chat's ``n`` left out or 1); None: all."""
     lanes = capture.lanes
-    return lanes[0] if len(lanes) > 1 and codecs.get(endpoint.format).single_lane else None
+    if len(lanes) < 2:
+        return None
+    if codecs.get(endpoint.format).single_lane or asked_choices(request, endpoint) == 1:
+        return lanes[0]
+    return None
+
+
+# The request field that asks for a number of choices, per API that has one.
+CHOICES_FIELD = {"chat": "n"}
+
+
+def asked_choices(request: dict[str, Any] | None, endpoint: HttpApi) -> int | None:
+    """How many choices the request asks for (1 when its API has a field for it and the
+    request leaves it out); None: every one the capture has."""
+    field = CHOICES_FIELD.get(endpoint.api)
+    if request is None or field is None:
+        return None
+    asked = request.get(field)
+    return 1 if asked is None else asked if isinstance(asked, int) else None
+
+
+def check_choices(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> None:
+    """A request for more choices than the capture has, or for a number chatx cannot
+    serve, is a 400 naming both, before anything is sent."""
+    field = CHOICES_FIELD.get(endpoint.api)
+    if field is None or request.get(field) is None:
+        return
+    asked = request[field]
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked < 1:
+        raise ApiError(
+            400, f"Invalid value for '{field}': expected an integer of 1 or more", param=field
+        )
+    has = len(capture.lanes)
+    if asked > has:
+        raise ApiError(
+            400,
+            f"The request asks for {field}={asked} choices; capture {capture.name} has {has}",
+            param=field,
+            code="too_many_choices",
+        )
+    if 1 < asked < has:
+        raise ApiError(
+            400,
+            f"The request asks for {field}={asked} choices; chatx serve sends 1 or all {has} "
+            f"of capture {capture.name}",
+            param=field,
+            code="choices_not_served",
+        )
 
 
 class Finals:
@@ -151,22 +207,27 @@ class Finals:
     from that stream, for each request."""
 
     def __init__(self) -> None:
-        self.built: dict[tuple[int, str], bytes] = {}
+        self.built: dict[tuple[int, str, int | None], bytes] = {}
 
     def get(self, capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> bytes:
-        if capture.whole and capture.format == endpoint.format:
+        choice = _choice(capture, endpoint, request)
+        if capture.whole and capture.format == endpoint.format and choice is None:
             return capture.data
         if enveloped(capture, endpoint) and endpoint.format == ENVELOPED:
             return final_object(capture, endpoint, request)
-        key = (id(capture), endpoint.format)
+        key = (id(capture), endpoint.format, choice)
         body = self.built.get(key)
         if body is None:
-            body = self.built[key] = final_object(capture, endpoint)
+            body = self.built[key] = final_object(capture, endpoint, choice=choice)
         return body
 
 
 def final_object(
-    capture: Capture, endpoint: HttpApi, request: dict[str, Any] | None = None
+    capture: Capture,
+    endpoint: HttpApi,
+    request: dict[str, Any] | None = None,
+    *,
+    choice: int | None = None,
 ) -> bytes:
     """What ``chatx collect --as FORMAT`` prints for the capture (its first stream); given
     the request, for the stream :func:`stream` sends it (the final object a client
@@ -181,7 +242,8 @@ def final_object(
         )
     try:
         if request is None:
-            first, source, choice = capture.streams[0], capture.format, _choice(capture, endpoint)
+            first, source = capture.streams[0], capture.format
+            choice = choice if choice is not None else _choice(capture, endpoint)
         else:
             first, source, choice = _as_sent(capture, endpoint, request), endpoint.format, None
         built = collect(first, target, source=source, choice=choice, notes=Notes())
