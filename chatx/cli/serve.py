@@ -50,16 +50,27 @@ def serve(
         typer.Option(
             "--status",
             help="Answer every API request with this HTTP error (400-599) and an "
-            "OpenAI-shaped error body.",
+            "error body in the shape of the API called.",
             metavar="CODE",
         ),
     ] = None,
+    on_miss: Annotated[
+        str,
+        typer.Option(
+            "--on-miss",
+            help="A request no capture's recorded request matches: next (the next capture "
+            "of its model, else in order) or error (a 400 naming the closest capture and "
+            "the first difference).",
+            metavar="next|error",
+        ),
+    ] = "next",
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
     ] = False,
 ) -> int:
     from chatx.live import captures, server
     from chatx.live.app import ServeApp
+    from chatx.live.choose import ON_MISS
     from chatx.live.endpoints import endpoints
 
     server.require("serve", "uvicorn", "anyio")
@@ -69,6 +80,8 @@ def serve(
         raise UsageError("--cut-after: a number of events, 0 or more")
     if status is not None and not 400 <= status <= 599:
         raise UsageError(f"--status: an HTTP error status, 400 to 599 (not {status})")
+    if on_miss not in ON_MISS:
+        raise UsageError(f"--on-miss: next or error (not {on_miss!r})")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port: 0 to 65535 (not {port})")
     skipped: list[str] = []
@@ -86,6 +99,7 @@ def serve(
         delay=delay / 1000,
         cut_after=cut_after,
         status=status,
+        on_miss=on_miss,
         log=None if quiet else _say,
     )
     app.debug = server.debugging()

@@ -42,10 +42,11 @@ class ServeApp:
         delay: float = 0.0,
         cut_after: int | None = None,
         status: int | None = None,
+        on_miss: str = "next",
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.captures = captures
-        self.chooser = Chooser(captures)
+        self.chooser = Chooser(captures, on_miss)
         self.finals = replay.Finals()
         self.delay = delay
         self.cut_after = cut_after

@@ -6,7 +6,10 @@
    name as it is (see :func:`header_value`), and that value names it back as it is;
 2. else the first capture whose recorded request equals the request body — compared as
    JSON values, leaving out ``stream`` and ``stream_options`` (``capture`` forces
-   streaming on) and the fields a recording leaves out as secrets;
+   streaming on), what differs from run to run at the top (``user``, ``id``,
+   ``created``, ``timestamp``...) and the fields a recording leaves out as secrets;
+   with ``on_miss="error"``, no other rule: a request no capture's matches is a 400
+   naming the closest capture and the first difference;
 3. else a capture whose model equals the request's model: the next of those in order,
    each request (from the first again after the last);
 4. else the next capture in order, each request.
@@ -22,13 +25,20 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote, unquote
 
+import orjson
+
 from chatx.codecs.base import HttpApi
 from chatx.live.captures import Capture
 from chatx.live.errors import ApiError
 from chatx.live.recording import scrub
 
 HEADER = "x-chatx-capture"
-_STREAMING = ("stream", "stream_options")
+# Left out of a request before it is compared: streaming (``capture`` forces it on) and
+# what a client sends differently each run.
+_VOLATILE = frozenset(
+    ("stream", "stream_options", "user", "id", "created", "created_at", "timestamp")
+)
+ON_MISS = ("next", "error")
 # What a header value holds as it is: visible ASCII but the escape character itself.
 # Spaces (lost at either end of a value), controls and other characters are percent-
 # encoded as UTF-8, so no name can break the header or be read back as another.
@@ -48,12 +58,13 @@ def header_names(value: str) -> list[str]:
 
 
 def comparable(request: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in scrub(request).items() if k not in _STREAMING}
+    return {k: v for k, v in scrub(request).items() if k not in _VOLATILE}
 
 
 class Chooser:
-    def __init__(self, captures: list[Capture]) -> None:
+    def __init__(self, captures: list[Capture], on_miss: str = "next") -> None:
         self.captures = captures
+        self.on_miss = on_miss
         self.requests = [
             (comparable(c.request) if c.request is not None else None) for c in captures
         ]
@@ -68,6 +79,8 @@ class Chooser:
         for capture, request in zip(self.captures, self.requests, strict=True):
             if request is not None and request == wanted:
                 return capture
+        if self.on_miss == "error":
+            raise self.missed(wanted)
         model = body.get(endpoint.model_key, body.get("model"))
         with self.lock:
             if isinstance(model, str):
@@ -115,7 +128,58 @@ class Chooser:
             code="capture_not_found",
         )
 
+    def missed(self, wanted: dict[str, Any]) -> ApiError:
+        """``--on-miss error``: the 400 that names the capture whose recorded request is
+        closest (most top-level fields equal) and the first place the two differ."""
+        recorded = [(c, r) for c, r in zip(self.captures, self.requests, strict=True) if r]
+        if not recorded:
+            return ApiError(
+                400,
+                "no capture matches the request: no capture has a recorded request "
+                f"(serving {self._some()})",
+                code="no_matching_capture",
+            )
+        capture, request = max(recorded, key=lambda pair: _alike(pair[1], wanted))
+        where, said = first_difference(request, wanted)
+        return ApiError(
+            400,
+            f"no capture matches the request; the closest, {capture.name}, differs first "
+            f"at {where or 'the top'}: {said}",
+            param=where or None,
+            code="no_matching_capture",
+        )
+
     def _some(self) -> str:
         names = [c.name for c in self.captures[:5]]
         more = len(self.captures) - len(names)
         return ", ".join(names) + (f" and {more} more" if more else "")
+
+
+def _alike(recorded: dict[str, Any], wanted: dict[str, Any]) -> int:
+    return sum(1 for k, v in wanted.items() if k in recorded and recorded[k] == v)
+
+
+def first_difference(recorded: Any, wanted: Any, where: str = "") -> tuple[str, str]:
+    """The path of the first place two JSON values differ (``messages[2].content``) and
+    what each holds there, the request's keys in its order first."""
+    if isinstance(recorded, dict) and isinstance(wanted, dict):
+        for key in [*wanted, *(k for k in recorded if k not in wanted)]:
+            here = f"{where}.{key}" if where else str(key)
+            if key not in recorded:
+                return here, "the capture's request has no such field"
+            if key not in wanted:
+                return here, "the request has no such field"
+            if recorded[key] != wanted[key]:
+                return first_difference(recorded[key], wanted[key], here)
+    if isinstance(recorded, list) and isinstance(wanted, list):
+        for index, (a, b) in enumerate(zip(recorded, wanted, strict=False)):
+            if a != b:
+                return first_difference(a, b, f"{where}[{index}]")
+        if len(recorded) != len(wanted):
+            return where, f"{len(wanted)} items, the capture's request {len(recorded)}"
+    return where, f"{_short(wanted)}, the capture's request {_short(recorded)}"
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= 60 else text[:57] + "..."
