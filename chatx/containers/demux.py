@@ -29,6 +29,7 @@ KINDS = {
     "exchange": "one recorded exchange as JSON: Datadog test agent cassette, WireMock mapping",
     "wiremock": "WireMock stub mappings ({mappings: [...]})",
     "hoverfly": "Hoverfly simulation ({data: {pairs: [...]}})",
+    "nock": "nock recording (Node): a JSON array of {scope, method, status, response}",
 }
 
 
@@ -143,7 +144,23 @@ def scores(head: bytes) -> dict[str, int]:
         return {"httprr": 100}
     if text[:1] == b"{":
         return _json_scores(json_shape(text))
+    if text[:1] == b"[":
+        return {"nock": _nock_score(json_shape(_first_element(text)))}
     return {"vcr": _yaml_score(text)}
+
+
+_NOCK_KEYS = {"scope", "method", "status"}
+
+
+def _first_element(text: bytes) -> bytes:
+    """A JSON array's first element (and what follows it), for :func:`json_shape`."""
+    return text[1:].lstrip()
+
+
+def _nock_score(shape: Shape) -> int:
+    """A nock recording's first element names its scope, method and status; a bare JSON
+    array of chunks or events has none of them at its top."""
+    return 100 if shape.keys.keys() >= _NOCK_KEYS else 0
 
 
 def _json_scores(shape: Shape) -> dict[str, int]:
@@ -215,6 +232,9 @@ def decidable(head: bytes) -> bool:
     if text[:1] == b"{":
         shape = json_shape(text)
         return shape.closed or max(_json_scores(shape).values()) == 100
+    if text[:1] == b"[" and _first_element(text)[:1] == b"{":
+        shape = json_shape(_first_element(text))
+        return shape.closed or _nock_score(shape) == 100
     first = _YAML_KEY.match(text)
     if (
         first is not None
@@ -261,4 +281,8 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
         from chatx.containers import stubs
 
         return stubs.entries(kind, stream.read())
+    if kind == "nock":
+        from chatx.containers import nock
+
+        return nock.entries(stream.read())
     raise InputError(f"unknown kind of file {kind!r}")

@@ -34,6 +34,7 @@ def test_json_names_every_reader_with_its_kind() -> None:
             "exchange",
             "wiremock",
             "hoverfly",
+            "nock",
         ],
         "compression": ["gzip", "bz2", "xz", "zstd"],
         "body-encoding": ["gzip", "deflate", "br"],

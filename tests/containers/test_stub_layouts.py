@@ -10,6 +10,7 @@ method, URL, status and model; ``FILE#N`` converts to what the bare stream conve
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -122,6 +123,22 @@ def go_vcr_v2() -> str:
     )
 
 
+def nock() -> list[dict[str, Any]]:
+    """nock.back's fixture: the stream gzipped (kept as hex chunks), then a 404 whose
+    JSON body nock parsed."""
+    packed = gzip.compress(SSE.encode())
+    return [
+        {"scope": "https://api.anthropic.com:443", "method": "POST", "path": "/v1/messages",
+         "body": REQUEST, "status": 200,
+         "response": [packed[:40].hex(), packed[40:].hex()],
+         "rawHeaders": ["Content-Type", "text/event-stream", "Content-Encoding", "gzip"],
+         "responseIsBinary": True},
+        {"scope": "https://api.anthropic.com:443", "method": "GET", "path": "/v1/models/x",
+         "body": "", "status": 404, "response": json.loads(NOT_FOUND),
+         "rawHeaders": ["Content-Type", "application/json"], "responseIsBinary": False},
+    ]  # fmt: skip
+
+
 # name, file name, its text, the stream's #N, what ls says of it (method, url, status)
 Layout = tuple[str, str, Callable[[], Any], int, tuple[str, str, str]]
 LAYOUTS: list[Layout] = [
@@ -132,6 +149,7 @@ LAYOUTS: list[Layout] = [
     ("wiremock-mappings", "mappings.json", wiremock_many, 0, ("POST", "/v1/messages", "200")),
     ("hoverfly", "simulation.json", hoverfly, 1, ("POST", URL, "200")),
     ("go-vcr-v2", "cassette.yaml", go_vcr_v2, 0, ("POST", URL, "200")),
+    ("nock", "nock.json", nock, 0, ("POST", URL, "200")),
 ]  # fmt: skip
 IDS = [layout[0] for layout in LAYOUTS]
 
@@ -193,7 +211,7 @@ def test_a_directory_of_every_layout_is_walked(tmp_path: Path) -> None:
     written = sorted(p.name for p in out.iterdir())
     streams = [f"{Path(name).stem}.{n}.chat-chunk.sse" for _, name, _, n, _ in LAYOUTS]
     # The 404 bodies beside the streams are OpenAI-shaped errors: a stream of one error.
-    errors = ["mappings.1.chat-chunk.sse", "simulation.0.chat-chunk.sse"]
+    errors = ["mappings.1.chat-chunk.sse", "simulation.0.chat-chunk.sse", "nock.1.chat-chunk.sse"]
     assert written == sorted(streams + errors)
     for name in errors:
         assert '"message": "not found"' in (out / name).read_text().replace('":"', '": "')
@@ -233,3 +251,29 @@ def test_a_llama_stack_recording_is_not_taken_for_one_exchange(tmp_path: Path) -
     done = chatx("ls", "--output", "json", str(path))
     assert done.code == 0, done.err
     assert json.loads(done.stdout.splitlines()[0])["format"] == "anthropic-event"
+
+
+def test_a_nock_text_response_is_its_body(tmp_path: Path) -> None:
+    """nock keeps a body it could read as text as the string itself."""
+    recorded = nock()[:1]
+    recorded[0].update(response=SSE, rawHeaders=["content-type", "text/event-stream"])
+    recorded[0]["responseIsBinary"] = False
+    path = tmp_path / "nock.json"
+    path.write_text(json.dumps(recorded))
+    bare = tmp_path / "bare.sse"
+    bare.write_text(SSE)
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(REQUEST))
+    same_meaning(f"{path}#0", str(bare), str(request))
+
+
+def test_a_bare_json_array_of_chunks_is_still_a_stream(tmp_path: Path) -> None:
+    chunks = [{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]},
+              {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]  # fmt: skip
+    path = tmp_path / "chunks.json"
+    path.write_text(json.dumps(chunks))
+    done = chatx("collect", "-q", str(path))
+    assert done.code == 0, done.err
+    assert json.loads(done.stdout)["choices"][0]["message"]["content"] == "Hi"
