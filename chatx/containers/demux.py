@@ -30,6 +30,7 @@ KINDS = {
     "wiremock": "WireMock stub mappings ({mappings: [...]})",
     "hoverfly": "Hoverfly simulation ({data: {pairs: [...]}})",
     "nock": "nock recording (Node): a JSON array of {scope, method, status, response}",
+    "inline-snapshot": "inline-snapshot external file: SSE body strings, or http_snapshot",
 }
 
 
@@ -145,11 +146,24 @@ def scores(head: bytes) -> dict[str, int]:
     if text[:1] == b"{":
         return _json_scores(json_shape(text))
     if text[:1] == b"[":
-        return {"nock": _nock_score(json_shape(_first_element(text)))}
+        first = _first_element(text)
+        if _SSE_STRING.match(first):
+            return {"inline-snapshot": 100}
+        shape = json_shape(first)
+        return {"nock": _nock_score(shape), "inline-snapshot": _snapshot_score(shape)}
     return {"vcr": _yaml_score(text)}
 
 
 _NOCK_KEYS = {"scope", "method", "status"}
+# inline-snapshot's pieces of a streamed body: an array whose first string is SSE.
+_SSE_STRING = re.compile(rb'"(?:event|data|id|retry|:)')
+
+
+def _snapshot_score(shape: Shape) -> int:
+    """An http_snapshot exchange: a response with ``status_code`` (httpx's name)."""
+    if shape.keys.get("request") == "object" and shape.keys.get("response") == "object":
+        return 100 if "status_code" in shape.inner.get("response", set()) else 0
+    return 0
 
 
 def _first_element(text: bytes) -> bytes:
@@ -232,9 +246,11 @@ def decidable(head: bytes) -> bool:
     if text[:1] == b"{":
         shape = json_shape(text)
         return shape.closed or max(_json_scores(shape).values()) == 100
+    if text[:1] == b"[" and _SSE_STRING.match(_first_element(text)):
+        return True
     if text[:1] == b"[" and _first_element(text)[:1] == b"{":
         shape = json_shape(_first_element(text))
-        return shape.closed or _nock_score(shape) == 100
+        return shape.closed or _nock_score(shape) == 100 or _snapshot_score(shape) == 100
     first = _YAML_KEY.match(text)
     if (
         first is not None
@@ -285,4 +301,8 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
         from chatx.containers import nock
 
         return nock.entries(stream.read())
+    if kind == "inline-snapshot":
+        from chatx.containers import snapshot
+
+        return snapshot.entries(stream.read())
     raise InputError(f"unknown kind of file {kind!r}")

@@ -35,6 +35,7 @@ def test_json_names_every_reader_with_its_kind() -> None:
             "wiremock",
             "hoverfly",
             "nock",
+            "inline-snapshot",
         ],
         "compression": ["gzip", "bz2", "xz", "zstd"],
         "body-encoding": ["gzip", "deflate", "br"],

@@ -139,6 +139,23 @@ def nock() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def snapshot_sse() -> list[str]:
+    """inline-snapshot's external file of a streamed body: its SSE, in pieces."""
+    return [SSE[:50], SSE[50:]]
+
+
+def http_snapshot() -> list[dict[str, Any]]:
+    """The anthropic SDK's http_snapshot: a 404 that is no stream, then the stream."""
+    return [
+        {"request": {"method": "GET", "url": "https://api.anthropic.com/v1/models/x"},
+         "response": {"status_code": 404, "headers": {"content-type": "application/json"},
+                      "body": NOT_FOUND}},
+        {"request": {"method": "POST", "url": URL, "body": json.dumps(REQUEST)},
+         "response": {"status_code": 200, "headers": {"content-type": "text/event-stream"},
+                      "body": SSE}},
+    ]  # fmt: skip
+
+
 # name, file name, its text, the stream's #N, what ls says of it (method, url, status)
 Layout = tuple[str, str, Callable[[], Any], int, tuple[str, str, str]]
 LAYOUTS: list[Layout] = [
@@ -150,6 +167,7 @@ LAYOUTS: list[Layout] = [
     ("hoverfly", "simulation.json", hoverfly, 1, ("POST", URL, "200")),
     ("go-vcr-v2", "cassette.yaml", go_vcr_v2, 0, ("POST", URL, "200")),
     ("nock", "nock.json", nock, 0, ("POST", URL, "200")),
+    ("http-snapshot", "snap.json", http_snapshot, 1, ("POST", URL, "200")),
 ]  # fmt: skip
 IDS = [layout[0] for layout in LAYOUTS]
 
@@ -211,7 +229,12 @@ def test_a_directory_of_every_layout_is_walked(tmp_path: Path) -> None:
     written = sorted(p.name for p in out.iterdir())
     streams = [f"{Path(name).stem}.{n}.chat-chunk.sse" for _, name, _, n, _ in LAYOUTS]
     # The 404 bodies beside the streams are OpenAI-shaped errors: a stream of one error.
-    errors = ["mappings.1.chat-chunk.sse", "simulation.0.chat-chunk.sse", "nock.1.chat-chunk.sse"]
+    errors = [
+        "mappings.1.chat-chunk.sse",
+        "simulation.0.chat-chunk.sse",
+        "nock.1.chat-chunk.sse",
+        "snap.0.chat-chunk.sse",
+    ]
     assert written == sorted(streams + errors)
     for name in errors:
         assert '"message": "not found"' in (out / name).read_text().replace('":"', '": "')
@@ -277,3 +300,14 @@ def test_a_bare_json_array_of_chunks_is_still_a_stream(tmp_path: Path) -> None:
     done = chatx("collect", "-q", str(path))
     assert done.code == 0, done.err
     assert json.loads(done.stdout)["choices"][0]["message"]["content"] == "Hi"
+
+
+def test_an_inline_snapshot_of_sse_pieces_is_one_stream(tmp_path: Path) -> None:
+    path = tmp_path / "sse.json"
+    path.write_text(json.dumps(snapshot_sse(), indent=2))
+    listed = chatx("ls", str(path))
+    assert listed.code == 0, listed.err
+    assert listed.stdout.decode().split()[:3] == [f"{path}#0", "anthropic-event", "6"]
+    bare = tmp_path / "bare.sse"
+    bare.write_text(SSE)
+    same_meaning(f"{path}#0", str(bare))
