@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,22 @@ def stream(base: str, path: str, body: dict[str, Any], capture: str) -> list[tup
         for piece in response.iter_raw():
             got.append((time.monotonic(), piece))
     return got
+
+
+@contextmanager
+def text_stream(proxied: Proxy) -> Iterator[httpx2.Response]:
+    """The TEXT capture streamed through the proxy, open while the caller reads it."""
+    headers = {"x-chatx-capture": TEXT}
+    with (
+        httpx2.Client(timeout=TIMEOUT) as http,
+        http.stream(
+            "POST",
+            f"{proxied.proxy.url}/v1/chat/completions",
+            content=b'{"stream":true}',
+            headers=headers,
+        ) as response,
+    ):
+        yield response
 
 
 def joined(pieces: list[tuple[float, bytes]]) -> bytes:
@@ -201,16 +218,7 @@ def test_upstream_errors_pass_through_unrecorded(proxied: Proxy, upstream_app: S
 def test_client_leaving_keeps_a_part(proxied: Proxy, upstream_app: ServeApp) -> None:
     upstream_app.delay = 0.2
     before = set(proxied.folder.iterdir())
-    headers = {"x-chatx-capture": TEXT}
-    with (
-        httpx2.Client(timeout=TIMEOUT) as http,
-        http.stream(
-            "POST",
-            f"{proxied.proxy.url}/v1/chat/completions",
-            content=b'{"stream":true}',
-            headers=headers,
-        ) as response,
-    ):
+    with text_stream(proxied) as response:
         next(response.iter_raw())
     deadline = time.monotonic() + TIMEOUT
     parts: list[Path] = []
@@ -266,17 +274,8 @@ def test_a_part_file_swapped_mid_stream_is_left_alone(
     victim = tmp_path / "victim"
     victim.write_bytes(b"untouched")
     before = set(proxied.folder.iterdir())
-    headers = {"x-chatx-capture": TEXT}
     got = b""
-    with (
-        httpx2.Client(timeout=TIMEOUT) as http,
-        http.stream(
-            "POST",
-            f"{proxied.proxy.url}/v1/chat/completions",
-            content=b'{"stream":true}',
-            headers=headers,
-        ) as response,
-    ):
+    with text_stream(proxied) as response:
         pieces = response.iter_raw()
         got += next(pieces)
         (part,) = [p for p in set(proxied.folder.iterdir()) - before if p.name.endswith(".part")]
