@@ -206,6 +206,10 @@ class ProxyApp:
         if recording is None:
             return None
         try:
+            if whole and recording.size == 0:  # an empty 200 is no capture: no empty file
+                recording.discard()
+                self.log("an empty body: not recorded")
+                return None
             return recording.close(whole)
         except (OSError, PlacementError) as exc:
             self.log(f"not recorded: {exc}")

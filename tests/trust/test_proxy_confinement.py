@@ -541,3 +541,19 @@ def test_capture_errors_never_say_the_credentials(tmp_path: Path, down: str) -> 
     assert "error: POST http://127.0.0.1:" in result.err
     no_secret(result.err)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_answer_is_relayed_and_not_recorded(tmp_path: Path) -> None:
+    """A 200 with no body is passed back as it came, and leaves no empty capture (nor a
+    request file) behind in the recording directory."""
+    upstream = Listener("upstream", answer("200 OK", b"", "x-kind: empty"))
+    log: list[str] = []
+    try:
+        app = ProxyApp(f"http://127.0.0.1:{upstream.port}", tmp_path, log=log.append)
+        with Running(app, lifespan="on") as proxy:
+            reply = raw(int(proxy.url.rsplit(":", 1)[1]), request("POST", b"/v1/chat/completions"))
+    finally:
+        upstream.close()
+    assert (reply.status, reply.body) == (200, b"")
+    assert list(tmp_path.iterdir()) == []
+    assert any("not recorded" in line for line in log), log
