@@ -84,15 +84,7 @@ def load_yaml(data: bytes, loader: Any = None) -> Any:
 
 def _load_json(data: bytes) -> Any:
     """A JSON cassette; integers beyond 64 bits read exactly, as a stream's are."""
-    if exact.may_hold_big_int(data):
-        try:
-            return exact.loads(data)
-        except ValueError as exc:
-            raise InputError(f"not valid JSON: {exc}") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    return exact.document(data)
 
 
 # -- bounds ------------------------------------------------------------------------------

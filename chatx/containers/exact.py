@@ -20,6 +20,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
+from chatx.errors import InputError
 from chatx.record import Record
 
 # Digits become 0, anything else 1: a run of 19 zeros is a run of 19 digits.
@@ -55,6 +58,21 @@ def loads(data: bytes) -> Any:
         return _DECODER.decode(bytes(data).decode())
     except RecursionError:
         raise ValueError("nested too deep") from None
+
+
+def document(data: bytes) -> Any:
+    """A file of exchanges' JSON (a cassette, a recording, a stub server's file), its
+    integers beyond 64 bits exact, as a payload read bare keeps them; an InputError
+    saying where it is not JSON."""
+    if may_hold_big_int(data):
+        try:
+            return loads(data)
+        except ValueError as exc:
+            raise InputError(f"not valid JSON: {exc}") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
 
 
 def big_ints(value: Any) -> list[tuple[str, int]]:

@@ -15,18 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
+from chatx.containers import exact
 from chatx.containers.bodies import BodyError, Entry, decoded, header, json_object, status_code
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
 def entries(data: bytes) -> Iterator[Entry]:
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    document = exact.document(data)
     if not isinstance(document, list):
         raise InputError("not a nock recording: not a JSON array", line=1)
     for index, item in enumerate(document):

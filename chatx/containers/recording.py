@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
 from chatx.containers import exact
 from chatx.containers.bodies import Entry, json_object
 from chatx.containers.payload import lenient_dumps
@@ -44,15 +42,7 @@ def entries(data: bytes) -> Iterator[Entry]:
 def _document(data: bytes) -> Any:
     """The recording's JSON, integers beyond 64 bits read exactly (orjson makes them
     doubles): a chunk's payload keeps them, as the same chunk read bare does."""
-    if exact.may_hold_big_int(data):
-        try:
-            return exact.loads(data)
-        except ValueError as exc:
-            raise InputError(f"not valid JSON: {exc}") from None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    return exact.document(data)
 
 
 def _bytes(body: Any, streaming: bool) -> bytes:

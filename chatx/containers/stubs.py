@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
+from chatx.containers import exact
 from chatx.containers.bodies import (
     BodyError,
     Entry,
@@ -56,10 +55,7 @@ def entries(kind: str, data: bytes) -> Iterator[Entry]:
 
 
 def _document(data: bytes) -> dict[str, Any]:
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+    document = exact.document(data)
     if not isinstance(document, dict):
         raise InputError("not a file of exchanges: not a JSON object", line=1)
     return document
