@@ -26,6 +26,7 @@ from chatx.record import Record
 if TYPE_CHECKING:  # the commands' types: none of them is imported by `convert`
     from chatx.collect.assembler import Assembler
     from chatx.collect.items import OtherItem
+    from chatx.request import Mapped, Request
     from chatx.usage import UsageNames
     from chatx.validation.base import Checker
     from chatx.validation.rule import Rule
@@ -117,6 +118,20 @@ class HttpApi(NamedTuple):
     def under_base(self) -> str:
         """The path after a base URL that ends in ``/v1``."""
         return self.path.removeprefix("/v1")
+
+
+class RequestMapping(NamedTuple):
+    """How a format's API request body maps to the neutral :class:`~chatx.request.Request`
+    and back: the gateway (``proxy --upstream-api``) reads a client's body with the client
+    API's ``read`` and writes the upstream's with the upstream API's ``write``. Each says
+    what had no place (:attr:`~chatx.request.Mapped.lost`); a body read and written by one
+    API keeps its JSON values."""
+
+    read: Callable[[dict[str, Any]], Mapped]
+    """The API's request body → ``Mapped(body=Request, lost=…)``; a body that is not one
+    raises :class:`~chatx.errors.InputError`."""
+    write: Callable[[Request], Mapped]
+    """A :class:`~chatx.request.Request` → ``Mapped(body=<the API's body>, lost=…)``."""
 
 
 class lazy:  # lower case: used as a function, as functools.partial is
@@ -216,6 +231,9 @@ class Codec:
     # serve, capture and proxy: the format's HTTP API (its path, where the model and the
     # key are); None: the format has no API chatx speaks.
     http: HttpApi | None = None
+    # the gateway: the format's API request body ⇄ the neutral request (chatx.request);
+    # None: its requests are forwarded only to an upstream of the same API.
+    requests: RequestMapping | None = None
 
 
 def open_decoder(codec: Codec, notes: Notes) -> Decoder:
