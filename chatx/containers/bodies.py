@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from chatx.containers import compressed, payload
+from chatx.containers import compressed, members, payload
 from chatx.errors import InputError
 from chatx.limits import MAX_LAYERS
 
@@ -143,7 +143,7 @@ def _layer(data: bytes, words: list[str]) -> str | None:
 ENCODINGS = (
     ("gzip", "gzip", None),
     ("deflate", "zlib", None),
-    ("br", compressed.BROTLI, "brotli"),
+    ("br", members.BROTLI, "brotli"),
 )
 
 
