@@ -16,7 +16,7 @@ from __future__ import annotations
 # Real payloads nest a few dozen levels.
 MAX_DEPTH = 200
 
-# A YAML cassette (chatx/containers/cassette.py), checked on the document as composed,
+# A YAML cassette (chatx/containers/bounded_yaml.py), checked on the document as composed,
 # before anything is built from it. The most values aliases (``*name``) may add to those
 # the file writes out: no recorder writes aliases into a cassette's bodies, and a few KiB
 # of anchors naming anchors stand for billions of values ("billion laughs") that every

@@ -15,15 +15,15 @@ import pytest
 import yaml
 
 from chatx import limits
-from chatx.containers import cassette
+from chatx.containers import bounded_yaml, cassette
 from chatx.errors import InputError
 from tests.inprocess import assert_clean, run
 
 ROOT = Path(__file__).resolve().parents[2]
 
 LOADERS = {
-    "libyaml": cassette.loader_on(yaml.CSafeLoader),
-    "python": cassette.loader_on(yaml.SafeLoader),
+    "libyaml": bounded_yaml.loader_on(yaml.CSafeLoader),
+    "python": bounded_yaml.loader_on(yaml.SafeLoader),
 }
 
 STREAM = (
@@ -62,7 +62,7 @@ def laughs_keys() -> str:
 
 
 def load(text: str, loader: str) -> object:
-    return cassette.load_yaml(text.encode(), LOADERS[loader])
+    return bounded_yaml.load_yaml(text.encode(), LOADERS[loader])
 
 
 def refused(text: str, loader: str) -> InputError:
@@ -105,10 +105,10 @@ def _fan(aliases: int, anchor_values: int = 999) -> str:
 def test_the_alias_limit_is_where_it_is_documented(loader: str) -> None:
     assert limits.MAX_YAML_ALIASED == 1_000_000
     at_limit = yaml.compose(_fan(1000), Loader=LOADERS[loader])
-    cassette._bounded(at_limit)  # adds exactly 1,000,000: read
+    bounded_yaml._bounded(at_limit)  # adds exactly 1,000,000: read
     past = yaml.compose(_fan(1001), Loader=LOADERS[loader])
     with pytest.raises(InputError, match="billion laughs"):
-        cassette._bounded(past)
+        bounded_yaml._bounded(past)
 
 
 @pytest.mark.parametrize("loader", LOADERS)
