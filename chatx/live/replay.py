@@ -20,6 +20,8 @@ import re
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from chatx import codecs, ir
 from chatx.codecs.base import EncodeOptions, HttpApi
 from chatx.errors import ChatxError, InputError
@@ -88,6 +90,7 @@ def is_verbatim(capture: Capture, endpoint: HttpApi, request: dict[str, Any] | N
         and capture.container == "sse"
         and not capture.whole
         and _choice(capture, endpoint, request) is None
+        and first_choices(capture, endpoint, request) is None
     )
 
 
@@ -95,12 +98,34 @@ def stream(
     capture: Capture, endpoint: HttpApi, request: dict[str, Any]
 ) -> Generator[bytes, None, None]:
     """The events the endpoint sends for ``capture``, one SSE event each."""
+    kept = first_choices(capture, endpoint, request)
+    if kept is None:
+        yield from _all_asked(capture, endpoint, request)
+        return
+    for event in _all_asked(capture, endpoint, request):
+        out = only_choices(event, kept)
+        if out is not None:
+            yield out
+
+
+def _all_asked(
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any]
+) -> Generator[bytes, None, None]:
+    """Every event of the choices asked for when one or all: the recorded bytes as
+    they are (the API's own SSE), else transcoded."""
     splitter = Events()
-    if is_verbatim(capture, endpoint, request):
+    own = capture.format == endpoint.format and capture.container == "sse"
+    if own and not capture.whole and _choice(capture, endpoint, request) is None:
         for chunk in capture.chunks():  # read as sent: a capture is never held whole
             yield from splitter.feed(chunk)
         yield from splitter.finish()
         return
+    yield from _transcoded(capture, endpoint, request, splitter)
+
+
+def _transcoded(
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any], splitter: Events
+) -> Generator[bytes, None, None]:
     transcoder = Transcoder(
         endpoint.format,
         src=capture.format,
@@ -172,9 +197,49 @@ def asked_choices(request: dict[str, Any] | None, endpoint: HttpApi) -> int | No
     return 1 if asked is None else asked if isinstance(asked, int) else None
 
 
+def first_choices(
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any] | None
+) -> frozenset[int] | None:
+    """The choices sent when a request asks for some of a capture's, more than one and
+    fewer than all (``n=2`` of three): the first ``n`` in order. None: one or every
+    one, sent by :func:`_choice`'s rule."""
+    asked = asked_choices(request, endpoint)
+    lanes = capture.lanes
+    if asked is None or isinstance(asked, bool) or not 1 < asked < len(lanes):
+        return None
+    return frozenset(lanes[:asked])
+
+
+def only_choices(event: bytes, kept: frozenset[int]) -> bytes | None:
+    """A chat event with the choices of ``kept`` alone, each keeping its index; None for
+    an event that only held others. An event with no choices (a usage chunk, [DONE], a
+    comment) or one of the kept alone is sent as it came, to the byte."""
+    lines = event.splitlines(keepends=True)
+    for at, line in enumerate(lines):
+        if not line.startswith(b"data:"):
+            continue
+        try:
+            chunk = orjson.loads(line[5:])
+        except orjson.JSONDecodeError:
+            return event  # [DONE], or not JSON: no choice in it to leave out
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if not isinstance(choices, list) or not choices:
+            return event
+        mine = [c for c in choices if not isinstance(c, dict) or c.get("index", 0) in kept]
+        if len(mine) == len(choices):
+            return event
+        if not mine:
+            return None
+        chunk["choices"] = mine
+        ending = line[len(line.rstrip(b"\r\n")) :]
+        lines[at] = b"data: " + orjson.dumps(chunk) + ending
+        return b"".join(lines)
+    return event
+
+
 def check_choices(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> None:
-    """A request for more choices than the capture has, or for a number chatx cannot
-    serve, is a 400 naming both, before anything is sent."""
+    """A request for more choices than the capture has, or for a number that is no
+    count, is a 400 naming what was asked, before anything is sent."""
     field = CHOICES_FIELD.get(endpoint.api)
     if field is None or request.get(field) is None:
         return
@@ -191,14 +256,6 @@ def check_choices(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) 
             param=field,
             code="too_many_choices",
         )
-    if 1 < asked < has:
-        raise ApiError(
-            400,
-            f"The request asks for {field}={asked} choices; chatx serve sends 1 or all {has} "
-            f"of capture {capture.name}",
-            param=field,
-            code="choices_not_served",
-        )
 
 
 class Finals:
@@ -210,6 +267,11 @@ class Finals:
         self.built: dict[tuple[int, str, int | None], bytes] = {}
 
     def get(self, capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> bytes:
+        kept = first_choices(capture, endpoint, request)
+        body = self._all(capture, endpoint, request)
+        return body if kept is None else only_final_choices(body, kept)
+
+    def _all(self, capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> bytes:
         choice = _choice(capture, endpoint, request)
         if capture.whole and capture.format == endpoint.format and choice is None:
             return capture.data
@@ -220,6 +282,16 @@ class Finals:
         if body is None:
             body = self.built[key] = final_object(capture, endpoint, choice=choice)
         return body
+
+
+def only_final_choices(body: bytes, kept: frozenset[int]) -> bytes:
+    """A final chat object with the choices of ``kept`` alone, in the order it has them."""
+    final = orjson.loads(body)
+    choices = final.get("choices") if isinstance(final, dict) else None
+    if not isinstance(choices, list):
+        return body
+    final["choices"] = [c for c in choices if not isinstance(c, dict) or c.get("index", 0) in kept]
+    return orjson.dumps(final)
 
 
 def final_object(

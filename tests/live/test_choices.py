@@ -105,14 +105,74 @@ def test_more_than_recorded_is_a_400_naming_both(url: str) -> None:
     assert "n=4" in body["message"] and "three.sse has 3" in body["message"]
 
 
-@pytest.mark.parametrize(
-    ("n", "code"), [(2, "choices_not_served"), (0, None), ("2", None), (True, None)]
-)
-def test_a_number_not_served_is_a_400(url: str, n: object, code: str | None) -> None:
+@pytest.mark.parametrize("n", [0, -1, "2", True, 2.0])
+def test_a_number_that_is_no_count_is_a_400(url: str, n: object) -> None:
     answer = post(f"{url}/v1/chat/completions", {"model": "m", "messages": MESSAGES, "n": n})
     assert answer.status_code == 400
     error = orjson.loads(answer.content)["error"]
-    assert error["param"] == "n" and error["code"] == code
+    assert error["param"] == "n" and error["type"] == "invalid_request_error"
+
+
+def test_some_of_the_choices_are_the_first_asked_for(url: str) -> None:
+    # Before: n=2 of a three-choice capture was a 400 (choices_not_served).
+    assert streamed(url, n=2) == {0: "red", 1: "green"}
+    with client(url) as made:
+        two = made.chat.completions.create(model="m", messages=MESSAGES, n=2)  # type: ignore[arg-type]
+    assert [(c.index, c.message.content) for c in two.choices] == [(0, "red"), (1, "green")]
+
+
+def test_some_of_the_choices_leave_the_others_events_out_and_keep_the_rest_as_sent(
+    url: str,
+) -> None:
+    answer = post(
+        f"{url}/v1/chat/completions", {"model": "m", "messages": MESSAGES, "stream": True, "n": 2}
+    )
+    events = [e + b"\n\n" for e in THREE.split(b"\n\n") if e]
+    kept = [e for e in events if b'"index":2' not in e]
+    assert answer.content == b"".join(kept)
+
+
+def test_a_chunk_holding_several_choices_keeps_those_asked_for(tmp_path: Path) -> None:
+    both = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {"index": i, "delta": {"content": t}, "finish_reason": "stop"}
+            for i, t in enumerate(TEXTS)
+        ],
+    }
+    (tmp_path / "packed.jsonl").write_bytes(orjson.dumps(both) + b"\n")
+    with serving([str(tmp_path)]) as (running, _):
+        assert streamed(running.url, n=2) == {0: "red", 1: "green"}
+        with client(running.url) as made:
+            two = made.chat.completions.create(model="m", messages=MESSAGES, n=2)  # type: ignore[arg-type]
+    assert [c.message.content for c in two.choices] == ["red", "green"]
+
+
+def test_a_recorded_final_object_sends_the_first_choices(tmp_path: Path) -> None:
+    final = {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": i,
+                "message": {"role": "assistant", "content": t},
+                "finish_reason": "stop",
+            }
+            for i, t in enumerate(TEXTS)
+        ],
+    }
+    (tmp_path / "final.json").write_bytes(orjson.dumps(final))
+    with serving([str(tmp_path)]) as (running, _), client(running.url) as made:
+        two = made.chat.completions.create(model="m", messages=MESSAGES, n=2)  # type: ignore[arg-type]
+        four = post(f"{running.url}/v1/chat/completions", {"model": "m", "n": 4})
+    assert [c.message.content for c in two.choices] == ["red", "green"]
+    assert four.status_code == 400
+    assert orjson.loads(four.content)["error"]["code"] == "too_many_choices"
 
 
 def test_responses_has_no_n_and_gets_the_first(url: str) -> None:
