@@ -7,12 +7,20 @@
 2. else the first capture whose recorded request equals the request body — compared as
    JSON values, leaving out ``stream`` and ``stream_options`` (``capture`` forces
    streaming on), what differs from run to run at the top (``user``, ``id``,
-   ``created``, ``timestamp``...) and the fields a recording leaves out as secrets;
-   with ``on_miss="error"``, no other rule: a request no capture's matches is a 400
+   ``created``, ``timestamp``, ``metadata``, ``prompt_cache_key``...) and the fields a
+   recording leaves out as secrets;
+3. else, for a request that carries tool results (the next turn of a conversation),
+   the capture whose recorded request carries results for the same tool calls, in the
+   same order, and names the same model: the calls' ids come from the capture that made
+   them, so they tell the turn apart where the results' text differs from the recording
+   (the closest of several, most top-level fields alike, the first in order of those
+   as close);
+   with ``on_miss="error"``, no other rule: a request none of these matches is a 400
    naming the closest capture and the first difference;
-3. else a capture whose model equals the request's model: the next of those in order,
-   each request (from the first again after the last);
-4. else the next capture in order, each request.
+4. else a capture whose model equals the request's model: the next of those in order,
+   each request (from the first again after the last); a request without tool results
+   takes those recorded without any first (a conversation's first turn);
+5. else the next capture in order, each request.
 
 The answer depends on the captures, the request and the requests before it, never on
 the clock: the same requests in the same order get the same captures.
@@ -36,8 +44,29 @@ HEADER = "x-chatx-capture"
 # Left out of a request before it is compared: streaming (``capture`` forces it on) and
 # what a client sends differently each run.
 _VOLATILE = frozenset(
-    ("stream", "stream_options", "user", "id", "created", "created_at", "timestamp")
+    (
+        "stream",
+        "stream_options",
+        "user",
+        "id",
+        "created",
+        "created_at",
+        "timestamp",
+        # What SDKs and agents fill per session or run: a user's or session's id
+        # (Anthropic's metadata.user_id, Codex's client_metadata), a cache key.
+        "metadata",
+        "client_metadata",
+        "safety_identifier",
+        "prompt_cache_key",
+        "request_id",
+        "session_id",
+        "trace_id",
+        "idempotency_key",
+    )
 )
+# The fields of a tool result that name the call it answers, per API: chat's and Llama
+# Stack's tool message, Responses' *_call_output item, Anthropic's tool_result block.
+_ANSWERS = ("tool_call_id", "tool_use_id", "call_id")
 ON_MISS = ("next", "error")
 # What a header value holds as it is: visible ASCII but the escape character itself.
 # Spaces (lost at either end of a value), controls and other characters are percent-
@@ -61,6 +90,39 @@ def comparable(request: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in scrub(request).items() if k not in _VOLATILE}
 
 
+def tool_results(request: dict[str, Any] | None) -> tuple[str, ...]:
+    """The ids of the tool calls a request's conversation answers, in order: what tells
+    one turn of an agent's loop from the next."""
+    if request is None:
+        return ()
+    found: list[str] = []
+    for key in ("messages", "input"):
+        turns = request.get(key)
+        if isinstance(turns, list):
+            for turn in turns:
+                _answers(turn, found)
+    return tuple(found)
+
+
+def _answers(item: Any, found: list[str]) -> None:
+    if not isinstance(item, dict):
+        return
+    kind = item.get("type")
+    is_result = item.get("role") == "tool" or (
+        isinstance(kind, str) and (kind.endswith("_output") or kind == "tool_result")
+    )
+    if is_result:
+        for field in _ANSWERS:
+            said = item.get(field)
+            if isinstance(said, str):
+                found.append(said)
+                return
+    content = item.get("content")
+    if isinstance(content, list):  # Anthropic's blocks in a user message
+        for block in content:
+            _answers(block, found)
+
+
 class Chooser:
     def __init__(self, captures: list[Capture], on_miss: str = "next") -> None:
         self.captures = captures
@@ -68,6 +130,7 @@ class Chooser:
         self.requests = [
             (comparable(c.request) if c.request is not None else None) for c in captures
         ]
+        self.answers = [tool_results(c.request) for c in captures]
         self.lock = threading.Lock()
         self.turn = 0
         self.turns: dict[str, int] = {}
@@ -79,18 +142,46 @@ class Chooser:
         for capture, request in zip(self.captures, self.requests, strict=True):
             if request is not None and request == wanted:
                 return capture
+        model = body.get(endpoint.model_key, body.get("model"))
+        answers = tool_results(body)
+        answering = self.next_turn(answers, model, wanted)
+        if answering is not None:
+            return answering
         if self.on_miss == "error":
             raise self.missed(wanted)
-        model = body.get(endpoint.model_key, body.get("model"))
         with self.lock:
             if isinstance(model, str):
                 same = [c for c in self.captures if c.model == model]
+                if not answers:  # a first turn: the captures recorded as one first
+                    same = [c for c in same if not self._answers_of(c)] or same
                 if same:
                     turn = self.turns.get(model, 0)
                     self.turns[model] = turn + 1
                     return same[turn % len(same)]
             turn, self.turn = self.turn, self.turn + 1
         return self.captures[turn % len(self.captures)]
+
+    def next_turn(
+        self, answers: tuple[str, ...], model: Any, wanted: dict[str, Any]
+    ) -> Capture | None:
+        """The capture recorded for the turn that answers the same tool calls (rule 3)."""
+        if not answers:
+            return None
+        same = [
+            (capture, request)
+            for capture, request, said in zip(
+                self.captures, self.requests, self.answers, strict=True
+            )
+            if request is not None
+            and said == answers
+            and (not isinstance(model, str) or capture.model in (model, None))
+        ]
+        if not same:
+            return None
+        return max(same, key=lambda pair: _alike(pair[1], wanted))[0]
+
+    def _answers_of(self, capture: Capture) -> tuple[str, ...]:
+        return self.answers[self.captures.index(capture)]
 
     def from_header(self, value: str) -> Capture:
         """The capture an ``X-Chatx-Capture`` value names: the value an answer sent
@@ -130,7 +221,8 @@ class Chooser:
 
     def missed(self, wanted: dict[str, Any]) -> ApiError:
         """``--on-miss error``: the 400 that names the capture whose recorded request is
-        closest (most top-level fields equal) and the first place the two differ."""
+        closest (most top-level fields equal, then most turns shared from the first,
+        then the nearest number of turns) and the first place the two differ."""
         recorded = [(c, r) for c, r in zip(self.captures, self.requests, strict=True) if r]
         if not recorded:
             return ApiError(
@@ -155,8 +247,21 @@ class Chooser:
         return ", ".join(names) + (f" and {more} more" if more else "")
 
 
-def _alike(recorded: dict[str, Any], wanted: dict[str, Any]) -> int:
-    return sum(1 for k, v in wanted.items() if k in recorded and recorded[k] == v)
+def _alike(recorded: dict[str, Any], wanted: dict[str, Any]) -> tuple[int, int, int]:
+    """How close a recorded request is: its top-level fields equal to the request's, then
+    the turns of the conversation (``messages``, ``input``) the two share from the first,
+    then how near its number of turns is."""
+    fields = sum(1 for k, v in wanted.items() if k in recorded and recorded[k] == v)
+    shared = apart = 0
+    for key in ("messages", "input"):
+        mine, theirs = recorded.get(key), wanted.get(key)
+        if isinstance(mine, list) and isinstance(theirs, list):
+            for a, b in zip(mine, theirs, strict=False):
+                if a != b:
+                    break
+                shared += 1
+            apart -= abs(len(mine) - len(theirs))
+    return fields, shared, apart
 
 
 def first_difference(recorded: Any, wanted: Any, where: str = "") -> tuple[str, str]:
