@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
 from chatx.errors import UsageError
 from chatx.textsafe import escape_text
+
+if TYPE_CHECKING:
+    from chatx.live.upstream import Upstream
 
 HOST = "127.0.0.1"
 _SKIPPED_SHOWN = 5  # files a walk found that are no capture, said one by one
@@ -55,38 +59,56 @@ def serve(
         ),
     ] = None,
     on_miss: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--on-miss",
             help="A request no capture's recorded request matches: next (the next capture "
-            "of its model, else in order) or error (a 400 naming the closest capture and "
-            "the first difference).",
-            metavar="next|error",
+            "of its model, else in order; the default), error (a 400 naming the closest "
+            "capture and the first difference) or upstream (forwarded to --upstream; "
+            "the default with it).",
+            metavar="next|error|upstream",
         ),
-    ] = "next",
+    ] = None,
+    upstream: Annotated[
+        str | None,
+        typer.Option(
+            "--upstream",
+            help="Forward a miss to this provider's base URL, as chatx proxy does, and "
+            "record the answer (see --record-mode).",
+            metavar="URL",
+        ),
+    ] = None,
+    record_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--record-mode",
+            help="With --upstream: new (record each miss into the first PATH, a directory; "
+            "the default), all (forward and record every request) or none (forward "
+            "misses, record nothing).",
+            metavar="none|new|all",
+        ),
+    ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
     ] = False,
 ) -> int:
     from chatx.live import captures, server
     from chatx.live.app import ServeApp
-    from chatx.live.choose import ON_MISS
     from chatx.live.endpoints import endpoints
 
-    server.require("serve", "uvicorn", "anyio")
+    server.require("serve", "uvicorn", "anyio", *(("httpx2",) if upstream else ()))
     if delay < 0:
         raise UsageError("--delay: milliseconds, 0 or more")
     if cut_after is not None and cut_after < 0:
         raise UsageError("--cut-after: a number of events, 0 or more")
     if status is not None and not 400 <= status <= 599:
         raise UsageError(f"--status: an HTTP error status, 400 to 599 (not {status})")
-    if on_miss not in ON_MISS:
-        raise UsageError(f"--on-miss: next or error (not {on_miss!r})")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port: 0 to 65535 (not {port})")
+    recording = _recording(paths, upstream, on_miss, record_mode)
     skipped: list[str] = []
     try:
-        loaded = captures.load(paths, skipped)
+        loaded = captures.load(paths, skipped, none_is_fine=recording.upstream is not None)
     finally:  # said also when no capture is left
         for line in skipped[:_SKIPPED_SHOWN]:
             sys.stderr.write(f"chatx: warning: {escape_text(line)}\n")
@@ -99,15 +121,70 @@ def serve(
         delay=delay / 1000,
         cut_after=cut_after,
         status=status,
-        on_miss=on_miss,
+        on_miss=recording.on_miss,
         log=None if quiet else _say,
+        upstream=recording.upstream,
+        record=recording.folder,
+        record_mode=recording.mode,
     )
     app.debug = server.debugging()
     where = server.url(sock)
     routes = ", ".join(e.path for e in endpoints())
-    banner = f"{len(loaded)} captures on {where}/v1 ({routes}, GET /v1/models); Ctrl-C to stop"
-    server.run(app, sock, "serve", ready=lambda: _say(banner))
+    banner = f"{len(loaded)} captures on {where}/v1 ({routes}, GET /v1/models)"
+    if recording.upstream is not None:
+        banner += f"; misses -> {recording.upstream.described}"
+        if recording.folder is not None:
+            banner += f", recorded into {recording.folder}"
+    banner += "; Ctrl-C to stop"
+    lifespan: server.Lifespan = "on" if recording.upstream is not None else "off"
+    server.run(app, sock, "serve", lifespan=lifespan, ready=lambda: _say(banner))
     return 0
+
+
+class _Recording(NamedTuple):
+    on_miss: str
+    upstream: Upstream | None
+    folder: Path | None
+    mode: str
+
+
+def _recording(
+    paths: list[str], upstream: str | None, on_miss: str | None, mode: str | None
+) -> _Recording:
+    """What a miss does: --on-miss, --upstream and --record-mode checked together, the
+    folder recorded into made (the first PATH)."""
+    from chatx.live.app import RECORD_MODES
+    from chatx.live.choose import ON_MISS
+    from chatx.live.upstream import Upstream
+
+    if on_miss is not None and on_miss not in ON_MISS:
+        raise UsageError(f"--on-miss: next, error or upstream (not {on_miss!r})")
+    if mode is not None and mode not in RECORD_MODES:
+        raise UsageError(f"--record-mode: none, new or all (not {mode!r})")
+    if upstream is None:
+        if on_miss == "upstream" or mode not in (None, "none"):
+            said = "--on-miss upstream" if on_miss == "upstream" else f"--record-mode {mode}"
+            raise UsageError(f"{said} forwards to an upstream: give --upstream URL")
+        return _Recording(on_miss or "next", None, None, "none")
+    if on_miss not in (None, "upstream"):
+        raise UsageError(
+            f"--upstream answers what misses: --on-miss upstream (the default with it), "
+            f"not {on_miss}"
+        )
+    target = Upstream.parse(upstream, "--upstream")  # before anything is created
+    mode = mode or "new"
+    if mode == "none":
+        return _Recording("upstream", target, None, mode)
+    folder = Path(paths[0])
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(
+            f"--record-mode {mode} records into the first PATH, a directory: {paths[0]} is not one"
+        )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{paths[0]}: cannot create it: {exc.strerror or exc}") from None
+    return _Recording("upstream", target, folder, mode)
 
 
 def _say(line: str) -> None:

@@ -9,6 +9,14 @@ Faults for testing clients: ``delay`` seconds between events, ``cut_after`` even
 then the connection is dropped (a stream of that many events or fewer is sent whole),
 ``status``: every request to an API is answered with that error.
 
+Record on miss (``upstream``): a request no capture answers (``on_miss="upstream"``),
+or every request (``record_mode="all"``), is forwarded to the upstream by
+:class:`~chatx.live.proxy.ProxyApp`, as ``chatx proxy`` forwards one (only the API's
+own path and the query go, under the upstream's base; the client's headers, the key
+among them; nothing but the request body written), and with ``record_mode`` ``new`` or
+``all`` the answer is recorded into ``record`` as a capture with its request beside it,
+answered from by every request after.
+
 Every client is served at once: the event loop only sends and waits (a delay, a client
 that reads slowly), and the events are read and transcoded in worker threads a batch at
 a time (:class:`~chatx.live.asgi.Workers`, :func:`~chatx.live.replay.take`), so a long
@@ -19,19 +27,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from chatx.codecs.base import HttpApi
 from chatx.containers.payload import request_json
+from chatx.errors import ChatxError
 from chatx.live import asgi, replay
-from chatx.live.captures import Capture
+from chatx.live.captures import Capture, recorded
 from chatx.live.choose import HEADER, Chooser, header_value
 from chatx.live.endpoints import by_path, endpoints
 from chatx.live.errors import ApiError, fault
+from chatx.live.upstream import Upstream
 
 MODELS = "/v1/models"
+RECORD_MODES = ("none", "new", "all")
 
 
 class ServeApp:
@@ -44,9 +56,24 @@ class ServeApp:
         status: int | None = None,
         on_miss: str = "next",
         log: Callable[[str], None] | None = None,
+        upstream: Upstream | None = None,
+        record: Path | None = None,
+        record_mode: str = "none",
     ) -> None:
         self.captures = captures
         self.chooser = Chooser(captures, on_miss)
+        self.record_mode = record_mode
+        self.record = record
+        self.proxy = None
+        if upstream is not None:
+            from chatx.live.proxy import ProxyApp
+
+            self.proxy = ProxyApp(
+                upstream,
+                record if record_mode != "none" else None,
+                log=log,
+                recorded=self._recorded,
+            )
         self.finals = replay.Finals()
         self.delay = delay
         self.cut_after = cut_after
@@ -60,7 +87,8 @@ class ServeApp:
 
     async def __call__(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
         if scope["type"] == "lifespan":
-            await asgi.lifespan(receive, send)
+            proxy = self.proxy
+            await asgi.lifespan(receive, send, None, proxy._close if proxy else None)
             return
         if scope["type"] != "http":
             return
@@ -104,7 +132,13 @@ class ServeApp:
         if self.status is not None:
             raise fault(self.status, endpoint.api)
         request = parse_request(body, endpoint)
+        if self.proxy is not None and self.record_mode == "all":
+            await self._forward(scope, receive, send, endpoint, body)
+            return
         capture = self.chooser.choose(_header(scope, HEADER), request, endpoint)
+        if capture is None:  # a miss: the upstream answers (and it is recorded)
+            await self._forward(scope, receive, send, endpoint, body)
+            return
         replay.check_choices(capture, endpoint, request)
         named = [(HEADER.encode(), header_value(capture.name))]
         if request.get("stream") is not True:
@@ -114,6 +148,41 @@ class ServeApp:
             await asgi.respond(send, 200, final, headers=named)
             return
         await self._stream(send, receive, capture, endpoint, request, named)
+
+    async def _forward(
+        self,
+        scope: asgi.Scope,
+        receive: asgi.Receive,
+        send: asgi.Send,
+        endpoint: HttpApi,
+        body: bytes,
+    ) -> None:
+        """The upstream's answer, relayed as ``chatx proxy`` relays it. Only the API's
+        own path goes on (not the target as the client wrote it), with the query."""
+        if self.proxy is None:
+            raise ApiError(500, "chatx serve: a miss with no --upstream to forward it to")
+        given = [body]
+
+        async def replayed() -> asgi.Message:
+            # The body, read already, once; then what the client does (a hang-up).
+            if given:
+                return {"type": "http.request", "body": given.pop(), "more_body": False}
+            return await receive()
+
+        path = endpoint.path.encode()
+        forwarded = {**scope, "path": endpoint.path, "raw_path": path}
+        await self.proxy(forwarded, replayed, send)
+
+    def _recorded(self, path: Path) -> None:
+        """A capture recorded from the upstream: answered from by the next request."""
+        if self.record is None:
+            return
+        try:
+            made = recorded(path, self.record)
+        except ChatxError as exc:
+            self.log(f"{path}: recorded, but not replayed: {exc}")
+            return
+        self.chooser.add(made)
 
     async def _stream(
         self,

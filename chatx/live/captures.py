@@ -77,11 +77,14 @@ class Capture:
         return [lane.index for lane in stream.choices] or sorted(stream.lanes) or [0]
 
 
-def load(paths: list[str], skipped: list[str] | None = None) -> list[Capture]:
+def load(
+    paths: list[str], skipped: list[str] | None = None, *, none_is_fine: bool = False
+) -> list[Capture]:
     """Every capture under ``paths``, in order: each stream of a file of recorded
     exchanges (a HAR, a cassette: ``NAME#N``, its recorded request beside it) is one. A
     file named that is no stream is an error; one a directory walk found is left out,
-    said in ``skipped``."""
+    said in ``skipped``. ``none_is_fine``: no capture at all is no error (serve records
+    the first ones from its upstream)."""
     found: list[Capture] = []
     names: dict[str, str] = {}
     for given in paths:
@@ -103,12 +106,19 @@ def load(paths: list[str], skipped: list[str] | None = None) -> list[Capture]:
                     )
                 names[capture.name] = capture.path
                 found.append(capture)
-    if not found:
+    if not found and not none_is_fine:
         raise UsageError(
             f"no captures in {' '.join(paths)} "
             f"(looked for {', '.join('*' + s for s in CAPTURE_SUFFIXES)})"
         )
     return found
+
+
+def recorded(path: Path, folder: Path) -> list[Capture]:
+    """The captures of a file just recorded into ``folder``, named as a walk of
+    ``folder`` names them."""
+    label = folder.resolve().name or "captures"
+    return _read(path, f"{label}/{path.relative_to(folder).as_posix()}", None)
 
 
 def _files(given: str, skipped: list[str] | None) -> list[tuple[Path, str]]:

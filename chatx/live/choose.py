@@ -16,7 +16,8 @@
    (the closest of several, most top-level fields alike, the first in order of those
    as close);
    with ``on_miss="error"``, no other rule: a request none of these matches is a 400
-   naming the closest capture and the first difference;
+   naming the closest capture and the first difference; with ``on_miss="upstream"``,
+   a miss (None), which serve forwards to its upstream;
 4. else a capture whose model equals the request's model: the next of those in order,
    each request (from the first again after the last); a request without tool results
    takes those recorded without any first (a conversation's first turn);
@@ -67,7 +68,7 @@ _VOLATILE = frozenset(
 # The fields of a tool result that name the call it answers, per API: chat's and Llama
 # Stack's tool message, Responses' *_call_output item, Anthropic's tool_result block.
 _ANSWERS = ("tool_call_id", "tool_use_id", "call_id")
-ON_MISS = ("next", "error")
+ON_MISS = ("next", "error", "upstream")
 # What a header value holds as it is: visible ASCII but the escape character itself.
 # Spaces (lost at either end of a value), controls and other characters are percent-
 # encoded as UTF-8, so no name can break the header or be read back as another.
@@ -135,7 +136,17 @@ class Chooser:
         self.turn = 0
         self.turns: dict[str, int] = {}
 
-    def choose(self, header: str | None, body: dict[str, Any], endpoint: HttpApi) -> Capture:
+    def add(self, captures: list[Capture]) -> None:
+        """Captures recorded while serving: matched from the next request on."""
+        with self.lock:
+            for capture in captures:
+                self.captures.append(capture)
+                request = capture.request
+                self.requests.append(comparable(request) if request is not None else None)
+                self.answers.append(tool_results(request))
+
+    def choose(self, header: str | None, body: dict[str, Any], endpoint: HttpApi) -> Capture | None:
+        """The capture that answers; None: a miss, for the upstream to answer."""
         if header is not None:
             return self.from_header(header)
         wanted = comparable(body)
@@ -147,6 +158,8 @@ class Chooser:
         answering = self.next_turn(answers, model, wanted)
         if answering is not None:
             return answering
+        if self.on_miss == "upstream":
+            return None
         if self.on_miss == "error":
             raise self.missed(wanted)
         with self.lock:

@@ -59,18 +59,22 @@ class ProxyApp:
     def __init__(
         self,
         upstream: Upstream | str,
-        record: Path,
+        record: Path | None,
         *,
         validate: bool = False,
         connect_timeout: float = 10.0,
         read_timeout: float | None = 600.0,
         log: Callable[[str], None] | None = None,
         findings: Callable[[str], None] | None = None,
+        recorded: Callable[[Path], None] | None = None,
     ) -> None:
         self.upstream = (
             upstream if isinstance(upstream, Upstream) else Upstream.parse(upstream, "--upstream")
         )
-        self.namer = Namer(record)
+        # None: forward only (serve --record-mode none); ``recorded`` hears of each
+        # capture left whole (serve replays it from then on).
+        self.namer = Namer(record) if record is not None else None
+        self.recorded = recorded
         self.validate = validate
         self.timeouts = (connect_timeout, read_timeout)
         self.log = log or (lambda line: None)
@@ -195,6 +199,8 @@ class ProxyApp:
             await asgi.end_stream(send)
         if recording is not None and kept is not None:
             line += f", recorded {kept} ({recording.size} bytes{'' if whole else ', incomplete'})"
+            if whole and self.recorded is not None:
+                self.recorded(kept)
         # An unfinished response is left so: uvicorn drops the connection.
         self.log(line if whole else f"{line}: {why}; the connection is cut")
         if self.validate and kept is not None and kept.name.endswith(_STREAMED):
@@ -216,7 +222,7 @@ class ProxyApp:
             return None
 
     def _recording(self, method: str, path: str, response: Any, body: bytes) -> Recording | None:
-        if method != "POST" or not 200 <= response.status_code < 300:
+        if self.namer is None or method != "POST" or not 200 <= response.status_code < 300:
             return None
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         suffix = _SUFFIXES.get(kind)
