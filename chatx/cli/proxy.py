@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from chatx.errors import UsageError
 from chatx.textsafe import escape_text
+
+if TYPE_CHECKING:
+    from chatx.codecs.base import HttpApi
+    from chatx.live.store import Store
 
 HOST = "127.0.0.1"
 
@@ -19,7 +24,9 @@ def register(app: typer.Typer) -> None:
     app.command(
         "proxy",
         help="Forward requests to --upstream unchanged, stream the answers back, and record "
-        "each one into --record DIR as a capture (its request beside it, secrets left out).",
+        "each one into --record DIR as a capture (its request beside it, secrets left out). "
+        "With --upstream-api, also translate requests of every other API into the "
+        "upstream's and its answers back.",
     )(proxy)
 
 
@@ -34,9 +41,58 @@ def proxy(
         ),
     ],
     record: Annotated[
-        Path,
-        typer.Option("--record", help="Directory the captures are written into.", metavar="DIR"),
-    ],
+        Path | None,
+        typer.Option(
+            "--record",
+            help="Directory the captures are written into (none: nothing is recorded).",
+            metavar="DIR",
+        ),
+    ] = None,
+    upstream_api: Annotated[
+        str | None,
+        typer.Option(
+            "--upstream-api",
+            help="The API the upstream speaks (chat, responses, anthropic, llama-stack): "
+            "requests of the other APIs are translated into it, their answers back.",
+            metavar="API",
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            help="CLIENT=UPSTREAM: send the upstream this model for a request naming CLIENT "
+            "(* matches any text; repeatable, the first rule that matches counts).",
+            metavar="CLIENT=UPSTREAM",
+        ),
+    ] = None,
+    upstream_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--upstream-key-env",
+            help="Send the upstream the key in this environment variable, in place of the "
+            "client's.",
+            metavar="VAR",
+        ),
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse (400) a request that the upstream's API cannot hold whole, naming "
+            "what it would lose.",
+        ),
+    ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="The SQLite file that keeps the responses served to Responses clients "
+            "(previous_response_id, GET /v1/responses/ID), or none. Default: "
+            "responses.sqlite in the user's data directory.",
+            metavar="PATH|none",
+        ),
+    ] = None,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = HOST,
     port: Annotated[
         int, typer.Option("--port", "-p", help="Port to listen on (0: a free one, said on stderr).")
@@ -64,6 +120,7 @@ def proxy(
     ] = False,
 ) -> int:
     from chatx.live import server
+    from chatx.live.gateway import ModelMap
     from chatx.live.proxy import ProxyApp
     from chatx.live.upstream import Upstream
 
@@ -73,10 +130,14 @@ def proxy(
         raise UsageError("--connect-timeout is more than 0 seconds, --read-timeout 0 or more")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port: 0 to 65535 (not {port})")
-    try:
-        record.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--record {record}: cannot create it: {exc.strerror or exc}") from None
+    gateway = _gateway(upstream_api, model or [], upstream_key_env, strict, store)
+    if record is not None:
+        try:
+            record.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"--record {record}: cannot create it: {exc.strerror or exc}"
+            ) from None
     sock = server.bind(host, port)
     app = ProxyApp(
         target,
@@ -86,11 +147,76 @@ def proxy(
         read_timeout=read_timeout or None,
         log=None if quiet else _say,
         findings=_line,
+        upstream_api=gateway.api,
+        models=ModelMap.parse(model or []),
+        upstream_key=gateway.key,
+        strict=strict,
+        store=gateway.open_store(),
+        lost=_say,
     )
     app.debug = server.debugging()
-    banner = f"{server.url(sock)} -> {target.described}, recording into {record}; Ctrl-C to stop"
+    recording = f"recording into {record}" if record is not None else "not recording"
+    speaks = f" ({gateway.api.api}, every API translated)" if gateway.api is not None else ""
+    banner = f"{server.url(sock)} -> {target.described}{speaks}, {recording}; Ctrl-C to stop"
     server.run(app, sock, "proxy", lifespan="on", ready=lambda: _say(banner))
     return 0
+
+
+class _Gateway:
+    """The gateway's options, checked before anything is created or bound."""
+
+    def __init__(
+        self, api: HttpApi | None, key: str | None, store: Path | None, kept: bool
+    ) -> None:
+        self.api, self.key, self.store, self.kept = api, key, store, kept
+
+    def open_store(self) -> Store | None:
+        import sqlite3
+
+        from chatx.live.store import Store
+
+        if self.api is None or not self.kept or self.store is None:
+            return None
+        try:
+            return Store(self.store)
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(f"--store {self.store}: cannot open it: {exc}") from None
+
+
+def _gateway(
+    api: str | None, models: list[str], key_env: str | None, strict: bool, store: str | None
+) -> _Gateway:
+    from chatx.live.endpoints import by_name
+    from chatx.live.gateway import ModelMap
+    from chatx.live.store import default_path
+
+    if api is None:
+        given = [
+            name
+            for name, value in (
+                ("--model", models),
+                ("--upstream-key-env", key_env),
+                ("--strict", strict),
+                ("--store", store),
+            )
+            if value
+        ]
+        if given:
+            raise UsageError(f"{', '.join(given)}: only with --upstream-api")
+        return _Gateway(None, None, None, False)
+    try:
+        endpoint = by_name(api)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("--api:", "--upstream-api:", 1)) from None
+    ModelMap.parse(models)  # a bad rule is said before anything starts
+    key = None
+    if key_env is not None:
+        key = os.environ.get(key_env)
+        if not key:
+            raise UsageError(f"--upstream-key-env: ${key_env} is not set")
+    kept = store is None or store.lower() != "none"
+    path = Path(store) if store is not None and kept else default_path()
+    return _Gateway(endpoint, key, path, kept)
 
 
 def _say(line: str) -> None:

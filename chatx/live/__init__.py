@@ -9,6 +9,9 @@ them (tests/test_no_openai_import.py).
 - :mod:`chatx.live.choose`: which capture answers a request.
 - :mod:`chatx.live.replay`: a capture as the events (or final object) an API sends.
 - :mod:`chatx.live.app`: ``serve``'s ASGI app; :mod:`chatx.live.proxy`: ``proxy``'s.
+- :mod:`chatx.live.gateway`: ``proxy --upstream-api``, requests and answers translated
+  between APIs; :mod:`chatx.live.renamed`: custom tools and tool sets put back as the
+  client named them; :mod:`chatx.live.store`: the responses it keeps (SQLite).
 - :mod:`chatx.live.recording`: files a recording writes, and the secrets they leave out.
 - :mod:`chatx.live.capture`: the ``capture`` client.
 - :mod:`chatx.live.server`: uvicorn on a bound socket, shut down on Ctrl-C or SIGTERM.

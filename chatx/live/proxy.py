@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -22,8 +22,13 @@ from chatx.atomic import PlacementError
 from chatx.containers.payload import TOO_DEEP, nests_too_deep
 from chatx.live import asgi
 from chatx.live.errors import ApiError
+from chatx.live.gateway import Gateway, ModelMap
 from chatx.live.recording import Namer, Recording
 from chatx.live.upstream import Refused, Upstream, check_target
+
+if TYPE_CHECKING:
+    from chatx.codecs.base import HttpApi
+    from chatx.live.store import Store
 from chatx.textsafe import escape_text
 
 # Headers about one connection, never forwarded (RFC 9110 7.6.1), and the ones the
@@ -55,7 +60,61 @@ _SUFFIXES = {
 _STREAMED = (".sse", ".jsonl", ".sse.part", ".jsonl.part")
 
 
+class Recorder:
+    """Records successful answers into ``folder`` (None: records nothing) as captures
+    named by :class:`~chatx.live.recording.Namer`, the request beside each; ``check``
+    (``--validate``) reads a finished stream's rule findings."""
+
+    def __init__(
+        self,
+        folder: Path | None,
+        log: Callable[[str], None],
+        check: Callable[[Path], None] | None = None,
+    ) -> None:
+        self.namer = Namer(folder) if folder is not None else None
+        self.log = log
+        self.checker = check
+
+    def open(self, method: str, path: str, response: Any, body: bytes) -> Recording | None:
+        if self.namer is None or method != "POST" or not 200 <= response.status_code < 300:
+            return None
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        suffix = _SUFFIXES.get(kind)
+        if suffix is None:
+            self.log(f"{method} {path}: {kind or 'no content type'}: not recorded")
+            return None
+        try:
+            request: Any = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            request = None  # not JSON: no request to write beside the capture
+        return self.namer.open(path, suffix, request)
+
+    def finish(self, recording: Recording | None, whole: bool) -> Path | None:
+        """The recording finished (or left ``NAME.part``); a part file something else
+        replaced while it was written is left alone and said, the response still relayed."""
+        if recording is None:
+            return None
+        try:
+            if whole and recording.size == 0:  # an empty 200 is no capture: no empty file
+                recording.discard()
+                self.log("an empty body: not recorded")
+                return None
+            return recording.close(whole)
+        except (OSError, PlacementError) as exc:
+            self.log(f"not recorded: {exc}")
+            return None
+
+    def check(self, kept: Path | None) -> None:
+        """``--validate``: the findings of a recorded stream, once it has ended."""
+        if self.checker is not None and kept is not None and kept.name.endswith(_STREAMED):
+            self.checker(kept)
+
+
 class ProxyApp:
+    """The proxy. With ``upstream_api`` (``--upstream-api``) it is also the translating
+    gateway (:class:`~chatx.live.gateway.Gateway`): a request to another API's path is
+    translated, everything else forwarded as it came."""
+
     def __init__(
         self,
         upstream: Upstream | str,
@@ -67,18 +126,38 @@ class ProxyApp:
         log: Callable[[str], None] | None = None,
         findings: Callable[[str], None] | None = None,
         recorded: Callable[[Path], None] | None = None,
+        upstream_api: HttpApi | None = None,
+        models: ModelMap | None = None,
+        upstream_key: str | None = None,
+        strict: bool = False,
+        store: Store | None = None,
+        lost: Callable[[str], None] | None = None,
     ) -> None:
         self.upstream = (
             upstream if isinstance(upstream, Upstream) else Upstream.parse(upstream, "--upstream")
         )
-        # None: forward only (serve --record-mode none); ``recorded`` hears of each
-        # capture left whole (serve replays it from then on).
-        self.namer = Namer(record) if record is not None else None
+        # ``recorded`` hears of each capture left whole (serve replays it from then on).
         self.recorded = recorded
         self.validate = validate
         self.timeouts = (connect_timeout, read_timeout)
         self.log = log or (lambda line: None)
         self.findings = findings or self.log
+        self.recorder = Recorder(
+            record, lambda line: self.log(line), self._validate if validate else None
+        )
+        self.gateway: Gateway | None = None
+        if upstream_api is not None:
+            self.gateway = Gateway(
+                self.upstream,
+                upstream_api,
+                self.recorder,
+                models=models,
+                key=upstream_key,
+                strict=strict,
+                store=store,
+                log=lambda line: self.log(line),
+                lost=lost,
+            )
         self.client: Any = None
         self.debug = False
 
@@ -117,6 +196,8 @@ class ProxyApp:
         if self.client is not None:
             await self.client.aclose()
             self.client = None
+        if self.gateway is not None and self.gateway.store is not None:
+            self.gateway.store.close()
 
     # -- one request ---------------------------------------------------------------------
 
@@ -138,6 +219,10 @@ class ProxyApp:
             await self._open()
         method = scope["method"]
         url = self.target(scope)  # refused before the body is read or anything is sent
+        gateway = self.gateway
+        if gateway is not None and gateway.handles(method, scope["path"]):
+            await gateway.handle(scope, receive, send, self.client)
+            return
         body = await asgi.read_body(receive)
         if nests_too_deep(body):  # refused before relaying: never a 200, then a cut
             raise ApiError(400, f"chatx proxy: the request body is {TOO_DEEP}")
@@ -147,6 +232,8 @@ class ProxyApp:
             if key.lower() not in _HOP and key.lower() not in _SET_AGAIN
         ]
         headers.append((b"accept-encoding", b"identity"))
+        if gateway is not None:  # --model and --upstream-key-env apply to the upstream's API too
+            headers, body = gateway.same_api(headers, body)
         basic = self.upstream.authorization
         if basic is not None:  # the credentials written into --upstream, to it alone
             headers = [(k, v) for k, v in headers if k.lower() != b"authorization"]
@@ -174,7 +261,7 @@ class ProxyApp:
         encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
         dropped = _HOP | ({b"content-encoding", b"content-length"} if encoded else frozenset())
         head = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
-        recording = self._recording(method, path, response, body)
+        recording = self.recorder.open(method, path, response, body)
         await asgi.start_stream(send, response.status_code, head)
         watch = asgi.Watch(receive)
         whole = False
@@ -194,7 +281,7 @@ class ProxyApp:
             why = self.upstream.redact(f"the upstream stopped: {type(exc).__name__}: {exc}")
         finally:
             watch.close()
-            kept = self._finish(recording, whole)
+            kept = self.recorder.finish(recording, whole)
         if whole:
             await asgi.end_stream(send)
         if recording is not None and kept is not None:
@@ -203,37 +290,7 @@ class ProxyApp:
                 self.recorded(kept)
         # An unfinished response is left so: uvicorn drops the connection.
         self.log(line if whole else f"{line}: {why}; the connection is cut")
-        if self.validate and kept is not None and kept.name.endswith(_STREAMED):
-            self._validate(kept)
-
-    def _finish(self, recording: Recording | None, whole: bool) -> Path | None:
-        """The recording finished (or left ``NAME.part``); a part file something else
-        replaced while it was written is left alone and said, the response still relayed."""
-        if recording is None:
-            return None
-        try:
-            if whole and recording.size == 0:  # an empty 200 is no capture: no empty file
-                recording.discard()
-                self.log("an empty body: not recorded")
-                return None
-            return recording.close(whole)
-        except (OSError, PlacementError) as exc:
-            self.log(f"not recorded: {exc}")
-            return None
-
-    def _recording(self, method: str, path: str, response: Any, body: bytes) -> Recording | None:
-        if self.namer is None or method != "POST" or not 200 <= response.status_code < 300:
-            return None
-        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        suffix = _SUFFIXES.get(kind)
-        if suffix is None:
-            self.log(f"{method} {path}: {kind or 'no content type'}: not recorded")
-            return None
-        try:
-            request: Any = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            request = None  # not JSON: no request to write beside the capture
-        return self.namer.open(path, suffix, request)
+        self.recorder.check(kept)
 
     def _validate(self, path: Path) -> None:
         import chatx
