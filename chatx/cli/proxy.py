@@ -138,6 +138,7 @@ def proxy(
             raise UsageError(
                 f"--record {record}: cannot create it: {exc.strerror or exc}"
             ) from None
+    kept = gateway.open_store()
     sock = server.bind(host, port)
     app = ProxyApp(
         target,
@@ -151,7 +152,7 @@ def proxy(
         models=ModelMap.parse(model or []),
         upstream_key=gateway.key,
         strict=strict,
-        store=gateway.open_store(),
+        store=kept,
         lost=_say,
     )
     app.debug = server.debugging()

@@ -384,8 +384,7 @@ class Gateway:
             async for chunk in response.aiter_bytes():
                 if recording is not None:
                     recording.write(chunk)
-                for event in events.feed(transcoder.feed(chunk)):
-                    await asgi.send_piece(send, event)
+                await self._pass(send, events.feed(transcoder.feed(chunk)), events, plan)
                 if watch.gone:
                     why = "the client left"
                     break
@@ -403,16 +402,26 @@ class Gateway:
             return
         try:
             if not whole:  # the client's stream ends in its own error events
-                for event in events.feed(transcoder.feed(broken(transcoder, self.api, why))):
-                    await asgi.send_piece(send, event)
-            for event in events.feed(transcoder.finish()) + events.finish():
-                await asgi.send_piece(send, event)
+                said = broken(transcoder, self.api, why)
+                await self._pass(send, events.feed(transcoder.feed(said)), events, plan)
+            last = events.feed(transcoder.finish()) + events.finish()
+            await self._pass(send, last, events, plan)
         except ChatxError as exc:
             self.log(f"{line}: {exc}; the connection is cut")
             return
         await asgi.end_stream(send)
         self._said(plan, line, recording, kept, whole, why)
-        await self._keep(plan, events.response)
+
+    async def _pass(
+        self, send: asgi.Send, batch: list[bytes], events: Outgoing, plan: Plan
+    ) -> None:
+        """Send the client these events; a Responses answer is kept first, once its last
+        event is among them, so that a next request naming it finds it."""
+        if events.response is not None and not events.kept:
+            events.kept = True
+            await self._keep(plan, events.response)
+        for event in batch:
+            await asgi.send_piece(send, event)
 
     async def _final(
         self, send: asgi.Send, response: Any, plan: Plan, line: str, content: bytes
@@ -443,9 +452,9 @@ class Gateway:
             self.log(f"{line}: {exc.status} {exc.message}")
             await asgi.respond_error(send, exc, plan.client.api)
             return
+        await self._keep(plan, final)  # before the client has it, and can name it
         await asgi.respond(send, 200, orjson.dumps(final), headers=lost_header(plan.lost))
         self._said(plan, line, recording, kept, True, "")
-        await self._keep(plan, final)
 
     def _said(
         self, plan: Plan, line: str, recording: Any, kept: Any, whole: bool, why: str
@@ -521,6 +530,7 @@ class Outgoing:
         self.renamer = plan.renamer
         self.rid = plan.rid
         self.response: dict[str, Any] | None = None
+        self.kept = False  # the response is in the store
 
     def feed(self, data: bytes) -> list[bytes]:
         if not data:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from chatx import atomic
 from chatx.live.recording import scrub
 
 _SCHEMA = """
@@ -41,14 +43,31 @@ def default_path() -> Path:
     return Path(data) / "chatx" / "responses.sqlite"
 
 
+def _own_file(path: Path) -> None:
+    """Make ``path`` a file of the user's own, readable by them alone (conversations are
+    private), or say what stands there instead: never opened through a symlink, a FIFO or
+    another user's file put there first."""
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise OSError(f"{path} is a symlink: the store is never opened through one") from None
+        raise OSError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        raise OSError(f"{path}: {atomic.what_is(info)} is there, not a store of yours")
+
+
 class Store:
     """Responses by id. Thread-safe: one connection, one lock, each call one statement."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not path.exists():  # created by its owner for its owner: conversations are private
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
+        _own_file(path)
         self.lock = threading.Lock()
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")

@@ -305,3 +305,41 @@ def test_an_error_event_mid_stream_reaches_the_client_as_its_own() -> None:
         sent = events(post(f"{proxy.url}/v1/responses", ASK).text)
     assert sent[-1]["type"] == "response.failed"
     assert sent[-1]["response"]["error"]["message"] == "overloaded"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--upstream-api", "nope"], "--upstream-api: unknown API 'nope'"),
+        (["--upstream-api", "chat", "--model", "no-equals"], "--model: CLIENT=UPSTREAM"),
+        (["--upstream-api", "chat", "--model", "=x"], "--model: CLIENT=UPSTREAM"),
+        (["--strict"], "--strict: only with --upstream-api"),
+        (["--model", "a=b", "--store", "none"], "--model, --store: only with --upstream-api"),
+        (
+            ["--upstream-api", "chat", "--upstream-key-env", "CHATX_TEST_UNSET_KEY"],
+            "--upstream-key-env: $CHATX_TEST_UNSET_KEY is not set",
+        ),
+    ],
+)
+def test_gateway_options_are_checked_before_anything_starts(
+    args: list[str], said: str, tmp_path: Path
+) -> None:
+    from tests.inprocess import run
+
+    got = run(["proxy", "--upstream", "http://127.0.0.1:9", "--port", "0", *args])
+    assert got.code == 2
+    assert said in got.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_that_cannot_be_opened_is_a_usage_error(tmp_path: Path) -> None:
+    from tests.inprocess import run
+
+    planted = tmp_path / "store.sqlite"
+    planted.symlink_to(tmp_path / "elsewhere")
+    got = run(
+        ["proxy", "--upstream", "http://127.0.0.1:9", "--upstream-api", "chat", "--port", "0"]
+        + ["--store", str(planted)]
+    )
+    assert got.code == 2 and "is a symlink" in got.err
+    assert not (tmp_path / "elsewhere").exists()
