@@ -6,7 +6,7 @@ Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 from chatx.codecs.chat_chunk.fields import USAGE
 from chatx.record import Record
 
@@ -61,4 +61,8 @@ CODEC = Codec(
     usage=USAGE,
     volatile=frozenset(("id", "created", "system_fingerprint", "obfuscation")),
     http=HttpApi("chat", "/v1/chat/completions"),
+    requests=RequestMapping(
+        lazy("chatx.codecs.chat_chunk.request", "read"),
+        lazy("chatx.codecs.chat_chunk.request", "write"),
+    ),
 )

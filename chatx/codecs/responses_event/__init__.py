@@ -5,7 +5,7 @@ SSE blocks ``event: response.output_text.delta`` / ``data: {"type": …, "sequen
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 from chatx.codecs.responses_event.envelope import USAGE
 from chatx.codecs.responses_event.probe import probe
 
@@ -51,4 +51,8 @@ CODEC = Codec(
     ),
     other_item=lazy("chatx.codecs.responses_event.final", "other_item"),
     http=HttpApi("responses", "/v1/responses"),
+    requests=RequestMapping(
+        lazy("chatx.codecs.responses_event.request", "read"),
+        lazy("chatx.codecs.responses_event.request", "write"),
+    ),
 )
