@@ -8,7 +8,7 @@ what is there (a dangling symlink included). A rename replaces a directory entry
 never writes through it: the bytes land in the file chatx made, and the name ends up
 that file, never a symlink. Used by ``-o`` (:mod:`chatx.cli.output`), ``--out-dir``
 (:mod:`chatx.outdir.running`) and the files ``capture`` and ``proxy`` leave
-(:mod:`chatx.live.recording`).
+(:mod:`chatx.live.recorded_files`).
 """
 
 from __future__ import annotations

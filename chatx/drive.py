@@ -1,7 +1,7 @@
 """Driving records through a codec: the skip-and-report policy, written once.
 
 :class:`Drive` is the one loop every consumer of decoded records runs (the
-:class:`chatx.pipeline.Transcoder` of ``convert``, and :func:`chatx.decoding.decode` of
+:class:`chatx.pipeline.Transcoder` of ``convert``, and :func:`chatx.reading.decoding.decode` of
 ``diff``, ``show`` and ``collect``). A record that cannot be decoded is said as skipped
 and the run goes on; ``strict`` stops at the first one, or at the first repair or loss.
 :func:`pump` and :class:`NoteReporter` drive a Transcoder from a file to a file, saying

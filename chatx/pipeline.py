@@ -26,14 +26,14 @@ from chatx.choice import Lanes
 from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder, open_decoder
 from chatx.codecs.template import DeltaRun, RunDecoder
 from chatx.containers.base import RawReader, Reader, Writer
-from chatx.decoding import decode
 from chatx.drive import Drive
 from chatx.errors import ChatxError, InputError
 from chatx.notes import Notes
-from chatx.reading import open_records, read_records
+from chatx.reading.decoding import decode
+from chatx.reading.framing import open_records, read_records
 from chatx.record import Record
 
-# read_records and open_records live in chatx.reading, decode in chatx.decoding; the
+# read_records and open_records live in chatx.reading.framing, decode in chatx.reading.decoding; the
 # pipeline is where callers have always found them.
 __all__ = ["Transcoder", "convert", "decode", "open_records", "read_records"]
 

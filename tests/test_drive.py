@@ -6,11 +6,11 @@ import io
 
 import pytest
 
-from chatx.decoding import decode
 from chatx.drive import Drive, NoteReporter, pump
 from chatx.errors import InputError, NotRepresentable
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
+from chatx.reading.decoding import decode
 from chatx.record import Record
 
 GOOD = [Record({"n": 1}, line=1), Record({"n": 2}, line=3)]

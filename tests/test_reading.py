@@ -13,7 +13,7 @@ from chatx.codecs.responses_event import run_hook
 from chatx.collect import collect
 from chatx.collect.streams import streams_of
 from chatx.containers.payload import LONG_PAYLOAD
-from chatx.reading import load
+from chatx.reading.framing import load
 from chatx.record import Record
 from tests.codecs.test_templates import responses_with
 from tests.inprocess import run

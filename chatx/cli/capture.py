@@ -1,5 +1,5 @@
 """``chatx capture``: post a request to a provider with streaming on and keep the
-stream as it came (chatx.live.capture)."""
+stream as it came (chatx.live.posting)."""
 
 from __future__ import annotations
 
@@ -98,8 +98,7 @@ def capture(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Say only errors.")] = False,
 ) -> int:
-    from chatx.live import capture as capturing
-    from chatx.live import server
+    from chatx.live import posting, server
     from chatx.live.endpoints import by_name
     from chatx.live.upstream import Upstream
 
@@ -109,13 +108,13 @@ def capture(
     if connect_timeout <= 0 or read_timeout < 0:
         raise UsageError("--connect-timeout is more than 0 seconds, --read-timeout 0 or more")
     try:
-        extra_headers = tuple(capturing.parse_header(text) for text in header or ())
+        extra_headers = tuple(posting.parse_header(text) for text in header or ())
     except ValueError as exc:
         raise UsageError(f"-H: {exc}") from None
     body = _body(request_file, data)
     output = _check_output(output)
-    return capturing.capture(
-        capturing.Request(
+    return posting.capture(
+        posting.Request(
             base_url=base_url,
             endpoint=endpoint,
             body=body,
@@ -164,7 +163,7 @@ def _check_output(output: Path) -> Path:
     import stat
 
     from chatx import atomic
-    from chatx.live.recording import in_the_way, part_path, request_path
+    from chatx.live.recorded_files import in_the_way, part_path, request_path
 
     if str(output) == "-":
         raise UsageError("-o: capture writes a file (--tee FORMAT writes stdout as well)")

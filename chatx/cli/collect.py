@@ -47,7 +47,7 @@ def collect(
     from chatx.cli import reading_stdin
     from chatx.collect import collect_side
     from chatx.drive import NoteReporter
-    from chatx.reading import open_side
+    from chatx.reading.framing import open_side
 
     if file == "-":
         reading_stdin(src)

@@ -96,7 +96,7 @@ def diff(
 
     from chatx.cli import reading_stdin
     from chatx.diffing import diff_sides
-    from chatx.reading import open_side
+    from chatx.reading.framing import open_side
 
     if a == "-" and b == "-":
         raise UsageError("only one of A and B can be - (stdin)")

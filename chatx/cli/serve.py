@@ -92,7 +92,7 @@ def serve(
         bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
     ] = False,
 ) -> int:
-    from chatx.live import captures, server
+    from chatx.live import served_captures, server
     from chatx.live.app import ServeApp
     from chatx.live.endpoints import endpoints
 
@@ -108,7 +108,7 @@ def serve(
     recording = _recording(paths, upstream, on_miss, record_mode)
     skipped: list[str] = []
     try:
-        loaded = captures.load(paths, skipped, none_is_fine=recording.upstream is not None)
+        loaded = served_captures.load(paths, skipped, none_is_fine=recording.upstream is not None)
     finally:  # said also when no capture is left
         for line in skipped[:_SKIPPED_SHOWN]:
             sys.stderr.write(f"chatx: warning: {escape_text(line)}\n")

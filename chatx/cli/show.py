@@ -29,7 +29,7 @@ def show(
     from rich.console import Console
 
     from chatx.cli import reading_stdin
-    from chatx.reading import open_side
+    from chatx.reading.framing import open_side
     from chatx.show import show as render
 
     if file == "-":

@@ -18,7 +18,7 @@ from chatx.errors import UsageError
 from chatx.notes import Notes
 
 if TYPE_CHECKING:
-    from chatx.reading import Side
+    from chatx.reading.framing import Side
 
 # --as names → the format whose final object is built (formats without a final object
 # have none).

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from chatx import codecs, ir, pipeline
 from chatx.collect.assembler import Assembler, assemble
 from chatx.collect.items import Item, Lane, OtherItem, ToolCall, joined
-from chatx.reading import Side, load, open_side
+from chatx.reading.framing import Side, load, open_side
 from chatx.record import Record
 
 __all__ = [

@@ -286,9 +286,9 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
 
         return cassette.entries(stream.read())
     if kind == "llama-stack-recording":
-        from chatx.containers import recording
+        from chatx.containers import llama_stack_recording
 
-        return recording.entries(stream.read())
+        return llama_stack_recording.entries(stream.read())
     if kind == "httprr":
         from chatx.containers import httprr
 

@@ -19,7 +19,7 @@ from chatx.diffing.values import (
     compare,
 )
 from chatx.diffing.wire import NORMALIZED, wire_diff, wire_value
-from chatx.reading import Side, load
+from chatx.reading.framing import Side, load
 
 __all__ = [
     "ABSENT",
@@ -77,8 +77,8 @@ def diff_sides(
     ignore: tuple[str, ...] = (),
     first_only: bool = False,
 ) -> DiffResult:
-    """Compare two inputs read as they come (:func:`chatx.reading.open_side`, or
-    :func:`chatx.reading.load` for bytes); both are read to the end."""
+    """Compare two inputs read as they come (:func:`chatx.reading.framing.open_side`, or
+    :func:`chatx.reading.framing.load` for bytes); both are read to the end."""
     mode = mode or ("wire" if a.format == b.format else "semantic")
     if mode == "wire":
         return wire_diff(a, b, normalize=normalize, ignore=ignore, first_only=first_only)

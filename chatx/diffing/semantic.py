@@ -14,7 +14,7 @@ import orjson
 from chatx.collect.streams import Assembler, Lane, streams_of
 from chatx.containers.payload import nests_too_deep
 from chatx.diffing.values import Difference, DiffResult, FieldFilter, compare
-from chatx.reading import Side
+from chatx.reading.framing import Side
 
 
 def semantic_diff(

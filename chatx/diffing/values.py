@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 if TYPE_CHECKING:
-    from chatx.reading import Side
+    from chatx.reading.framing import Side
     from chatx.record import Record
 
 Mode = Literal["wire", "semantic"]

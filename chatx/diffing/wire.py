@@ -12,7 +12,7 @@ from typing import Any
 
 from chatx import codecs
 from chatx.diffing.values import ABSENT, Difference, DiffResult, FieldFilter, Row, compare, same
-from chatx.reading import Side
+from chatx.reading.framing import Side
 from chatx.record import Record
 
 # Fields that differ between two runs of the same request or two conversions of one

@@ -5,15 +5,15 @@ transport) and ``uvicorn`` come with the ``serve`` extra, and ``convert`` never 
 them (tests/test_no_openai_import.py).
 
 - :mod:`chatx.live.endpoints`: the APIs spoken, one line each (path, format, model field).
-- :mod:`chatx.live.captures`: captures on disk, read once at start-up.
+- :mod:`chatx.live.served_captures`: captures on disk, read once at start-up.
 - :mod:`chatx.live.choose`: which capture answers a request.
 - :mod:`chatx.live.replay`: a capture as the events (or final object) an API sends.
 - :mod:`chatx.live.app`: ``serve``'s ASGI app; :mod:`chatx.live.proxy`: ``proxy``'s.
 - :mod:`chatx.live.gateway`: ``proxy --upstream-api``, requests and answers translated
   between APIs; :mod:`chatx.live.renamed`: custom tools and tool sets put back as the
   client named them; :mod:`chatx.live.store`: the responses it keeps (SQLite).
-- :mod:`chatx.live.recording`: files a recording writes, and the secrets they leave out.
-- :mod:`chatx.live.capture`: the ``capture`` client.
+- :mod:`chatx.live.recorded_files`: files a recording writes, and the secrets they leave out.
+- :mod:`chatx.live.posting`: the ``capture`` client.
 - :mod:`chatx.live.server`: uvicorn on a bound socket, shut down on Ctrl-C or SIGTERM.
 - :mod:`chatx.live.errors`: OpenAI-shaped error bodies; :mod:`chatx.live.asgi`: the
   little of ASGI the apps use.

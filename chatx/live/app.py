@@ -36,10 +36,10 @@ from chatx.codecs.base import HttpApi
 from chatx.containers.payload import request_json
 from chatx.errors import ChatxError
 from chatx.live import asgi, replay
-from chatx.live.captures import Capture, recorded
 from chatx.live.choose import HEADER, Chooser, header_value
 from chatx.live.endpoints import by_path, endpoints
 from chatx.live.errors import ApiError, fault
+from chatx.live.served_captures import Capture, recorded
 from chatx.live.upstream import Upstream
 
 MODELS = "/v1/models"

@@ -37,9 +37,9 @@ from urllib.parse import quote, unquote
 import orjson
 
 from chatx.codecs.base import HttpApi
-from chatx.live.captures import Capture
 from chatx.live.errors import ApiError
-from chatx.live.recording import scrub
+from chatx.live.recorded_files import scrub
+from chatx.live.served_captures import Capture
 
 HEADER = "x-chatx-capture"
 # Left out of a request before it is compared: streaming (``capture`` forces it on) and

@@ -572,7 +572,7 @@ def final_object(data: bytes, plan: Plan) -> dict[str, Any]:
     from chatx.collect import DEFAULT_TARGET, collect
     from chatx.collect.streams import streams_of
     from chatx.pipeline import Transcoder
-    from chatx.reading import load
+    from chatx.reading.framing import load
 
     target = DEFAULT_TARGET.get(plan.client.format)
     if target is None:

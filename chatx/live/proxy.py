@@ -6,7 +6,7 @@ in ``Authorization`` included) and body; only the hop-by-hop headers are the pro
 and ``Accept-Encoding`` asks for no compression, so that the bytes the client reads and
 the bytes recorded are the upstream's. Each piece of the response is sent on as it
 arrives. A successful answer to a ``POST`` (a stream, or a non-streaming JSON object) is
-recorded as a capture named by time and endpoint (:class:`chatx.live.recording.Namer`),
+recorded as a capture named by time and endpoint (:class:`chatx.live.recorded_files.Namer`),
 with its request body beside it, secrets left out.
 """
 
@@ -23,7 +23,7 @@ from chatx.containers.payload import TOO_DEEP, nests_too_deep
 from chatx.live import asgi
 from chatx.live.errors import ApiError
 from chatx.live.gateway import Gateway, ModelMap
-from chatx.live.recording import Namer, Recording
+from chatx.live.recorded_files import Namer, Recording
 from chatx.live.upstream import Refused, Upstream, check_target
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ _STREAMED = (".sse", ".jsonl", ".sse.part", ".jsonl.part")
 
 class Recorder:
     """Records successful answers into ``folder`` (None: records nothing) as captures
-    named by :class:`~chatx.live.recording.Namer`, the request beside each; ``check``
+    named by :class:`~chatx.live.recorded_files.Namer`, the request beside each; ``check``
     (``--validate``) reads a finished stream's rule findings."""
 
     def __init__(

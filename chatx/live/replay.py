@@ -25,8 +25,8 @@ import orjson
 from chatx import codecs, ir
 from chatx.codecs.base import EncodeOptions, HttpApi
 from chatx.errors import ChatxError, InputError
-from chatx.live.captures import Capture
 from chatx.live.errors import ApiError
+from chatx.live.served_captures import Capture
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 
@@ -371,7 +371,7 @@ def _status(error: ir.Error) -> int:
 def _as_sent(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> Assembler:
     """The first stream of what :func:`stream` sends for the request, read back."""
     from chatx.collect.streams import streams_of
-    from chatx.reading import load
+    from chatx.reading.framing import load
 
     sent = b"".join(stream(capture, endpoint, request))
     streams = streams_of(load(sent, capture.path, endpoint.format))

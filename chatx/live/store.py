@@ -7,7 +7,7 @@ One SQLite file (stdlib ``sqlite3``), by default in the user's data directory
 by its owner alone. Each row is a response: its object as the client got it, and the
 conversation it closes as Responses input items (the history sent, then the response's
 output), so that a request naming it as ``previous_response_id`` sends the upstream the
-whole history. Credentials are left out of both (:func:`~chatx.live.recording.scrub`), as
+whole history. Credentials are left out of both (:func:`~chatx.live.recorded_files.scrub`), as
 from every file chatx writes.
 
 Every call is short (one indexed row); the gateway makes them in worker threads, off the
@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from chatx import atomic
-from chatx.live.recording import scrub
+from chatx.live.recorded_files import scrub
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from chatx import codecs, containers
-from chatx import inputs as addressed
 from chatx.errors import InputError, UsageError
 from chatx.outdir.sources import planned, stem_of
 from chatx.outdir.walking import NO_CAPTURES, Source, resolved, sources_under
+from chatx.reading import opening
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def plan(
     for source in sources:
         try:  # a file of recorded exchanges: one output per stream, <stem>.<N>.<format>…
             streams = planned(source.path, source.index)
-        except addressed.NoStreams as exc:
+        except opening.NoStreams as exc:
             if not source.walked:
                 problems.append(str(exc.located(source.name)))
             elif passed is not None:  # a cassette of calls that do not stream, beside others
@@ -97,7 +97,7 @@ def _sources(
             sources += found
         elif path.exists():
             sources.append(Source(path, given, PurePath()))
-        elif (address := addressed.parse(given)).index is not None:
+        elif (address := opening.parse(given)).index is not None:
             sources.append(Source(Path(address.file), address.file, PurePath(), address.index))
         else:
             problems.append(f"{given}: {os.strerror(2)}")

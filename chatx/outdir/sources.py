@@ -10,7 +10,7 @@ from typing import Any
 from chatx.containers import compressed
 from chatx.containers.bodies import BodyError, Entry
 from chatx.errors import InputError
-from chatx.inputs import Address, Source, entries, none_streaming, open_source, streams
+from chatx.reading.opening import Address, Source, entries, none_streaming, open_source, streams
 
 
 def stem_of(path: Any) -> str:

@@ -126,10 +126,10 @@ def _not_a_cassette(path: Path) -> str | None:
     a cassette, any other file, or what cannot be read (reading it says why)."""
     if not compressed.without_suffix(path.name).endswith(_CASSETTE_ONLY):
         return None
-    from chatx import inputs
+    from chatx.reading import opening
 
     try:
-        with inputs.open_source(str(path)) as source:
+        with opening.open_source(str(path)) as source:
             kind = source.kind
     except InputError:
         return None
@@ -142,12 +142,12 @@ def _not_a_json_capture(path: Path) -> str | None:
     capture, any other file, or what cannot be read or parsed (reading it says why)."""
     if not compressed.without_suffix(path.name).endswith(".json"):
         return None
-    from chatx import inputs
-    from chatx.reading import records_of
+    from chatx.reading import opening
+    from chatx.reading.framing import records_of
 
     head: list[Record] = []
     try:
-        with inputs.open_source(str(path)) as source:
+        with opening.open_source(str(path)) as source:
             if source.kind is not None:  # a Llama Stack recording, a HAR named .json
                 return None
             for record in records_of(source)[1]:

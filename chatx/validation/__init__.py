@@ -20,7 +20,7 @@ from itertools import chain
 
 from chatx import codecs
 from chatx.errors import UsageError
-from chatx.reading import frame_bytes
+from chatx.reading.framing import frame_bytes
 from chatx.record import Record
 from chatx.validation.base import Checker, Finding
 from chatx.validation.rules import RULES, Rule, get_rule, rules_for
@@ -82,7 +82,7 @@ def validate_records(
     ``container`` is the framing the records came from (``sse``, ``jsonl``, ``json``);
     rules about SSE framing (``data: [DONE]``) apply only when it is ``sse``. The input
     lines the reader ignored are findings too (STR002): bytes are read for them here;
-    for records, pass the list :func:`chatx.reading.open_records` fills as ``ignored``.
+    for records, pass the list :func:`chatx.reading.framing.open_records` fills as ``ignored``.
     ``found``, when given, is called with the findings as they are known, for a live
     input checked live: after each record those it brought (an empty list when none),
     at the end the rest, in stream order.

@@ -22,7 +22,7 @@ from chatx import codecs, pipeline
 from chatx.errors import ChatxError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
-from chatx.reading import load
+from chatx.reading.framing import load
 from chatx.record import Record
 from chatx.validation import validate_records
 from tests.builders.chat_chunk import chunk

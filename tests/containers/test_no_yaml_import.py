@@ -11,7 +11,7 @@ from tests.containers.common import ROOT, fixture
 
 # (bz2 and lzma are not listed: shutil imports them at every start, whatever chatx does)
 LAZY = ("yaml", "gzip", "zstandard", "chatx.containers.har",
-        "chatx.containers.cassette", "chatx.containers.recording", "chatx.containers.httprr")  # fmt: skip
+        "chatx.containers.cassette", "chatx.containers.llama_stack_recording", "chatx.containers.httprr")  # fmt: skip
 
 
 def _loaded(argv: list[str]) -> tuple[int, list[str]]:

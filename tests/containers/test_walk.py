@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chatx.live import captures
+from chatx.live import served_captures
 from chatx.outdir import walking
 from tests.containers import make_fixtures as made
 from tests.containers.common import FIXTURES, chatx
@@ -107,7 +107,7 @@ def test_validate_dir_checks_every_stream_found(folder: Path) -> None:
 
 def test_serve_loads_each_stream_with_its_recorded_request(folder: Path) -> None:
     skipped: list[str] = []
-    loaded = captures.load([str(folder)], skipped)
+    loaded = served_captures.load([str(folder)], skipped)
     assert [c.name for c in loaded] == [
         "recorded/chat.sse.gz",
         "recorded/session.har#0", "recorded/session.har#1", "recorded/session.har#2",
@@ -129,10 +129,10 @@ def test_serve_loads_each_stream_with_its_recorded_request(folder: Path) -> None
 
 
 def test_serve_takes_a_har_named_on_the_command_line() -> None:
-    loaded = captures.load([str(FIXTURES / "one-stream.har")])
+    loaded = served_captures.load([str(FIXTURES / "one-stream.har")])
     assert [(c.name, c.request) for c in loaded] == [("one-stream.har#1", made.CHAT_REQUEST)]
     with pytest.raises(Exception, match="no streams in"):
-        captures.load([str(FIXTURES / "no-streams.har")])
+        served_captures.load([str(FIXTURES / "no-streams.har")])
 
 
 def test_a_walk_passes_over_json_of_no_stream_format_but_not_broken_json(tmp_path: Path) -> None:

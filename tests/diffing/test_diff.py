@@ -282,7 +282,7 @@ def test_wire_alignment_in_a_window_is_the_whole_list_alignment(
 ) -> None:
     """Read as they come, a few events held: the same rows, differences and context."""
     from chatx.diffing import wire_diff
-    from chatx.reading import Side
+    from chatx.reading.framing import Side
     from chatx.record import Record
 
     vb = list(va)

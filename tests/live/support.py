@@ -16,8 +16,8 @@ from chatx.collect import DEFAULT_TARGET, collect
 from chatx.collect.streams import load, streams_of
 from chatx.live import server
 from chatx.live.app import ServeApp
-from chatx.live.captures import load as load_captures
 from chatx.live.endpoints import endpoints
+from chatx.live.served_captures import load as load_captures
 from tests.paths import ROOT
 
 ROOT = ROOT

@@ -19,7 +19,7 @@ import pytest
 
 import chatx
 from chatx.live.app import ServeApp
-from chatx.live.captures import load
+from chatx.live.served_captures import load
 from tests.inprocess import assert_clean, run
 from tests.live.support import FIXTURES, ROOT, TIMEOUT, Running, post
 

@@ -11,10 +11,10 @@ import orjson
 import pytest
 
 from chatx.errors import UsageError
-from chatx.live.captures import load
 from chatx.live.choose import Chooser
 from chatx.live.endpoints import by_path
 from chatx.live.errors import ApiError
+from chatx.live.served_captures import load
 from tests.live.support import FIXTURES, Running, post, serving
 
 CHAT = by_path("/v1/chat/completions")

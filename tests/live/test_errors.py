@@ -133,7 +133,7 @@ def test_a_recorded_request_is_no_capture(tmp_path: Path) -> None:
 
 
 def test_a_directory_skips_what_is_no_capture(tmp_path: Path) -> None:
-    from chatx.live.captures import load
+    from chatx.live.served_captures import load
 
     (tmp_path / "notes.json").write_bytes(b'{"hello": 1}')
     (tmp_path / "text.sse").write_bytes((FIXTURES / "chat-chunk/text.sse").read_bytes())

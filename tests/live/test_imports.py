@@ -60,7 +60,7 @@ def test_help_lists_the_commands_without_importing_them() -> None:
 def test_the_commands_do_import_them() -> None:
     # The check above holds only if the modules are the ones these commands load.
     loaded = loaded_after("""
-        import chatx.live.app, chatx.live.proxy, chatx.live.server, chatx.live.capture
+        import chatx.live.app, chatx.live.proxy, chatx.live.server, chatx.live.posting
         chatx.live.server.make_server(chatx.live.app.ServeApp([]), "test")
         import httpx2
     """)

@@ -17,8 +17,8 @@ import orjson
 import pytest
 
 from chatx.live.app import ServeApp
-from chatx.live.captures import load
 from chatx.live.proxy import ProxyApp
+from chatx.live.served_captures import load
 from tests.live.support import DIRS, FIXTURES, TIMEOUT, Running
 from tests.live.test_capture import Seen
 

@@ -18,7 +18,7 @@ import pytest
 
 from chatx.live import asgi
 from chatx.live.app import ServeApp
-from chatx.live.captures import load
+from chatx.live.served_captures import load
 from chatx.live.upstream import Upstream
 from tests.inprocess import assert_clean, run
 from tests.live.support import FIXTURES, TIMEOUT, Running, post

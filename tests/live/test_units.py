@@ -15,7 +15,7 @@ from chatx import codecs
 from chatx.errors import UsageError
 from chatx.live import endpoints
 from chatx.live.errors import error_body, fault
-from chatx.live.recording import Namer, Recording, request_bytes, scrub, slug
+from chatx.live.recorded_files import Namer, Recording, request_bytes, scrub, slug
 from chatx.live.replay import Events
 
 # -- events ------------------------------------------------------------------------------

@@ -491,7 +491,7 @@ def _asgi(app: Any, path: str, body: bytes) -> tuple[int, bytes]:
 @pytest.fixture(scope="module")
 def serve_app() -> Any:
     from chatx.live.app import ServeApp
-    from chatx.live.captures import load
+    from chatx.live.served_captures import load
 
     root = Path(__file__).resolve().parents[2] / "fixtures" / "chat-chunk"
     return ServeApp(load([str(root / "text.sse")]))
@@ -552,7 +552,7 @@ def test_proxy_relays_a_body_that_is_not_json(tmp_path: Path) -> None:
 # across the fork and exec that started it.
 _LOAD = """
 import re, sys
-from chatx.live.captures import load
+from chatx.live.served_captures import load
 (capture,) = load([sys.argv[1]])
 assert capture.held is None and capture.streams[0].model == "gpt-x", capture
 status = open("/proc/self/status").read()
@@ -593,7 +593,7 @@ def test_serve_reads_a_capture_as_it_comes(tmp_path: Path) -> None:
 
 
 def test_a_capture_is_sent_from_its_file_in_pieces(tmp_path: Path) -> None:
-    from chatx.live.captures import load
+    from chatx.live.served_captures import load
 
     path = tmp_path / "small.sse.gz"
     size = _big_capture(path, 2 * MiB)

@@ -24,7 +24,7 @@ import pytest
 
 from chatx import atomic, outdir, pipeline
 from chatx.cli.output import OutputError, OutputFile
-from chatx.live.recording import Recording
+from chatx.live.recorded_files import Recording
 from tests.builders.chat_chunk import chat_text
 from tests.inprocess import assert_clean, run
 from tests.live.support import FIXTURES, Running

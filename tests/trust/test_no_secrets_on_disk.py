@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 import pytest
 
-from chatx.live.captures import load
 from chatx.live.choose import Chooser
 from chatx.live.endpoints import by_name
-from chatx.live.recording import Recording, is_secret, is_secret_value, request_bytes, scrub
+from chatx.live.recorded_files import Recording, is_secret, is_secret_value, request_bytes, scrub
+from chatx.live.served_captures import load
 from tests.inprocess import assert_clean, run
 from tests.live.support import FIXTURES, Running
 from tests.trust.files_support import Fixed

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from chatx.live.app import ServeApp
-from chatx.live.captures import load
+from chatx.live.served_captures import load
 from chatx.live.upstream import Upstream
 from tests.live.support import Running
 from tests.trust.test_proxy_confinement import (

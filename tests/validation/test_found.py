@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from chatx.reading import read_records
+from chatx.reading.framing import read_records
 from chatx.record import Record
 from chatx.validation import Finding, validate_records
 from tests.paths import ROOT

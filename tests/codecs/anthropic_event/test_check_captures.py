@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chatx.codecs.anthropic_event.check import AnthropicChecker
-from chatx.reading import frame_bytes
+from chatx.reading.framing import frame_bytes
 from chatx.validation import validate_records
 from tests import captures
 

@@ -5,7 +5,7 @@ holds several, addressed ``FILE#N`` with N as ``chatx ls`` prints it.
 decompressed (by their magic), and the first bytes tell a bare stream from a file of
 recorded exchanges (:mod:`chatx.containers.demux`). :func:`streams` lists what such a
 file holds, one exchange at a time, each told apart as a stream, a non-streaming object
-chatx can read, or something else (:mod:`chatx.exchanges`); :func:`pick` is the one
+chatx can read, or something else (:mod:`chatx.reading.finding`); :func:`pick` is the one
 stream a command that reads one stream takes.
 """
 
@@ -24,9 +24,9 @@ from chatx.containers import compressed, demux
 from chatx.containers.bodies import Entry
 from chatx.containers.lines import MAX_LINE
 from chatx.errors import InputError
-from chatx.exchanges import Stream, classify, judge
 from chatx.limits import MAX_LAYERS
 from chatx.notes import Notes
+from chatx.reading.finding import Stream, classify, judge
 
 __all__ = ["Address", "NoStreams", "Picked", "Source", "Stream", "each", "judge", "open_source",
            "parse", "pick"]  # fmt: skip

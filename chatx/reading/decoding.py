@@ -11,7 +11,7 @@ from chatx.arguments import as_bytes
 from chatx.codecs.base import open_decoder
 from chatx.drive import Drive, bug_text, debug
 from chatx.notes import Notes
-from chatx.reading import read_records
+from chatx.reading.framing import read_records
 from chatx.record import Record
 
 PROBE_RECORDS = codecs.PROBE_RECORDS  # where callers have found it

@@ -18,14 +18,15 @@ from typing import Any
 
 import orjson
 
-from chatx import codecs, inputs
+from chatx import codecs
 from chatx.collect.streams import Assembler, Side, open_side, streams_of
 from chatx.collect.streams import load as load_side
 from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
-from chatx.live.recording import request_path
+from chatx.live.recorded_files import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
 from chatx.outdir.walking import capture_stem
+from chatx.reading import opening
 from chatx.record import Record
 
 _BLOCK = 1 << 16
@@ -59,7 +60,7 @@ class Capture:
             for at in range(0, len(held), _BLOCK):
                 yield held[at : at + _BLOCK]
             return
-        with inputs.open_source(self.path) as source:
+        with opening.open_source(self.path) as source:
             read = getattr(source.stream, "read1", source.stream.read)
             while chunk := read(_BLOCK):
                 yield chunk
@@ -139,7 +140,7 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
     """The captures of one file: a bare stream (read decompressed), or each stream of a
     file of recorded exchanges with the request recorded with it."""
     label = str(path)
-    with inputs.open_source(label) as source:
+    with opening.open_source(label) as source:
         if source.kind is None:
             source.close()
             try:
@@ -148,7 +149,7 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
                 raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
             return [_capture(side, None, name, _request(path))]
         read, total = [], 0
-        for stream in inputs.streams(source):
+        for stream in opening.streams(source):
             total += 1
             if stream.readable:  # a stream, or a non-streaming object chatx reads
                 address = f"{name}#{stream.index}"
@@ -157,7 +158,7 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
             elif stream.kind == "unreadable" and skipped is not None:
                 skipped.append(f"{stream.address}: its body cannot be decoded ({stream.note})")
     if not read:
-        raise inputs.none_streaming(label, total, [])
+        raise opening.none_streaming(label, total, [])
     return read
 
 

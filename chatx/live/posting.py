@@ -1,7 +1,7 @@
 """``chatx capture``: post a request with streaming on, and keep the answer as it came.
 
 The body is written as it arrives, each read flushed, into ``OUT.part`` (created
-exclusively: see :mod:`chatx.live.recording`); renamed to ``OUT`` once the response has
+exclusively: see :mod:`chatx.live.recorded_files`); renamed to ``OUT`` once the response has
 ended as HTTP ends one, with the request beside it as ``OUT.request.json`` (no header,
 no key). An HTTP error status, or a 2xx with an empty body, leaves no file at all;
 Ctrl-C, SIGTERM, a read timeout or a dropped connection keep what arrived as ``OUT.part``
@@ -23,7 +23,7 @@ import orjson
 from chatx.codecs.base import HttpApi
 from chatx.drive import NoteReporter
 from chatx.errors import ChatxError, ExitStatus
-from chatx.live.recording import Recording, request_path
+from chatx.live.recorded_files import Recording, request_path
 from chatx.live.upstream import Upstream
 from chatx.notes import Notes
 from chatx.textsafe import escape_text

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
-from chatx import codecs, containers, inputs
+from chatx import codecs, containers
 from chatx.arguments import INPUT, as_bytes
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
 from chatx.notes import Notes
+from chatx.reading import opening
 from chatx.record import Record
 
 _BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
@@ -43,12 +44,12 @@ def read_records(
 
 
 def open_records(
-    file: str | inputs.Source | inputs.Stream,
+    file: str | opening.Source | opening.Stream,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
-    :class:`chatx.inputs.Stream` read already) and frame it into records as they are read.
+    :class:`chatx.reading.opening.Stream` read already) and frame it into records as they are read.
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
@@ -71,7 +72,7 @@ def frame_bytes(
 
 
 def _open(
-    file: str | inputs.Source | inputs.Stream,
+    file: str | opening.Source | opening.Stream,
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
@@ -79,14 +80,14 @@ def _open(
     """(name, container, reader, records, the request recorded with it) of ``file``: a
     path, ``-``, ``FILE#N``, or a stream a file of exchanges holds; ``notes`` gets the
     exchanges skipped on the way."""
-    if isinstance(file, inputs.Stream):
+    if isinstance(file, opening.Stream):
         if file.error is not None:
             raise file.error
         framed = _from_bytes(file.data, container, ignored, file.address)
         return (file.address, *framed, file.request)
-    if isinstance(file, inputs.Source):
+    if isinstance(file, opening.Source):
         return (file.name, *_source(file, file.name, container, ignored), None)
-    picked = inputs.pick(file)
+    picked = opening.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
@@ -96,17 +97,17 @@ def _open(
 
 
 def records_of(
-    source: inputs.Source,
+    source: opening.Source,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
-    """A bare stream opened by :func:`chatx.inputs.open_source`, framed as it is read."""
+    """A bare stream opened by :func:`chatx.reading.opening.open_source`, framed as it is read."""
     kind, _, records = _source(source, source.name, container, ignored)
     return kind, records
 
 
 def _source(
-    source: inputs.Source, name: str, container: str | None, ignored: list[tuple[int, str]] | None
+    source: opening.Source, name: str, container: str | None, ignored: list[tuple[int, str]] | None
 ) -> tuple[str, Any, Iterator[Record]]:
     stream = source.stream
     read = getattr(stream, "read1", stream.read)

@@ -8,14 +8,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from chatx.containers import httprr, recording
+from chatx.containers import httprr, llama_stack_recording
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
 from tests.containers.common import chatx, fixture, same_meaning, write
 
 
 def test_a_recording_is_its_chunks_as_json_lines() -> None:
-    (entry,) = recording.entries(Path(fixture("recording.json")).read_bytes())
+    (entry,) = llama_stack_recording.entries(Path(fixture("recording.json")).read_bytes())
     lines = entry.body().splitlines()
     assert [orjson.loads(line) for line in lines] == made._payloads(made.CHAT)
     assert (entry.method, entry.request) == ("POST", made.CHAT_REQUEST)
@@ -24,7 +24,7 @@ def test_a_recording_is_its_chunks_as_json_lines() -> None:
 def test_a_recorded_object_is_its_json() -> None:
     document = {"request": {"body": {}}, "response": {"body": {"__type__": "X", "__data__": {"a": 1}},
                                                       "is_streaming": False}}  # fmt: skip
-    (entry,) = recording.entries(orjson.dumps(document))
+    (entry,) = llama_stack_recording.entries(orjson.dumps(document))
     assert entry.body() == b'{"a":1}'
 
 
@@ -37,7 +37,7 @@ def test_truncated_recording_says_its_line() -> None:
     data = Path(fixture("recording.json")).read_bytes()
     cut = data[:500]
     with pytest.raises(InputError) as caught:
-        list(recording.entries(cut))
+        list(llama_stack_recording.entries(cut))
     assert caught.value.line == cut.count(b"\n") + 1
     assert caught.value.message.startswith("not valid JSON: ")
 
