@@ -168,7 +168,7 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
     """One stream, stdin or a file, to stdout or ``-o``: written as it is converted.
     Compressed input is read decompressed; a file of recorded exchanges gives the stream
     ``FILE#N`` names (or its only one), with the request recorded beside it."""
-    from chatx.reading import opening
+    from chatx.reading import finding, opening
 
     address = opening.parse(file)
     refuse_input_as_output(address.file, output)
@@ -176,7 +176,7 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
         from chatx.cli import reading_stdin
 
         reading_stdin(settings.src)
-    picked = opening.pick(address)
+    picked = finding.pick(address)
     name = picked.name
     notes = Notes()
     picked.say_skipped(notes)  # exchanges whose bodies could not be decoded
@@ -218,12 +218,12 @@ def _plan(
         return outdir.plan(files, formats, out_dir, out_container, passed)
     if output == "-" or len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
         raise UsageError("--check compares with --out-dir DIR, or with -o FILE for one input")
-    from chatx.reading import opening
+    from chatx.reading import finding, opening
 
     address = opening.parse(files[0])
     if not Path(address.file).is_file():
         return [], [f"{files[0]}: {os.strerror(errno.ENOENT)}"]
-    with opening.pick(address) as picked:  # FILE#N, or the only stream a file holds
+    with finding.pick(address) as picked:  # FILE#N, or the only stream a file holds
         index = picked.stream.index if picked.stream is not None else None
     return [outdir.Job(Path(address.file), picked.name, formats[0], Path(output), None, index)], []
 

@@ -19,7 +19,7 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.textsafe import escape_text
 
 if TYPE_CHECKING:
-    from chatx.reading.opening import Stream
+    from chatx.reading.finding import Stream
 
 
 def register(app: typer.Typer) -> None:
@@ -65,14 +65,14 @@ def ls(
 
 def _list(spec: str, rows: list[Stream]) -> list[str]:
     """Fill ``rows`` with what ``spec`` holds; return the errors to say after them."""
-    from chatx.reading import opening
+    from chatx.reading import finding, opening
 
     address = opening.parse(spec)
     with opening.open_source(address) as source:
         if source.kind is None:
             rows.append(_bare(source, address))
             return []
-        for stream in opening.streams(source, address.index):
+        for stream in finding.streams(source, address.index):
             # Listed: neither the body nor the exchange that holds it is kept.
             stream.data = b""
             if stream.entry is not None:
@@ -84,7 +84,7 @@ def _list(spec: str, rows: list[Stream]) -> list[str]:
         if row.kind == "unreadable"
     ]
     if address.index is None and not any(row.readable for row in rows):
-        trouble.append(str(opening.none_streaming(source.name, len(rows), [])))
+        trouble.append(str(finding.none_streaming(source.name, len(rows), [])))
     elif address.index is not None and not rows[0].readable and not trouble:
         trouble.append(f"{rows[0].address}: not a stream: {rows[0].kind}")
     return trouble
@@ -96,15 +96,15 @@ def _gone() -> bytes:
 
 def _bare(source: Any, address: Any) -> Stream:
     """A bare stream as its one stream, #0: its records counted, its format told."""
-    from chatx.reading import opening
+    from chatx.reading import finding
     from chatx.reading.framing import records_of
 
     if address.index not in (None, 0):
         raise InputError(
             f"no stream #{address.index}: a bare stream is one stream (#0)", file=address.name
         )
-    stream = opening.Stream(address.of(0), 0, None)
-    opening.judge(stream, records_of(source))
+    stream = finding.Stream(address.of(0), 0, None)
+    finding.judge(stream, records_of(source))
     if not stream.readable:
         raise InputError("cannot tell the stream's format from its first records",
                          file=address.name)  # fmt: skip

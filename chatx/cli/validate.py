@@ -83,7 +83,7 @@ def validate(
         raise UsageError("--output takes 'text' or 'json'")
     if container is not None:
         containers.get(container)  # a UsageError names the known ones
-    from chatx.reading.opening import NoStreams, each
+    from chatx.reading.finding import NoStreams, each
 
     status = ExitStatus.OK
     for spec, walked in _inputs(files or ["-"]):
@@ -191,7 +191,7 @@ def _json_line(finding: dict[str, Any]) -> bytes:
 def check_file(
     file: Any, name: str, *, fmt: str | None, container: str | None, schema: bool, printer: Printer
 ) -> FileResult:
-    """Check one file (``-`` is stdin; or an input :func:`chatx.reading.opening.each` opened),
+    """Check one file (``-`` is stdin; or an input :func:`chatx.reading.finding.each` opened),
     printing findings as they come."""
     from chatx.pipeline import open_records
     from chatx.validation import validate_records

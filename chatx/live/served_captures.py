@@ -26,7 +26,7 @@ from chatx.errors import InputError, UsageError
 from chatx.live.recorded_files import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
 from chatx.outdir.walking import capture_stem
-from chatx.reading import opening
+from chatx.reading import finding, opening
 from chatx.record import Record
 
 _BLOCK = 1 << 16
@@ -149,7 +149,7 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
                 raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
             return [_capture(side, None, name, _request(path))]
         read, total = [], 0
-        for stream in opening.streams(source):
+        for stream in finding.streams(source):
             total += 1
             if stream.readable:  # a stream, or a non-streaming object chatx reads
                 address = f"{name}#{stream.index}"
@@ -158,7 +158,7 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
             elif stream.kind == "unreadable" and skipped is not None:
                 skipped.append(f"{stream.address}: its body cannot be decoded ({stream.note})")
     if not read:
-        raise opening.none_streaming(label, total, [])
+        raise finding.none_streaming(label, total, [])
     return read
 
 

@@ -14,7 +14,7 @@ from chatx import codecs, containers
 from chatx.errors import InputError, UsageError
 from chatx.outdir.sources import planned, stem_of
 from chatx.outdir.walking import NO_CAPTURES, Source, resolved, sources_under
-from chatx.reading import opening
+from chatx.reading import finding, opening
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +62,7 @@ def plan(
     for source in sources:
         try:  # a file of recorded exchanges: one output per stream, <stem>.<N>.<format>…
             streams = planned(source.path, source.index)
-        except opening.NoStreams as exc:
+        except finding.NoStreams as exc:
             if not source.walked:
                 problems.append(str(exc.located(source.name)))
             elif passed is not None:  # a cassette of calls that do not stream, beside others

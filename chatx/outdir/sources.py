@@ -10,7 +10,8 @@ from typing import Any
 from chatx.containers import compressed
 from chatx.containers.bodies import BodyError, Entry
 from chatx.errors import InputError
-from chatx.reading.opening import Address, Source, entries, none_streaming, open_source, streams
+from chatx.reading.finding import entries, none_streaming, streams
+from chatx.reading.opening import Address, Source, open_source
 
 
 def stem_of(path: Any) -> str:

@@ -19,7 +19,7 @@ from chatx.arguments import INPUT, as_bytes
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.errors import InputError
 from chatx.notes import Notes
-from chatx.reading import opening
+from chatx.reading import finding, opening
 from chatx.record import Record
 
 _BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
@@ -44,12 +44,12 @@ def read_records(
 
 
 def open_records(
-    file: str | opening.Source | opening.Stream,
+    file: str | opening.Source | finding.Stream,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
-    :class:`chatx.reading.opening.Stream` read already) and frame it into records as they are read.
+    :class:`chatx.reading.finding.Stream` read already) and frame it into records as they are read.
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
@@ -72,7 +72,7 @@ def frame_bytes(
 
 
 def _open(
-    file: str | opening.Source | opening.Stream,
+    file: str | opening.Source | finding.Stream,
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
@@ -80,14 +80,14 @@ def _open(
     """(name, container, reader, records, the request recorded with it) of ``file``: a
     path, ``-``, ``FILE#N``, or a stream a file of exchanges holds; ``notes`` gets the
     exchanges skipped on the way."""
-    if isinstance(file, opening.Stream):
+    if isinstance(file, finding.Stream):
         if file.error is not None:
             raise file.error
         framed = _from_bytes(file.data, container, ignored, file.address)
         return (file.address, *framed, file.request)
     if isinstance(file, opening.Source):
         return (file.name, *_source(file, file.name, container, ignored), None)
-    picked = opening.pick(file)
+    picked = finding.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
