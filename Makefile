@@ -17,7 +17,7 @@ $(BIN)/python:
 install: $(BIN)/python ## Install chatx into .venv
 	$(BIN)/pip install --quiet -e .
 
-dev: $(BIN)/python ## Install chatx, the serve extra and the dev tools (openai and anthropic SDKs, pytest, hypothesis, ruff, mypy)
+dev: $(BIN)/python ## Install chatx, the serve extra and the dev tools (openai, openai-agents and anthropic SDKs, pytest, hypothesis, ruff, mypy)
 	$(BIN)/pip install --quiet -e '.[dev,serve]'
 
 demo: install ## Convert a bundled chat-chunk capture to responses-event and print it
@@ -41,8 +41,9 @@ fixtures: install ## Regenerate the golden fixtures with chatx itself (prints GE
 fixtures-check: install ## Fail when a golden fixture is stale
 	$(BIN)/python -m tests.goldens --check
 
-bench: install ## Benchmark every direction at 1k..1M chunks (writes bench/results.md)
+bench: dev ## Benchmark every direction at 1k..1M chunks, and the gateway per event (writes bench/results.md, bench/gateway-results.md)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/gateway.py
 
 bench-quick: install ## A short benchmark run
 	$(BIN)/python bench/run.py --quick
