@@ -39,14 +39,14 @@ from chatx.errors import ChatxError, UsageError
 from chatx.live import asgi
 from chatx.live.endpoints import by_path, endpoints
 from chatx.live.errors import ApiError
-from chatx.live.renamed import Renamer, upstream_names
+from chatx.live.renamed import Renamer
 from chatx.live.replay import Events, recorded_error
 from chatx.notes import Notes
 
 if TYPE_CHECKING:
     from chatx.live.store import Store
     from chatx.live.upstream import Upstream
-    from chatx.request import Request, Tool
+    from chatx.request import Request
 
 LOST_HEADER = b"x-chatx-lost"
 _LOST_SHOWN = 4096  # X-Chatx-Lost holds at most this many bytes; the rest is counted
@@ -255,8 +255,7 @@ class Gateway:
             )
         plan = Plan(client, self.api, body, written.body, lost, body.get("stream") is True, asked)
         if client.api == RESPONSES:
-            names = _renamed(request, target.requests.write, target.requests.read)
-            plan.renamer = Renamer(names) if names else None
+            plan.renamer = Renamer(written.names) if written.names else None
             plan.history = history if body.get("store") is not False else None
             # The response says what the client asked and whether the gateway keeps it.
             plan.envelope = {**asked, "store": plan.history is not None}
@@ -712,10 +711,3 @@ def _input_items(value: Any) -> list[Any]:
     if isinstance(value, str):
         return [{"type": "message", "role": "user", "content": value}]
     return list(value) if isinstance(value, list) else []
-
-
-def _renamed(request: Request, write: Any, read: Any) -> dict[str, Tool]:
-    try:
-        return upstream_names(request, write, read)
-    except ChatxError:
-        return {}

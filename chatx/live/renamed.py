@@ -2,9 +2,9 @@
 tools and the members of its namespace tool sets, which an upstream without them (chat,
 Anthropic, Llama Stack) is offered as plain functions.
 
-The upstream's name for each is found by writing a request that offers that tool alone
-with the upstream API's own mapping and reading its body back (:func:`upstream_names`):
-whatever the mapping calls it, the gateway knows it by that name when the model calls it.
+The upstream API's request mapping says which of its names stands for which of the
+client's tools (:attr:`~chatx.request.Mapped.names`): a custom tool becomes a function
+taking one string (``input``), a namespace member a function named ``NAMESPACE__NAME``.
 
 Coming back, a call of such a tool is put back in the client's shape by
 :class:`Renamer`, which rewrites the Responses events the encoder wrote: a namespace
@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from chatx.request import Message, Part, Request, Tool
+from chatx.request import Tool, custom_input
 
 # The events a rename can touch: everything else passes as its bytes.
 _TOUCHED = (
@@ -33,30 +33,6 @@ _TOUCHED = (
     b"event: response.failed",
 )
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-
-
-def upstream_names(
-    request: Request,
-    write: Callable[[Request], Any],
-    read: Callable[[Any], Any],
-) -> dict[str, Tool]:
-    """The upstream's name of each custom tool and namespace member ``request`` offers,
-    mapped to the tool as the client named it. ``write`` and ``read`` are the upstream
-    API's request mapping: a request offering the one tool is written, and its body read
-    back, which names the tool as the upstream will when calling it."""
-    found: dict[str, Tool] = {}
-    for tool in request.tools:
-        if tool.kind == "builtin" or (tool.kind == "function" and tool.namespace is None):
-            continue
-        probe = Request(
-            model=request.model,
-            tools=[tool],
-            turns=[Message(role="user", parts=[Part(kind="text", text=".")])],
-        )
-        back = read(write(probe).body).body.tools
-        if len(back) == 1:
-            found[back[0].name] = tool
-    return found
 
 
 class Unwrap:
@@ -161,22 +137,6 @@ _STATES: dict[str, Callable[[Unwrap, str, list[str]], None]] = {
     "value": Unwrap._value,
     "done": Unwrap._done,
 }
-
-
-def custom_input(arguments: str) -> str:
-    """The input a custom tool was given, from the whole arguments of the function it
-    became: the object's one string value; the text itself when it is no such object."""
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError:
-        return arguments
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        strings = [v for v in value.values() if isinstance(v, str)]
-        if len(value) == 1 and strings:
-            return strings[0]
-    return arguments
 
 
 class Renamer:

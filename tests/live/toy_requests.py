@@ -80,7 +80,18 @@ def chat_write(request: Request) -> Mapped:
         elif isinstance(turn, ToolResult):
             text = "".join(p.text or "" for p in turn.parts)
             messages.append({"role": "tool", "tool_call_id": turn.call_id, "content": text})
+    tools, names = _chat_tools(request, lost)
+    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
+    if tools:
+        body["tools"] = tools
+    if request.stream:
+        body["stream_options"] = {"include_usage": True}
+    return Mapped(body=body, lost=lost, names=names)
+
+
+def _chat_tools(request: Request, lost: list[str]) -> tuple[list[Any], dict[str, Tool]]:
     tools = []
+    names = {}
     for number, tool in enumerate(request.tools):
         if tool.kind == "builtin":
             lost.append(f"tools[{number}] ({tool.name})")
@@ -89,15 +100,12 @@ def chat_write(request: Request) -> Mapped:
         parameters = tool.parameters
         if tool.kind == "custom":
             parameters = {"type": "object", "properties": {"input": {"type": "string"}}}
+        if tool.kind == "custom" or name != tool.name:
+            names[name] = tool
         tools.append(
             {"type": "function", "function": {"name": name, "parameters": parameters or {}}}
         )
-    body: dict[str, Any] = {"model": request.model, "messages": messages, "stream": request.stream}
-    if tools:
-        body["tools"] = tools
-    if request.stream:
-        body["stream_options"] = {"include_usage": True}
-    return Mapped(body=body, lost=lost)
+    return tools, names
 
 
 def responses_read(body: dict[str, Any]) -> Mapped:
