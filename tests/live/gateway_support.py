@@ -68,7 +68,11 @@ class Scripted:
         except orjson.JSONDecodeError:
             parsed = body
         self.got.append(Got(scope["method"], scope["path"], dict(scope["headers"]), parsed))
-        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if scope["method"] == "GET":  # a client looking at the models: not an answer's turn
+            listed = {"object": "list", "data": [{"id": "upstream-model", "object": "model"}]}
+            answer = Answer([orjson.dumps(listed)], content_type=b"application/json")
+        else:
+            answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         head = [(b"content-type", answer.content_type), *answer.headers]
         await send({"type": "http.response.start", "status": answer.status, "headers": head})
         for number, chunk in enumerate(answer.chunks):
@@ -161,3 +165,40 @@ def gateway(
         )
         with Running(app, lifespan="on") as proxy:
             yield proxy, said
+
+
+# -- what an upstream received is a request of its API: the SDKs' own request types ----------
+
+_PARAMS = {
+    "chat": ("openai.types.chat.completion_create_params", "CompletionCreateParams"),
+    "responses": ("openai.types.responses.response_create_params", "ResponseCreateParams"),
+    "anthropic": ("anthropic.types.message_create_params", "MessageCreateParams"),
+}
+
+
+_ADAPTERS: dict[str, Any] = {}
+
+
+def assert_valid(api: str, body: Any) -> None:
+    """``body`` passes the SDK's request type of ``api``. Its messages, tools and parts
+    are ``Iterable``s that pydantic checks only when walked, so the result is walked."""
+    from importlib import import_module
+
+    from pydantic import TypeAdapter
+
+    adapter = _ADAPTERS.get(api)
+    if adapter is None:  # kept: a lazy iterator needs its adapter alive while it is walked
+        module, name = _PARAMS[api]
+        adapter = _ADAPTERS[api] = TypeAdapter(getattr(import_module(module), name))
+    _walk(adapter.validate_python(body))
+
+
+def _walk(value: Any) -> None:
+    if isinstance(value, dict):
+        for item in value.values():
+            _walk(item)
+    elif isinstance(value, str | bytes | int | float | bool) or value is None:
+        return
+    elif hasattr(value, "__iter__"):
+        for item in value:
+            _walk(item)
