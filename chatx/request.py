@@ -523,3 +523,11 @@ def effort_as_budget(effort: str, lost: list[str]) -> int | None:
         budget = table["high"] if effort in ("xhigh", "max") else table["medium"]
         lost.append(f"reasoning_effort ({effort}, sent as a {budget}-token budget)")
     return budget
+
+
+def json_schema_format(value: dict[str, Any]) -> dict[str, Any]:
+    """A ``json_schema`` response format with the name OpenAI's APIs require (Anthropic's
+    has none): ``response`` when the source gave it none."""
+    if value.get("type") == "json_schema" and "name" not in value:
+        return {"type": "json_schema", "name": "response", **value}
+    return value

@@ -132,7 +132,7 @@ def test_codex_over_chat_and_back_is_the_same_request_but_its_losses() -> None:
 
 def test_encrypted_reasoning_is_lost_never_sent_as_text() -> None:
     body = codex_over_chat().body
-    assert "gAAAAB-opaque" not in json.dumps(body)
+    assert "gAAAAABopaque-reasoning" not in json.dumps(body)
     # its readable summary goes back as the assistant message's reasoning_content
     assistant = [m for m in body["messages"] if m["role"] == "assistant"][0]
     assert assistant["reasoning_content"] == "**Planning the edit**"

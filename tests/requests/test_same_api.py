@@ -39,3 +39,8 @@ def test_real_chat_bodies_come_back_the_same(name: str, body: Any) -> None:
 @pytest.mark.parametrize(("name", "body"), shared_bodies("responses-event"))
 def test_real_responses_bodies_come_back_the_same(name: str, body: Any) -> None:
     same("responses-event", body)
+
+
+@pytest.mark.parametrize(("name", "body"), shared_bodies("anthropic-event"))
+def test_real_anthropic_bodies_come_back_the_same(name: str, body: Any) -> None:
+    same("anthropic-event", body)

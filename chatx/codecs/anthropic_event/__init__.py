@@ -18,7 +18,7 @@ Vertex. See ``docs/anthropic.md`` for the mapping.
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 
 from .probe import NAME, probe
 
@@ -59,6 +59,10 @@ CODEC = Codec(
         "/v1/messages",
         key_header="x-api-key",
         headers=(("anthropic-version", "2023-06-01"),),
+    ),
+    requests=RequestMapping(
+        lazy("chatx.codecs.anthropic_event.request", "read"),
+        lazy("chatx.codecs.anthropic_event.request", "write"),
     ),
 )
 

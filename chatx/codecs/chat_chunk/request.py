@@ -26,6 +26,7 @@ from chatx.request import (
     expect,
     extra_lost,
     finish_body,
+    json_schema_format,
     shared_extra,
 )
 
@@ -202,6 +203,8 @@ def _write_format(request: Request, same: bool) -> Any:
         return request.form.get("response_format") if same else None
     if value.get("type") != "json_schema":
         return value
+    if not same:
+        value = json_schema_format(value)
     schema = {k: v for k, v in value.items() if k != "type"}
     return {"type": "json_schema", "json_schema": schema}
 

@@ -26,6 +26,7 @@ from chatx.request import (
     expect,
     extra_lost,
     finish_body,
+    json_schema_format,
     shared_extra,
 )
 
@@ -180,7 +181,10 @@ def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> 
         effort = budget_as_effort(request.reasoning_budget, lost)
     reasoning = {"effort": effort, "summary": request.reasoning_summary}
     body["reasoning"] = _group(reasoning, request.form.get("reasoning") if same else None)
-    text = {"format": request.response_format, "verbosity": request.verbosity}
+    response_format = request.response_format
+    if response_format is not None and not same:
+        response_format = json_schema_format(response_format)
+    text = {"format": response_format, "verbosity": request.verbosity}
     body["text"] = _group(text, request.form.get("text") if same else None)
 
 
