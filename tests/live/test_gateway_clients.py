@@ -280,3 +280,26 @@ def test_the_command_translates_and_keeps_its_store_in_the_data_directory(tmp_pa
     assert roles == ["user", "assistant", "user"]
     assert (tmp_path / "data" / "chatx" / "responses.sqlite").is_file()
     assert "Traceback" not in text
+
+
+def test_usage_and_cache_tokens_are_the_same_streamed_or_not() -> None:
+    usage = {
+        "prompt_tokens": 120,
+        "completion_tokens": 9,
+        "total_tokens": 129,
+        "prompt_tokens_details": {"cached_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": 4},
+    }
+    upstream = Scripted(Answer(chat_text("cached", usage=usage)))
+    with (
+        gateway(upstream, "chat") as (proxy, _),
+        openai.OpenAI(base_url=f"{proxy.url}/v1", api_key=KEY, max_retries=0) as client,
+    ):
+        with client.responses.stream(model="gpt-5", input="hi") as stream:
+            streamed = stream.get_final_response().usage
+        whole = client.responses.create(model="gpt-5", input="hi").usage
+    assert streamed is not None and whole is not None
+    assert streamed.model_dump() == whole.model_dump()
+    assert (streamed.input_tokens, streamed.output_tokens) == (120, 9)
+    assert streamed.input_tokens_details.cached_tokens == 100
+    assert streamed.output_tokens_details.reasoning_tokens == 4
