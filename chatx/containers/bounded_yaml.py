@@ -37,25 +37,53 @@ def load_yaml(data: bytes, loader: Any = None) -> Any:
         _bounded(node)
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        what = ", ".join(str(part) for part in (exc.context, exc.problem) if part)
-        if "maximum nesting depth" in what:  # libyaml's own bound, past ours
-            raise _too_deep(mark) from None
-        raise InputError(f"not valid YAML: {what}", line=mark.line + 1 if mark else None) from None
+        raise _not_valid(exc) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}") from None
     finally:
         loader.dispose()
 
 
+def load_yaml_documents(data: bytes, loader: Any = None) -> Iterator[Any]:
+    """Each document of a YAML stream (``---`` before each), in order, read as
+    :func:`load_yaml` reads one: the values aliases add count over the whole file, so
+    that many documents each under MAX_YAML_ALIASED cannot add up past it."""
+    import yaml
+
+    loader = (loader or safe_loader())(data)
+    budget = MAX_YAML_ALIASED
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            budget -= _bounded(node, budget)
+            yield loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        raise _not_valid(exc) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _not_valid(exc: Any) -> InputError:
+    """PyYAML's error as chatx says it, with its line."""
+    mark = exc.problem_mark or exc.context_mark
+    what = ", ".join(str(part) for part in (exc.context, exc.problem) if part)
+    if "maximum nesting depth" in what:  # libyaml's own bound, past ours
+        return _too_deep(mark)
+    return InputError(f"not valid YAML: {what}", line=mark.line + 1 if mark else None)
+
+
 # -- bounds ------------------------------------------------------------------------------
 
 
-def _bounded(root: Any) -> None:
+def _bounded(root: Any, budget: int = MAX_YAML_ALIASED) -> int:
     """Refuse a composed document whose aliases make it larger than it is written by more
-    than MAX_YAML_ALIASED values, or deeper than MAX_YAML_DEPTH, or that holds an alias inside
-    the value it names: before anything is built from it. The node graph is as written
-    (an alias is the node it names, shared), so this costs one visit per written node."""
+    than ``budget`` values (MAX_YAML_ALIASED for a file, less what its earlier documents
+    added), or deeper than MAX_YAML_DEPTH, or that holds an alias inside the value it
+    names: before anything is built from it; else the values its aliases add. The node
+    graph is as written (an alias is the node it names, shared), so this costs one
+    visit per written node."""
     size: dict[int, int] = {}  # id(node) -> values once aliases are expanded
     height: dict[int, tuple[int, Any]] = {}  # id(node) -> (levels, its deepest leaf)
     entered: set[int] = set()  # the nodes on the path from the root: a cycle returns to one
@@ -86,12 +114,14 @@ def _bounded(root: Any) -> None:
     levels, deepest = height[id(root)]
     if levels > MAX_YAML_DEPTH:
         raise _too_deep(deepest.start_mark)
-    if size[id(root)] - len(size) > MAX_YAML_ALIASED:
+    added = size[id(root)] - len(size)
+    if added > budget:
         raise InputError(
             f"YAML refused: its aliases (*name) add more than {MAX_YAML_ALIASED:,} values to the"
             f' {len(size):,} it writes (a "billion laughs" file)',
             line=root.start_mark.line + 1,
         )
+    return added
 
 
 def _too_deep(mark: Any) -> InputError:

@@ -31,6 +31,7 @@ KINDS = {
     "hoverfly": "Hoverfly simulation ({data: {pairs: [...]}})",
     "nock": "nock recording (Node): a JSON array of {scope, method, status, response}",
     "inline-snapshot": "inline-snapshot external file: SSE body strings, or http_snapshot",
+    "httpmock": "httpmock static mocks (Rust, as rig records them): YAML {when, then} documents",
 }
 
 
@@ -151,7 +152,8 @@ def scores(head: bytes) -> dict[str, int]:
             return {"inline-snapshot": 100}
         shape = json_shape(first)
         return {"nock": _nock_score(shape), "inline-snapshot": _snapshot_score(shape)}
-    return {"vcr": _yaml_score(text)}
+    found = _yaml_verdict(text.splitlines())
+    return {"vcr": 0} if found is None else {found[0]: found[1]}
 
 
 _NOCK_KEYS = {"scope", "method", "status"}
@@ -216,23 +218,33 @@ def _exchange_scores(keys: dict[str, str | None], inner: dict[str, set[str]]) ->
     return min(recording + (60 if llama else 0), 100), 0
 
 
-def _yaml_score(text: bytes) -> int:
-    return _yaml_verdict(text.splitlines()) or 0
-
-
-def _yaml_verdict(lines: list[bytes]) -> int | None:
+def _yaml_verdict(lines: list[bytes]) -> tuple[str, int] | None:
     """A YAML cassette has a top-level ``interactions:`` (Ruby's ``http_interactions:``)
-    after nothing but other top-level keys, their values, comments and directives: 100
-    when ``lines`` show one, 0 when a line shows this is no cassette, None when neither."""
+    after nothing but other top-level keys, their values, comments and directives; an
+    httpmock file a top-level ``when:`` holding a matcher (``method:``, ``path:``…).
+    (kind, 100) when ``lines`` show one, (kind, 0) when a line shows this is neither,
+    None when they do not tell yet."""
+    top = None
     for line in lines:
-        if not line.strip() or line.startswith((b"#", b"%", b"---", b" ", b"\t", b"-")):
-            continue  # blank, a comment, a directive, or inside a top-level key's value
+        if not line.strip() or line.startswith((b"#", b"%", b"---")):
+            continue  # blank, a comment, a directive or a document's start
+        if line.startswith((b" ", b"\t", b"-")):  # inside a top-level key's value
+            if top == b"when" and _HTTPMOCK_WHEN.match(line):
+                return "httpmock", 100
+            continue
         key = _YAML_KEY.match(line)
         if key is None or key.group(1) in _SSE_FIELDS:
-            return 0
-        if key.group(1).decode() in _VCR_LISTS:
-            return 100
+            return "vcr", 0
+        top = key.group(1)
+        if top.decode() in _VCR_LISTS:
+            return "vcr", 100
     return None
+
+
+# What httpmock's ``when`` matches on, one level in: no cassette has a top-level "when".
+_HTTPMOCK_WHEN = re.compile(
+    rb"[ \t]+(?:method|path|scheme|host|port|body|json_body|header|query_param)[ \t]*:(?:[ \t]|$)"
+)
 
 
 def decidable(head: bytes) -> bool:
@@ -305,4 +317,8 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
         from chatx.containers import snapshot
 
         return snapshot.entries(stream.read())
+    if kind == "httpmock":
+        from chatx.containers import httpmock
+
+        return httpmock.entries(stream.read())
     raise InputError(f"unknown kind of file {kind!r}")

@@ -22,7 +22,8 @@ from chatx.record import Record
 # Other names (vercel's ``*.chunks.txt``) are converted when named on the command line: a
 # folder of captures often holds notes and READMEs too.
 CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json", ".har", ".yaml", ".yml", ".httprr")
-# A YAML file is a capture only as a VCR cassette (a folder may hold configuration too).
+# A YAML file is a capture only as a VCR cassette or httpmock's mocks (a folder may hold
+# configuration too).
 _CASSETTE_ONLY = (".yaml", ".yml")
 # The request a capture was answered for, written beside it by capture and proxy: no stream.
 REQUEST_SUFFIX = ".request.json"
@@ -122,8 +123,8 @@ def _not_a_file(path: Path) -> str | None:
 
 
 def _not_a_cassette(path: Path) -> str | None:
-    """What a YAML file is when it is no VCR cassette (told by its first bytes); None for
-    a cassette, any other file, or what cannot be read (reading it says why)."""
+    """What a YAML file is when it is no VCR cassette nor httpmock file (told by its first
+    bytes); None for either, any other file, or what cannot be read (reading it says why)."""
     if not compressed.without_suffix(path.name).endswith(_CASSETTE_ONLY):
         return None
     from chatx.reading import opening
@@ -133,7 +134,7 @@ def _not_a_cassette(path: Path) -> str | None:
             kind = source.kind
     except InputError:
         return None
-    return None if kind == "vcr" else "a YAML file that is no VCR cassette"
+    return None if kind in ("vcr", "httpmock") else "a YAML file that is no VCR cassette"
 
 
 def _not_a_json_capture(path: Path) -> str | None:

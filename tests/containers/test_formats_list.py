@@ -36,6 +36,7 @@ def test_json_names_every_reader_with_its_kind() -> None:
             "hoverfly",
             "nock",
             "inline-snapshot",
+            "httpmock",
         ],
         "compression": ["gzip", "bz2", "xz", "zstd"],
         "body-encoding": ["gzip", "deflate", "br"],

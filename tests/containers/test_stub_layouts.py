@@ -156,6 +156,23 @@ def http_snapshot() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def httpmock() -> str:
+    """rig's httpmock cassette: YAML documents {when, then}, a 404 first, the stream as a
+    block scalar that keeps its last blank line (``|+``), a header value YAML reads as a
+    date unless told otherwise."""
+    body = "".join(f"    {line}\n" if line else "\n" for line in SSE.split("\n")[:-1])
+    return (
+        "when:\n  path: /v1/models/x\n  method: GET\n  query_param: []\n"
+        "then:\n  status: 404\n  header:\n  - name: content-type\n"
+        f"    value: application/json\n  body: '{NOT_FOUND}'\n"
+        "---\nwhen:\n  path: /v1/messages\n  method: POST\n  query_param: []\n  header:\n"
+        "  - name: anthropic-version\n    value: 2023-06-01\n"
+        f"  body: '{json.dumps(REQUEST)}'\n"
+        "then:\n  status: 200\n  header:\n  - name: content-type\n"
+        f"    value: text/event-stream; charset=utf-8\n  body: |+\n{body}"
+    )
+
+
 # name, file name, its text, the stream's #N, what ls says of it (method, url, status)
 Layout = tuple[str, str, Callable[[], Any], int, tuple[str, str, str]]
 LAYOUTS: list[Layout] = [
@@ -168,6 +185,7 @@ LAYOUTS: list[Layout] = [
     ("go-vcr-v2", "cassette.yaml", go_vcr_v2, 0, ("POST", URL, "200")),
     ("nock", "nock.json", nock, 0, ("POST", URL, "200")),
     ("http-snapshot", "snap.json", http_snapshot, 1, ("POST", URL, "200")),
+    ("httpmock", "mock.yaml", httpmock, 1, ("POST", "/v1/messages", "200")),
 ]  # fmt: skip
 IDS = [layout[0] for layout in LAYOUTS]
 
@@ -234,6 +252,7 @@ def test_a_directory_of_every_layout_is_walked(tmp_path: Path) -> None:
         "simulation.0.chat-chunk.sse",
         "nock.1.chat-chunk.sse",
         "snap.0.chat-chunk.sse",
+        "mock.0.chat-chunk.sse",
     ]
     assert written == sorted(streams + errors)
     for name in errors:

@@ -1,0 +1,98 @@
+"""Static mocks of Rust's httpmock, as rig's cassettes record them: a YAML stream of
+documents (``---`` before each), one exchange each, ``{when: {scheme, host, port, path,
+method, header, body, json_body, …}, then: {status, header: [{name, value}], body |
+body_base64, delay}}``.
+
+``when`` is what the mock matches a request against, so the request it recorded is its
+``body`` (or ``json_body``) and its method, path and host; ``then`` is the response as
+the server sent it. The documents are read with the bounded YAML loader
+(:func:`chatx.containers.bounded_yaml.load_yaml_documents`), whose bounds on aliases and
+nesting hold over the whole file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from chatx.containers import bounded_yaml
+from chatx.containers.bodies import (
+    BodyError,
+    Entry,
+    b64,
+    decoded,
+    header,
+    json_object,
+    status_code,
+    text_bytes,
+)
+from chatx.containers.payload import lenient_dumps
+from chatx.errors import InputError
+
+
+def entries(data: bytes) -> Iterator[Entry]:
+    """One exchange per document, ``#N`` its place in the file."""
+    seen = False
+    for index, document in enumerate(bounded_yaml.load_yaml_documents(data)):
+        seen = True
+        yield _entry(index, document if isinstance(document, dict) else {})
+    if not seen:
+        raise InputError("not an httpmock file: no document", line=1)
+
+
+def _entry(index: int, document: dict[str, Any]) -> Entry:
+    when, then = document.get("when"), document.get("then")
+    when = when if isinstance(when, dict) else {}
+    then = then if isinstance(then, dict) else {}
+    headers = then.get("header")
+    method = when.get("method")
+    path = f"document {index}"
+    try:
+        recorded, refused = _request(when, f"{path}.when"), None
+    except BodyError as exc:
+        recorded, refused = None, str(exc)  # a request JSON cannot hold: not guessed
+    return Entry(
+        index,
+        None,
+        method=method.upper() if isinstance(method, str) else None,
+        url=_url(when),
+        status=status_code(then.get("status")),
+        content_type=header(headers, "content-type"),
+        request=recorded,
+        load=lambda: decoded(_body(then, f"{path}.then"), header(headers, "content-encoding")),
+        refused=refused,
+    )
+
+
+def _url(when: dict[str, Any]) -> str | None:
+    """The URL the mock answers: its path, after its scheme, host and port when given."""
+    path, host = when.get("path"), when.get("host")
+    path = path if isinstance(path, str) else ""
+    if not isinstance(host, str) or not host:
+        return path or None
+    scheme = when.get("scheme") if isinstance(when.get("scheme"), str) else "http"
+    port = when.get("port")
+    default = {"http": 80, "https": 443}.get(str(scheme))
+    at = f":{port}" if isinstance(port, int) and port != default else ""
+    return f"{scheme}://{host}{at}{path}"
+
+
+def _request(when: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The body the mock matched, exactly (``body``, or ``json_body`` as text or as a
+    YAML mapping); a partial match (``json_body_includes``) is no request."""
+    if "json_body" in when and not isinstance(when["json_body"], str | bytes):
+        return json_object(bounded_yaml.as_json(when["json_body"], f"{path}.json_body"))
+    for name in ("body", "json_body"):
+        value = when.get(name)
+        if isinstance(value, str | bytes) and value:
+            return json_object(value)
+    return None
+
+
+def _body(then: dict[str, Any], path: str) -> bytes:
+    if isinstance(then.get("body_base64"), str):
+        return b64(then["body_base64"])
+    body = then.get("body")
+    if body is None or isinstance(body, str | bytes):
+        return text_bytes(body)
+    return lenient_dumps(bounded_yaml.as_json(body, f"{path}.body"))
