@@ -32,6 +32,7 @@ KINDS = {
     "nock": "nock recording (Node): a JSON array of {scope, method, status, response}",
     "inline-snapshot": "inline-snapshot external file: SSE body strings, or http_snapshot",
     "httpmock": "httpmock static mocks (Rust, as rig records them): YAML {when, then} documents",
+    "llama-stack-mock": "Llama Stack's recordable mock (2025): {call arguments: {chunks | value}}",
 }
 
 
@@ -194,6 +195,7 @@ def _json_scores(shape: Shape) -> dict[str, int]:
         else 0
     )
     hoverfly = 100 if keys.get("data") == "object" and "pairs" in inner.get("data", set()) else 0
+    mock = 100 if any(_mock_call(key, kind, inner.get(key)) for key, kind in keys.items()) else 0
     return {
         "har": har,
         "vcr": vcr,
@@ -201,7 +203,19 @@ def _json_scores(shape: Shape) -> dict[str, int]:
         "exchange": exchange,
         "wiremock": wiremock,
         "hoverfly": hoverfly,
+        "llama-stack-mock": mock,
     }
+
+
+_MOCK_VALUE = {"chunks", "type", "value"}
+
+
+def _mock_call(key: str, kind: str | None, inner: set[str] | None) -> bool:
+    """A recordable mock's call: a key that is arguments (a JSON list or a Python
+    tuple), its value an object of ``chunks`` or ``value`` beside ``type``."""
+    if key[:1] not in ("[", "(") or kind != "object" or not inner:
+        return False
+    return inner <= _MOCK_VALUE
 
 
 def _exchange_scores(keys: dict[str, str | None], inner: dict[str, set[str]]) -> tuple[int, int]:
@@ -317,6 +331,10 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
         from chatx.containers import snapshot
 
         return snapshot.entries(stream.read())
+    if kind == "llama-stack-mock":
+        from chatx.containers import recordable
+
+        return recordable.entries(stream.read())
     if kind == "httpmock":
         from chatx.containers import httpmock
 

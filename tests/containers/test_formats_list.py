@@ -37,6 +37,7 @@ def test_json_names_every_reader_with_its_kind() -> None:
             "nock",
             "inline-snapshot",
             "httpmock",
+            "llama-stack-mock",
         ],
         "compression": ["gzip", "bz2", "xz", "zstd"],
         "body-encoding": ["gzip", "deflate", "br"],
