@@ -301,8 +301,9 @@ def detect(head: bytes) -> str | None:
     return best if found[best] > PASS else None
 
 
-def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
-    """The exchanges of a file of ``kind`` read from ``stream``, in order."""
+def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[Entry]:
+    """The exchanges of a file of ``kind`` read from ``stream``, in order; ``path`` is
+    where the file is (None for stdin), for a body kept in a file beside it."""
     if kind == "har":
         from chatx.containers import har
 
@@ -322,7 +323,7 @@ def entries(kind: str, stream: BinaryIO) -> Iterator[Entry]:
     if kind in ("exchange", "wiremock", "hoverfly"):
         from chatx.containers import stubs
 
-        return stubs.entries(kind, stream.read())
+        return stubs.entries(kind, stream.read(), path)
     if kind == "nock":
         from chatx.containers import nock
 

@@ -15,7 +15,8 @@ server: one exchange per file, or a list of them.
   base64 with ``encodedBody: true``.
 
 A body kept as text is the bytes the server sent (an SSE stream, JSON); WireMock's
-``jsonBody`` is a JSON value written back as bytes. A recorded ``Content-Encoding`` is
+``jsonBody`` is a JSON value written back as bytes, its ``bodyFileName`` a file under
+``__files`` beside the ``mappings`` folder (:mod:`chatx.containers.bodyfile`). A recorded ``Content-Encoding`` is
 undone through the bounded decompression every body goes through.
 """
 
@@ -24,9 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers import exact
+from chatx.containers import bodyfile, exact
 from chatx.containers.bodies import (
-    BodyError,
     Entry,
     b64,
     decoded,
@@ -39,8 +39,9 @@ from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
-def entries(kind: str, data: bytes) -> Iterator[Entry]:
-    """The exchanges of a file of ``kind`` (``exchange``, ``wiremock``, ``hoverfly``)."""
+def entries(kind: str, data: bytes, path: str | None = None) -> Iterator[Entry]:
+    """The exchanges of a file of ``kind`` (``exchange``, ``wiremock``, ``hoverfly``);
+    ``path`` is where the file is (None for stdin), for WireMock's ``bodyFileName``."""
     document = _document(data)
     if kind == "exchange":
         items: Any = [document]
@@ -51,7 +52,7 @@ def entries(kind: str, data: bytes) -> Iterator[Entry]:
     if not isinstance(items, list):
         raise InputError(f"not a {kind} file: no list of exchanges", line=1)
     for index, item in enumerate(items):
-        yield _hoverfly(index, item) if kind == "hoverfly" else _exchange(index, item)
+        yield _hoverfly(index, item) if kind == "hoverfly" else _exchange(index, item, path)
 
 
 def _document(data: bytes) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def _parts(item: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     )
 
 
-def _exchange(index: int, item: Any) -> Entry:
+def _exchange(index: int, item: Any, path: str | None) -> Entry:
     """A Datadog cassette or a WireMock mapping: the same two objects, named alike."""
     request, response = _parts(item)
     headers = response.get("headers")
@@ -87,7 +88,7 @@ def _exchange(index: int, item: Any) -> Entry:
         status=status_code(response.get("status")),
         content_type=header(headers, "content-type"),
         request=_request(request),
-        load=lambda: decoded(_body(response), header(headers, "content-encoding")),
+        load=lambda: decoded(_body(response, path), header(headers, "content-encoding")),
     )
 
 
@@ -102,16 +103,13 @@ def _request(request: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _body(response: dict[str, Any]) -> bytes:
+def _body(response: dict[str, Any], path: str | None) -> bytes:
     if "base64Body" in response:
         return b64(str(response["base64Body"]))
     if "jsonBody" in response:
         return lenient_dumps(response["jsonBody"])
     if "bodyFileName" in response and "body" not in response:
-        raise BodyError(
-            f"its body is in another file ({response['bodyFileName']!r}, under WireMock's "
-            "__files): convert that file"
-        )
+        return bodyfile.read(response["bodyFileName"], path)
     return text_bytes(response.get("body"))
 
 

@@ -168,7 +168,8 @@ def entries(source: Source) -> Iterator[Entry]:
     """The exchanges of a file of recorded exchanges, one at a time."""
     assert source.kind is not None
     try:
-        yield from demux.entries(source.kind, source.stream)
+        path = None if source.address.file == "-" else source.address.file
+        yield from demux.entries(source.kind, source.stream, path)
     except InputError as exc:
         raise exc.located(source.name) from None
 

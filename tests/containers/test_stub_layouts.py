@@ -271,7 +271,7 @@ def test_serve_answers_from_it(tmp_path: Path, layout: Layout) -> None:
     assert answer.content == SSE.encode()
 
 
-def test_a_wiremock_body_in_another_file_is_said(tmp_path: Path) -> None:
+def test_a_wiremock_body_file_not_there_is_said(tmp_path: Path) -> None:
     stub = wiremock_one()
     del stub["response"]["body"]
     stub["response"]["bodyFileName"] = "messages-stream.txt"
@@ -279,7 +279,8 @@ def test_a_wiremock_body_in_another_file_is_said(tmp_path: Path) -> None:
     path.write_text(json.dumps(stub))
     done = chatx("convert", f"{path}#0", "--to", "chat")
     assert done.code == 2
-    assert "messages-stream.txt" in done.err and "__files" in done.err
+    assert "'messages-stream.txt' is not there" in done.err
+    assert str(tmp_path / "__files") in done.err
 
 
 def test_a_llama_stack_recording_is_not_taken_for_one_exchange(tmp_path: Path) -> None:
