@@ -268,7 +268,31 @@ class ChatChunkDecoder:
                 out += cites
         if "tool_calls" in delta:
             self._tool_calls(number, lane, delta["tool_calls"], out, delta_extra)
+        elif type(delta.get("function_call")) is dict and type(delta_extra) is Carried:
+            self._function_call(number, lane, delta["function_call"], out, delta_extra)
         return text_lp, refusal_lp
+
+    def _function_call(
+        self, number: int, lane: Lane, function: dict[str, Any], out: list[ir.Event],
+        delta_extra: Carried,
+    ) -> None:  # fmt: skip
+        """The functions API's call (``finish_reason: function_call``, openai-python
+        0.27): one call per choice, no index nor id, read as tool call 0 with an id made
+        of the stream's and the choice's (a Responses function_call item needs one). The
+        field stays residue that chat output writes back as it came (its events marked
+        ``~function_call`` are not written again); another format has the call."""
+        delta_extra.rest["function_call"] = None
+        entry: dict[str, Any] = {"index": 0, "function": function}
+        if 0 in lane.calls:
+            out += CallEntry.read(entry, lane, self.notes).more(number)
+            return
+        entry["id"] = f"call_{self.id.removeprefix('chatcmpl-')}_{number}"
+        read = CallEntry.read(entry, lane, self.notes)
+        lane.calls.add(read.call)
+        self._switch(number, lane, "tool_call", read.call, out)
+        start = read.start(number)
+        start[0].extra["~function_call"] = True  # type: ignore[union-attr]
+        out += start
 
     def _reasoning(
         self,

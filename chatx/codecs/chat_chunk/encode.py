@@ -65,6 +65,9 @@ class ChatChunkEncoder:
         # Another format's error, held until the batch after it: a usage that follows it
         # (a Responses response.failed's) goes on the same chunk, as OpenRouter writes it.
         self.held: ir.Error | None = None
+        # (lane, call) of each functions-API call read from chat: chat output writes its
+        # delta.function_call back from residue, not as a tool_calls entry.
+        self.legacy: set[tuple[int, int | None]] = set()
         # Per chunk being built, (lane, call): where the search for the entry a call's
         # next fragment joins starts. No entry before it can be that one: a long call in
         # one chunk (Llama Stack holds them whole) would be searched from the start for
@@ -277,6 +280,7 @@ class ChatChunkEncoder:
             batch.out.append(DONE)
         self.open = True
         self.ended = False
+        self.legacy.clear()
         self.citations.restart()
         sid = event.id if self.own else chat_id(event.id)
         self.stream.restart(sid, event.model, event.created)
@@ -290,6 +294,9 @@ class ChatChunkEncoder:
             if event.kind == "message" and not self.own:
                 self.citations.text_start(event.lane)
             return
+        if self.own and event.extra.get("~function_call"):
+            self.legacy.add((event.lane, event.call))
+            return
         self.stream.called.add(event.lane)
         entry = first_entry(event, self.own)
         if self.own:
@@ -299,6 +306,8 @@ class ChatChunkEncoder:
         self._delta(batch.choices, event.lane).setdefault("tool_calls", []).append(entry)
 
     def _args(self, event: ir.ToolArgsDelta, batch: Batch) -> None:
+        if self.legacy and (event.lane, event.call) in self.legacy:
+            return
         calls = self._delta(batch.choices, event.lane).setdefault("tool_calls", [])
         entry = join_fragment(calls, event, self.scanned, self.own)
         if event.extra:

@@ -114,8 +114,8 @@ def stop_string(finish: ir.Finish, choice: dict[str, Any], extra: dict[str, Any]
 
 
 # Delta fields an IR event also says in its own words: reasoning signatures
-# (signatures.py) and citations (annotations_in.py).
-_CARRIED = frozenset(("reasoning_details", "thinking_blocks", "annotations"))
+# (signatures.py), citations (annotations_in.py) and the functions API's call.
+_CARRIED = frozenset(("reasoning_details", "thinking_blocks", "annotations", "function_call"))
 
 
 def delta_residue(delta: Any) -> dict[str, Any]:

@@ -104,6 +104,9 @@ def _message(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
         # Not in the openai types, but what the SDK's accumulator keeps from the deltas.
         message[lane.reasoning_field or "reasoning_content"] = lane.reasoning
     calls = lane.calls
+    if own:  # a functions-API call is its delta's function_call, placed as it came
+        legacy = {i.call.call for i in lane.items if i.call and i.opened.get("~function_call")}
+        calls = [call for call in calls if call.call not in legacy]
     if calls:
         message["tool_calls"] = [
             {
