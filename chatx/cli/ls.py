@@ -71,6 +71,9 @@ def _list(spec: str, rows: list[Stream]) -> list[str]:
     with opening.open_source(address) as source:
         if source.kind is None:
             rows.append(_bare(source, address))
+            if rows[0].kind == "unknown":
+                return [f"{source.name}: a stream of an unknown format ({rows[0].note}):"
+                        " no format chatx reads"]  # fmt: skip
             return []
         for stream in finding.streams(source, address.index):
             # Listed: neither the body nor the exchange that holds it is kept.
@@ -84,7 +87,10 @@ def _list(spec: str, rows: list[Stream]) -> list[str]:
         if row.kind == "unreadable"
     ]
     if address.index is None and not any(row.readable for row in rows):
-        trouble.append(str(finding.none_streaming(source.name, len(rows), [])))
+        unknown = sum(row.kind == "unknown" for row in rows)
+        trouble.append(str(finding.none_streaming(source.name, len(rows), [], unknown)))
+    elif address.index is not None and rows[0].kind == "unknown":
+        trouble.append(f"{rows[0].address}: a stream of an unknown format: no format chatx reads")
     elif address.index is not None and not rows[0].readable and not trouble:
         trouble.append(f"{rows[0].address}: not a stream: {rows[0].kind}")
     return trouble
@@ -105,6 +111,8 @@ def _bare(source: Any, address: Any) -> Stream:
         )
     stream = finding.Stream(address.of(0), 0, None)
     finding.judge(stream, records_of(source))
+    if stream.kind == "unknown":
+        return stream  # listed as what it looks like; no stream chatx reads (exit 2)
     if not stream.readable:
         raise InputError("cannot tell the stream's format from its first records",
                          file=address.name)  # fmt: skip
@@ -132,10 +140,12 @@ def _cells(row: Stream) -> list[str]:
         "stream": "",
         "object": f"not streamed: {row.note}",
         "unreadable": f"body not decoded: {row.note}",
+        "unknown": f"stream of an unknown format: {row.note}",
     }.get(row.kind, f"not a stream: {row.kind}" + (f" ({row.note})" if row.note else ""))
     request = " ".join(part for part in (_method(row), _url(row)) if part) or "-"
     status = str(row.entry.status) if row.entry is not None and row.entry.status else "-"
-    records = f"{row.records} record{'' if row.records == 1 else 's'}" if row.readable else "-"
+    counted = row.readable or row.kind == "unknown"
+    records = f"{row.records} record{'' if row.records == 1 else 's'}" if counted else "-"
     return [row.address, row.format or "-", records, request, status, row.model or "-", what]
 
 

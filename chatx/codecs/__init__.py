@@ -127,11 +127,14 @@ def looks_like(records: Sequence[Record]) -> Codec | None:
 def detect(records: Sequence[Record]) -> Codec:
     """The codec whose probe scores ``records`` highest (ties go to the first registered).
 
+    A ``[DONE]`` counts only in a stream of nothing else: beside events no codec knows
+    (the Assistants API's ``thread.run.*``, which ends with one) it tells nothing.
     Callers use :func:`sniff`, which picks the records this sees."""
     usable = [r for r in records if not r.error]
+    said = [r for r in usable if not r.done] or usable
     best, score = None, 0
     for codec in CODECS:
-        value = codec.probe(usable)
+        value = codec.probe(said)
         if value > score:
             best, score = codec, value
     if best is None:
@@ -142,3 +145,28 @@ def detect(records: Sequence[Record]) -> Codec:
             expected=f"one of {', '.join(names())} (or pass --from)",
         )
     return best
+
+
+def unknown(records: Sequence[Record]) -> str | None:
+    """What a stream no codec knows says it is, from its first records: their SSE event
+    names, else their ``type``, ``event_type`` or ``object`` (``event thread.run.created,
+    thread.run.queued …``), else the first one's keys; None when no record is an object."""
+    said: list[str] = []
+    for record in records:
+        data = record.data if isinstance(record.data, dict) else {}
+        name = record.event or next(
+            (data[k] for k in ("type", "event_type", "object") if isinstance(data.get(k), str)),
+            None,
+        )
+        if isinstance(name, str) and name and name not in said:
+            said.append(name)
+    if not said:
+        # Records that name themselves nowhere (Ollama's, Gemini's): their first keys.
+        first = next((r.data for r in records if isinstance(r.data, dict) and r.data), None)
+        if first is None:
+            return None
+        keys = list(first)
+        return f"keys {', '.join(keys[:4])}{' …' if len(keys) > 4 else ''}"
+    what = "event" if any(record.event for record in records) else "type"
+    more = " …" if len(said) > 3 or len(records) >= PROBE_RECORDS else ""
+    return f"{what} {', '.join(said[:3])}{more}"

@@ -31,13 +31,14 @@ def planned(path: Any, index: int | None) -> list[int | None]:
             return [None]
         if index is not None:
             return [index]
-        found, total = [], 0
+        found, total, unknown = [], 0, 0
         for stream in streams(source):
             total += 1
+            unknown += stream.kind == "unknown"
             if stream.readable or stream.kind == "unreadable":
                 found.append(stream.index)
         if not found:
-            raise none_streaming(source.name, total, [])
+            raise none_streaming(source.name, total, [], unknown)
         return list(found)
 
 

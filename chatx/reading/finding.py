@@ -24,6 +24,7 @@ from chatx.record import Record
 
 _READ = 1 << 16
 _FIRST_READ = 1 << 10
+UNKNOWN = "unknown"  # a Stream's kind: a stream of events no codec reads
 
 
 @dataclass(slots=True)
@@ -32,7 +33,8 @@ class Stream:
 
     ``format`` is set when chatx can read the body: a stream (``kind`` "stream") or a
     non-streaming object (``kind`` "object", ``note`` says which). Otherwise ``kind``
-    says what the body is ("unreadable" with ``note`` saying why, "empty", a media type).
+    says what the body is ("unreadable" with ``note`` saying why, "unknown": a stream
+    of events no codec reads, ``note`` naming them, "empty", a media type).
     """
 
     address: str
@@ -69,7 +71,7 @@ def classify(entry: Entry, address: str) -> Stream:
         stream.kind = "empty"
         return stream
     judge(stream, _records_of(stream))
-    if stream.format is None:
+    if stream.format is None and stream.kind != UNKNOWN:
         stream.kind = _what(entry.content_type, stream.data)
         stream.container = None
         stream.model = _request_model(stream.request)
@@ -92,6 +94,11 @@ def judge(stream: Stream, framed: tuple[str, Iterator[Record]] | None) -> None:
         return
     codec = codecs.looks_like(head)
     if codec is None:
+        said = codecs.unknown(head)
+        if said is not None and (stream.container == "sse" or stream.records > 1):
+            # Events of a kind chatx has no codec for (the Assistants API's thread.run.*,
+            # a provider's own): a stream all the same, said as what it looks like.
+            stream.kind, stream.note = UNKNOWN, said
         return
     stream.format = codec.name
     stream.model = _model(head) or _request_model(stream.request)
@@ -259,6 +266,11 @@ def pick(spec: str | Address) -> Picked:
 def _readable(stream: Stream) -> Stream:
     if stream.kind == "unreadable":
         raise InputError(f"its body cannot be decoded ({stream.note})", file=stream.address)
+    if stream.kind == "unknown":
+        raise InputError(
+            f"a stream of an unknown format ({stream.note}): no format chatx reads",
+            file=stream.address,
+        )
     if not stream.readable:
         raise InputError(f"not a stream: {_described(stream)}", file=stream.address)
     return stream
@@ -273,16 +285,18 @@ def _only(source: Source) -> Picked:
     found: Stream | None = None
     addresses: list[str] = []
     skipped: list[tuple[str, str]] = []
-    total = 0
+    total = unknown = 0
     for stream in streams(source):
         total += 1
+        unknown += stream.kind == "unknown"
         if stream.kind == "unreadable":
             skipped.append((stream.address, f"its body cannot be decoded ({stream.note})"))
         elif stream.readable:
             addresses.append(stream.address)
             found = found or stream
     if found is None:
-        raise none_streaming(source.name, total, [f"{a} skipped: {why}" for a, why in skipped])
+        said = [f"{a} skipped: {why}" for a, why in skipped]
+        raise none_streaming(source.name, total, said, unknown)
     if len(addresses) > 1:
         raise InputError(
             f"{len(addresses)} streams, name one: {', '.join(addresses)}", file=source.name
@@ -295,10 +309,15 @@ class NoStreams(InputError):
     named, passed over with a warning when a directory walk found it."""
 
 
-def none_streaming(name: str, total: int, skipped: list[str]) -> NoStreams:
-    """A file of exchanges none of which is a stream chatx reads."""
+def none_streaming(name: str, total: int, skipped: list[str], unknown: int = 0) -> NoStreams:
+    """A file of exchanges none of which is a stream chatx reads; ``unknown`` of them are
+    streams of a format it has no codec for, said as such (not "none streaming")."""
     plural = "" if total == 1 else "s"
     said = "".join(f"; {message}" for message in skipped)
+    if unknown:
+        what = "a stream" if unknown == 1 else f"{unknown} streams"
+        return NoStreams(f"no stream chatx reads in {name} ({total} interaction{plural}, {what}"
+                         f" of an unknown format){said}", file=name)  # fmt: skip
     return NoStreams(f"no streams in {name} ({total} interaction{plural}, none streaming){said}",
                      file=name)  # fmt: skip
 
@@ -326,10 +345,11 @@ def each(spec: str) -> Iterator[tuple[str | Source | Stream, str]]:
 
 
 def _each(source: Source) -> Iterator[tuple[str | Source | Stream, str]]:
-    total, readable, skipped = 0, 0, []
+    total, readable, skipped, unknown = 0, 0, [], 0
     try:
         for stream in streams(source):
             total += 1
+            unknown += stream.kind == "unknown"
             if stream.kind == "unreadable":
                 stream.error = InputError(
                     f"skipped: its body cannot be decoded ({stream.note})", file=stream.address
@@ -343,5 +363,5 @@ def _each(source: Source) -> Iterator[tuple[str | Source | Stream, str]]:
         yield Stream(source.name, -1, None, error=exc), source.name
         return
     if not readable:
-        error = none_streaming(source.name, total, [])
+        error = none_streaming(source.name, total, [], unknown)
         yield Stream(source.name, -1, None, error=error), source.name
