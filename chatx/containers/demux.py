@@ -33,6 +33,7 @@ KINDS = {
     "inline-snapshot": "inline-snapshot external file: SSE body strings, or http_snapshot",
     "httpmock": "httpmock static mocks (Rust, as rig records them): YAML {when, then} documents",
     "llama-stack-mock": "Llama Stack's recordable mock (2025): {call arguments: {chunks | value}}",
+    "mitmproxy": "mitmproxy flow file (mitmdump -w): typed tnetstrings, one flow each",
 }
 
 
@@ -145,6 +146,10 @@ def scores(head: bytes) -> dict[str, int]:
     text = _content(head)
     if text.startswith(_HTTPRR):
         return {"httprr": 100}
+    if text[:1].isdigit():
+        from chatx.containers import mitmflow
+
+        return {"mitmproxy": 100 if mitmflow.looks_like(text) else 0}
     if text[:1] == b"{":
         return _json_scores(json_shape(text))
     if text[:1] == b"[":
@@ -274,6 +279,8 @@ def decidable(head: bytes) -> bool:
         return shape.closed or max(_json_scores(shape).values()) == 100
     if text[:1] == b"[" and _SSE_STRING.match(_first_element(text)):
         return True
+    if text[:1].isdigit():  # a flow file's first key comes within its first bytes
+        return len(text) >= 64 or b";" in text or b"," in text
     if text[:1] == b"[" and _first_element(text)[:1] == b"{":
         shape = json_shape(_first_element(text))
         return shape.closed or _nock_score(shape) == 100 or _snapshot_score(shape) == 100
@@ -336,6 +343,10 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
         from chatx.containers import recordable
 
         return recordable.entries(stream.read())
+    if kind == "mitmproxy":
+        from chatx.containers import mitmflow
+
+        return mitmflow.entries(stream.read())
     if kind == "httpmock":
         from chatx.containers import httpmock
 

@@ -21,7 +21,9 @@ from chatx.record import Record
 # (``a.sse.gz``, ``calls.yaml.zst``, or ``x.gz`` with no other suffix, not ``x.tar.gz``).
 # Other names (vercel's ``*.chunks.txt``) are converted when named on the command line: a
 # folder of captures often holds notes and READMEs too.
-CAPTURE_SUFFIXES = (".sse", ".jsonl", ".ndjson", ".json", ".har", ".yaml", ".yml", ".httprr")
+CAPTURE_SUFFIXES = (
+    ".sse", ".jsonl", ".ndjson", ".json", ".har", ".yaml", ".yml", ".httprr", ".mitm"
+)  # fmt: skip
 # A YAML file is a capture only as a VCR cassette or httpmock's mocks (a folder may hold
 # configuration too).
 _CASSETTE_ONLY = (".yaml", ".yml")

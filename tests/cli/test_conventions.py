@@ -354,7 +354,7 @@ def test_validate_dir_with_a_violation_and_an_empty_dir(tmp_path: Path) -> None:
     assert result.err == (
         f"chatx: error: {empty}: no captures in this directory "
         "(looked for *.sse, *.jsonl, *.ndjson, *.json, *.har, *.yaml, *.yml, *.httprr, "
-        "each also compressed: .gz, .bz2, .xz, .zst)\n"
+        "*.mitm, each also compressed: .gz, .bz2, .xz, .zst)\n"
     )
     assert result.stdout.decode() == f"{top}/a.jsonl: ok (llama-stack-event, jsonl, 5 records)\n"
 

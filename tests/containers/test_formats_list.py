@@ -38,6 +38,7 @@ def test_json_names_every_reader_with_its_kind() -> None:
             "inline-snapshot",
             "httpmock",
             "llama-stack-mock",
+            "mitmproxy",
         ],
         "compression": ["gzip", "bz2", "xz", "zstd"],
         "body-encoding": ["gzip", "deflate", "br"],

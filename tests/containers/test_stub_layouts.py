@@ -173,6 +173,51 @@ def httpmock() -> str:
     )
 
 
+def _tnetstring(value: Any) -> bytes:
+    """A typed tnetstring, as mitmproxy writes its flows (written here from the format)."""
+    if isinstance(value, bool):
+        payload, mark = (b"true" if value else b"false"), b"!"
+    elif value is None:
+        payload, mark = b"", b"~"
+    elif isinstance(value, int):
+        payload, mark = str(value).encode(), b"#"
+    elif isinstance(value, str):
+        payload, mark = value.encode(), b";"
+    elif isinstance(value, bytes):
+        payload, mark = value, b","
+    elif isinstance(value, list):
+        payload, mark = b"".join(map(_tnetstring, value)), b"]"
+    else:
+        payload = b"".join(_tnetstring(k) + _tnetstring(v) for k, v in value.items())
+        mark = b"}"
+    return str(len(payload)).encode() + b":" + payload + mark
+
+
+def mitmproxy() -> bytes:
+    """mitmdump -w: a 404, then the stream gzipped as it was sent."""
+
+    def flow(method: str, path: str, body: bytes, status: int, headers: list[Any],
+             content: bytes) -> dict[str, Any]:  # fmt: skip
+        return {
+            "version": 21, "type": "http", "id": f"f{status}",
+            "request": {"host": "api.anthropic.com", "port": 443, "method": method.encode(),
+                        "scheme": b"https", "authority": b"", "path": path.encode(),
+                        "http_version": b"HTTP/1.1", "content": body,
+                        "headers": [[b"content-type", b"application/json"]]},
+            "response": {"http_version": b"HTTP/1.1", "status_code": status, "reason": b"",
+                         "headers": headers, "content": content, "trailers": None},
+        }  # fmt: skip
+
+    return _tnetstring(
+        flow("GET", "/v1/models/x", b"", 404, [[b"content-type", b"application/json"]],
+             NOT_FOUND.encode())
+    ) + _tnetstring(
+        flow("POST", "/v1/messages", json.dumps(REQUEST).encode(), 200,
+             [[b"content-type", b"text/event-stream"], [b"content-encoding", b"gzip"]],
+             gzip.compress(SSE.encode()))
+    )  # fmt: skip
+
+
 # name, file name, its text, the stream's #N, what ls says of it (method, url, status)
 Layout = tuple[str, str, Callable[[], Any], int, tuple[str, str, str]]
 LAYOUTS: list[Layout] = [
@@ -186,6 +231,7 @@ LAYOUTS: list[Layout] = [
     ("nock", "nock.json", nock, 0, ("POST", URL, "200")),
     ("http-snapshot", "snap.json", http_snapshot, 1, ("POST", URL, "200")),
     ("httpmock", "mock.yaml", httpmock, 1, ("POST", "/v1/messages", "200")),
+    ("mitmproxy", "flows.mitm", mitmproxy, 1, ("POST", URL, "200")),
 ]  # fmt: skip
 IDS = [layout[0] for layout in LAYOUTS]
 
@@ -194,7 +240,10 @@ def _write(folder: Path, layout: Layout) -> Path:
     _, name, make, _, _ = layout
     content = make()
     path = folder / name
-    path.write_text(content if isinstance(content, str) else json.dumps(content, indent=2))
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content, indent=2))
     return path
 
 
@@ -253,6 +302,7 @@ def test_a_directory_of_every_layout_is_walked(tmp_path: Path) -> None:
         "nock.1.chat-chunk.sse",
         "snap.0.chat-chunk.sse",
         "mock.0.chat-chunk.sse",
+        "flows.0.chat-chunk.sse",
     ]
     assert written == sorted(streams + errors)
     for name in errors:

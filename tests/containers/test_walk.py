@@ -39,7 +39,8 @@ def folder(tmp_path: Path) -> Path:
 
 
 def test_names_a_walk_takes() -> None:
-    takes = ["a.sse", "a.har", "a.yaml", "a.yml", "a.httprr", "a.json", "a.sse.gz", "a.har.zst",
+    takes = ["a.sse", "a.har", "a.yaml", "a.yml", "a.httprr", "a.mitm", "a.json", "a.sse.gz",
+             "a.har.zst",
              "a.yaml.bz2", "a.jsonl.xz", "a.gz", "a.zst"]  # fmt: skip
     leaves = ["a.txt", "a.tar.gz", "a.log.gz", ".a.sse.gz", "a.request.json",
               "a.request.json.gz", "a.md"]  # fmt: skip

@@ -1,0 +1,139 @@
+"""mitmproxy's flow files (``mitmdump -w FILE``, mitmweb's "save"): one typed
+tnetstring per flow, back to back, each the flow's state as a dict, ``{type: "http",
+request: {method, scheme, host, port, path, headers: [[name, value]…], content},
+response: {status_code, reason, headers, content}, …}``.
+
+Read here without mitmproxy: the package brings a TLS stack, a Rust extension and some
+twenty dependencies to read what is plain values in a documented framing. A typed
+tnetstring is ``LENGTH:PAYLOAD`` and a type mark: ``,`` bytes, ``;`` text, ``#`` an
+integer, ``^`` a float, ``!`` a boolean, ``~`` null, ``]`` a list, ``}`` a dict of
+alternating keys and values. The fields read have kept their names since flow format 7
+(mitmproxy 4); a flow's ``content`` is the body as sent, its ``Content-Encoding`` still
+applied, undone as every recorded body is. Bounds: a length has at most 12 digits and
+never runs past the file, nesting stops at MAX_DEPTH; a file that breaks either is
+refused where it does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from chatx.containers.bodies import Entry, decoded, header, json_object
+from chatx.errors import InputError
+from chatx.limits import MAX_DEPTH
+
+# A flow file's first bytes: the first flow's length, then its first key (a text or
+# bytes tnetstring naming a field of the flow's state). No stream starts with digits and
+# a colon twice over (SSE starts with a field name, JSON with a bracket).
+HEAD = re.compile(rb"\d{1,12}:\d{1,2}:[a-z_]{1,32}[;,]")
+_DIGITS = 12
+
+
+def looks_like(head: bytes) -> bool:
+    """Whether ``head`` starts a flow file."""
+    return HEAD.match(head) is not None
+
+
+def entries(data: bytes) -> Iterator[Entry]:
+    at, index = 0, 0
+    end = len(data.rstrip())
+    while at < end:
+        flow, at = _value(data, at, end, 0)
+        yield _entry(index, flow if isinstance(flow, dict) else {})
+        index += 1
+
+
+def _value(data: bytes, at: int, end: int, depth: int) -> tuple[Any, int]:
+    """The tnetstring at ``data[at:]``, its type mark before ``end``, and where the next
+    begins."""
+    if depth > MAX_DEPTH:
+        raise InputError(f"not a flow file: nested deeper than {MAX_DEPTH} levels (byte {at})")
+    colon = data.find(b":", at, min(end, at + _DIGITS + 1))
+    if colon <= at or not data[at:colon].isdigit():
+        raise InputError(f"not a flow file: no tnetstring length at byte {at}")
+    start = colon + 1
+    stop = start + int(data[at:colon])
+    if stop >= end:  # its type mark must come before its container's (or the file's) end
+        raise InputError(f"not a flow file: a value at byte {at} runs past its end")
+    kind = data[stop : stop + 1]
+    return _typed(data, kind, start, stop, depth, at), stop + 1
+
+
+def _typed(data: bytes, kind: bytes, start: int, stop: int, depth: int, at: int) -> Any:
+    payload = data[start:stop]
+    if kind == b",":
+        return payload
+    if kind == b";":
+        return payload.decode("utf-8", "surrogateescape")
+    if kind == b"#":
+        return int(payload) if payload.lstrip(b"-").isdigit() else None
+    if kind == b"^":
+        try:
+            return float(payload)
+        except ValueError:
+            return None
+    if kind == b"!":
+        return payload == b"true"
+    if kind == b"~":
+        return None
+    if kind in (b"]", b"}"):
+        items = []
+        pos = start
+        while pos < stop:
+            item, pos = _value(data, pos, stop, depth + 1)
+            items.append(item)
+        if kind == b"]":
+            return items
+        return {_text(k): v for k, v in zip(items[::2], items[1::2], strict=False)}
+    raise InputError(f"not a flow file: unknown tnetstring type {kind!r} at byte {at}")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return value if isinstance(value, str) else str(value)
+
+
+def _entry(index: int, flow: dict[str, Any]) -> Entry:
+    request, response = flow.get("request"), flow.get("response")
+    request = request if isinstance(request, dict) else {}
+    response = response if isinstance(response, dict) else {}
+    headers = _headers(response.get("headers"))
+    method = _text(request.get("method") or b"")
+    content = response.get("content")
+    return Entry(
+        index,
+        None,
+        method=method.upper() or None,
+        url=_url(request),
+        status=response.get("status_code")
+        if isinstance(response.get("status_code"), int)
+        else None,
+        content_type=header(headers, "content-type"),
+        request=json_object(request.get("content")),
+        load=lambda: decoded(
+            content if isinstance(content, bytes) else b"", header(headers, "content-encoding")
+        ),
+    )
+
+
+def _url(request: dict[str, Any]) -> str | None:
+    scheme, host = _text(request.get("scheme") or b""), _text(request.get("host") or b"")
+    path = _text(request.get("path") or b"")
+    if not host:
+        return path or None
+    port = request.get("port")
+    default = {"http": 80, "https": 443}.get(scheme)
+    at = f":{port}" if isinstance(port, int) and port != default else ""
+    return f"{scheme or 'http'}://{host}{at}{path}"
+
+
+def _headers(raw: Any) -> list[dict[str, str]]:
+    """``[[name, value], …]`` as the ``{name, value}`` list :func:`header` reads."""
+    out = []
+    for pair in raw if isinstance(raw, list) else ():
+        if isinstance(pair, list) and len(pair) == 2:
+            out.append({"name": _text(pair[0]), "value": _text(pair[1])})
+    return out
