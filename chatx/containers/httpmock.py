@@ -1,7 +1,7 @@
 """Static mocks of Rust's httpmock, as rig's cassettes record them: a YAML stream of
 documents (``---`` before each), one exchange each, ``{when: {scheme, host, port, path,
 method, header, body, json_body, …}, then: {status, header: [{name, value}], body |
-body_base64, delay}}``.
+body_base64 | json_body, delay}}``.
 
 ``when`` is what the mock matches a request against, so the request it recorded is its
 ``body`` (or ``json_body``) and its method, path and host; ``then`` is the response as
@@ -92,7 +92,8 @@ def _request(when: dict[str, Any], path: str) -> dict[str, Any] | None:
 def _body(then: dict[str, Any], path: str) -> bytes:
     if isinstance(then.get("body_base64"), str):
         return b64(then["body_base64"])
-    body = then.get("body")
+    # Older httpmock wrote a JSON answer as then.json_body (text, or a YAML mapping).
+    body = then.get("body", then.get("json_body"))
     if body is None or isinstance(body, str | bytes):
         return text_bytes(body)
     return lenient_dumps(bounded_yaml.as_json(body, f"{path}.body"))

@@ -64,3 +64,13 @@ def test_a_python_tag_refuses_the_file_with_its_line(tmp_path: Path) -> None:
     done = chatx("ls", str(path))
     assert done.code == 2
     assert f"{path}:12:" in done.err and "names Python code to run" in done.err
+
+
+def test_an_older_json_body_answer(tmp_path: Path) -> None:
+    """httpmock 0.6's then.json_body: a JSON answer, here an error that is no stream."""
+    path = tmp_path / "mock.yaml"
+    path.write_text(f"when:\n  method: GET\n  path: /v1/models/x\nthen:\n  status: 404\n"
+                    f"  json_body: '{NOT_FOUND}'\n")  # fmt: skip
+    converted = chatx("convert", f"{path}#0", "--to", "chat", "-q")
+    assert converted.code == 0, converted.err
+    assert b"not found" in converted.stdout
