@@ -281,8 +281,10 @@ class ChatChunkDecoder:
         of the stream's and the choice's (a Responses function_call item needs one). The
         field stays residue that chat output writes back as it came (its events marked
         ``~function_call`` are not written again); another format has the call."""
-        delta_extra.rest["function_call"] = None
         entry: dict[str, Any] = {"index": 0, "function": function}
+        if 0 not in lane.calls and not (function.get("name") or function.get("arguments")):
+            return  # an empty stub some servers send beside their tool_calls: no call
+        delta_extra.rest["function_call"] = None
         if 0 in lane.calls:
             out += CallEntry.read(entry, lane, self.notes).more(number)
             return

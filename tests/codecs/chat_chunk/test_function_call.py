@@ -55,3 +55,16 @@ def test_collect_as_responses_has_the_call_and_as_chat_the_field() -> None:
     message = json.loads(collected.stdout)["choices"][0]["message"]
     assert message["function_call"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
     assert "tool_calls" not in message
+
+
+def test_an_empty_stub_beside_tool_calls_is_no_call() -> None:
+    """Some servers send ``function_call: {name: "", arguments: ""}`` on a delta of a
+    stream whose calls are tool_calls: it opens no call of its own."""
+    stub = {"role": "assistant", "function_call": {"name": "", "arguments": ""}}
+    calls = {"tool_calls": [{"index": 0, "id": "call_a", "type": "function",
+                             "function": {"name": "f", "arguments": "{}"}}]}  # fmt: skip
+    out, _ = convert(sse([chunk(stub), chunk(calls), chunk({}, "tool_calls")]), RESPONSES, CHAT)
+    items = payloads(out)[-1]["response"]["output"]
+    assert [(i["type"], i["call_id"], i["name"]) for i in items] == [
+        ("function_call", "call_a", "f")
+    ]
