@@ -103,14 +103,13 @@ def _entry(index: int, flow: dict[str, Any]) -> Entry:
     headers = _headers(response.get("headers"))
     method = _text(request.get("method") or b"")
     content = response.get("content")
+    status = response.get("status_code", response.get("code"))  # "code" before format 1.0
     return Entry(
         index,
         None,
         method=method.upper() or None,
         url=_url(request),
-        status=response.get("status_code")
-        if isinstance(response.get("status_code"), int)
-        else None,
+        status=status if isinstance(status, int) else None,
         content_type=header(headers, "content-type"),
         request=json_object(request.get("content")),
         load=lambda: decoded(

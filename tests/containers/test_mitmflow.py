@@ -64,3 +64,24 @@ def test_a_flow_without_a_response_is_listed(tmp_path: Path) -> None:
         "https://api.openai.com/v1/responses",
     ]
     assert first.endswith("not a stream: empty")
+
+
+def test_an_old_flow_names_its_status_code(tmp_path: Path) -> None:
+    """Flows of mitmproxy 0.x (format 0.10, 0.11) say the status as ``code``."""
+    path = tmp_path / "old.mitm"
+    path.write_bytes(_tnetstring({
+        "version": [0, 10, 1],
+        "request": {"method": b"GET", "scheme": b"http", "host": b"example.com", "port": 80,
+                    "path": b"/", "headers": [], "content": b""},
+        "response": {"code": 200, "msg": b"OK", "headers": [[b"Content-Type", b"text/html"]],
+                     "content": b"<html></html>", "httpversion": [1, 1]},
+    }))  # fmt: skip
+    done = chatx("ls", str(path))
+    assert done.stdout.decode().split()[:6] == [
+        f"{path}#0",
+        "-",
+        "-",
+        "GET",
+        "http://example.com/",
+        "200",
+    ]
