@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NamedTuple
 
@@ -12,6 +13,7 @@ from chatx.errors import UsageError
 from chatx.textsafe import escape_text
 
 if TYPE_CHECKING:
+    from chatx.live.chaos import Chaos, Faults
     from chatx.live.upstream import Upstream
 
 HOST = "127.0.0.1"
@@ -58,6 +60,49 @@ def serve(
             metavar="CODE",
         ),
     ] = None,
+    malformed_at: Annotated[
+        int | None,
+        typer.Option(
+            "--malformed-at",
+            help="Send event K of a stream with its JSON cut in half.",
+            metavar="K",
+        ),
+    ] = None,
+    error_at: Annotated[
+        int | None,
+        typer.Option(
+            "--error-at",
+            help="In place of event K, an error event in the shape of the API called, "
+            "then the stream ends.",
+            metavar="K",
+        ),
+    ] = None,
+    stall: Annotated[
+        float | None,
+        typer.Option(
+            "--stall",
+            help="Wait SECONDS before event K of --stall-at (the first by default).",
+            metavar="SECONDS",
+        ),
+    ] = None,
+    stall_at: Annotated[
+        int | None,
+        typer.Option("--stall-at", help="The event --stall waits before.", metavar="K"),
+    ] = None,
+    chaos_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--chaos-rate",
+            help="Put the faults given (or, with none, one drawn: an error status, a cut, "
+            "a malformed event, an error event) into a share P of requests, drawn from "
+            "--seed: runs repeat.",
+            metavar="P",
+        ),
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", help="Seed of --chaos-rate's draws.", metavar="N"),
+    ] = 0,
     on_miss: Annotated[
         str | None,
         typer.Option(
@@ -88,13 +133,32 @@ def serve(
             metavar="none|new|all",
         ),
     ] = None,
+    timing: Annotated[
+        str,
+        typer.Option(
+            "--timing",
+            help="recorded: send each event when it arrived as recorded (NAME.timing beside "
+            "the capture, written by capture and proxy); none: as fast as the client reads.",
+            metavar="recorded|none",
+        ),
+    ] = "none",
+    speed: Annotated[
+        float,
+        typer.Option(
+            "--speed",
+            help="With --timing recorded: play the recorded times X times as fast.",
+            metavar="X",
+        ),
+    ] = 1.0,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
     ] = False,
 ) -> int:
     from chatx.live import served_captures, server
     from chatx.live.app import ServeApp
+    from chatx.live.chaos import Faults
     from chatx.live.endpoints import endpoints
+    from chatx.live.timing import MODES
 
     server.require("serve", "uvicorn", "anyio", *(("httpx2",) if upstream else ()))
     if delay < 0:
@@ -105,6 +169,15 @@ def serve(
         raise UsageError(f"--status: an HTTP error status, 400 to 599 (not {status})")
     if not 0 <= port <= 65535:
         raise UsageError(f"--port: 0 to 65535 (not {port})")
+    if timing not in MODES:
+        raise UsageError(f"--timing: recorded or none (not {timing!r})")
+    if not speed > 0 or speed == float("inf"):
+        raise UsageError(f"--speed: a number above 0 (not {speed:g})")
+    chaos = _chaos(
+        Faults(cut_after, status, malformed_at, error_at, stall_at, stall or 0.0),
+        chaos_rate,
+        seed,
+    )
     recording = _recording(paths, upstream, on_miss, record_mode)
     skipped: list[str] = []
     try:
@@ -119,13 +192,14 @@ def serve(
     app = ServeApp(
         loaded,
         delay=delay / 1000,
-        cut_after=cut_after,
-        status=status,
+        chaos=chaos,
         on_miss=recording.on_miss,
         log=None if quiet else _say,
         upstream=recording.upstream,
         record=recording.folder,
         record_mode=recording.mode,
+        timing=timing,
+        speed=speed,
     )
     app.debug = server.debugging()
     where = server.url(sock)
@@ -139,6 +213,28 @@ def serve(
     lifespan: server.Lifespan = "on" if recording.upstream is not None else "off"
     server.run(app, sock, "serve", lifespan=lifespan, ready=lambda: _say(banner))
     return 0
+
+
+def _chaos(faults: Faults, rate: float | None, seed: int) -> Chaos:
+    """The faults checked: each place an event number from 1, a stall 0 s or more."""
+    from chatx.live.chaos import Chaos
+
+    for option, at in (
+        ("--malformed-at", faults.malformed_at),
+        ("--error-at", faults.error_at),
+        ("--stall-at", faults.stall_at),
+    ):
+        if at is not None and at < 1:
+            raise UsageError(f"{option}: an event's number, from 1 (not {at})")
+    if faults.stall < 0 or faults.stall != faults.stall or faults.stall == float("inf"):
+        raise UsageError(f"--stall: seconds, 0 or more (not {faults.stall:g})")
+    if faults.stall and faults.stall_at is None:
+        faults = replace(faults, stall_at=1)
+    elif faults.stall_at is not None and not faults.stall:
+        raise UsageError("--stall-at K names the event --stall SECONDS waits before: give --stall")
+    if rate is not None and not 0 <= rate <= 1:
+        raise UsageError(f"--chaos-rate: a share of requests, 0 to 1 (not {rate:g})")
+    return Chaos(faults, rate, seed)
 
 
 class _Recording(NamedTuple):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,12 @@ from chatx.codecs.base import HttpApi
 from chatx.containers.payload import request_json
 from chatx.errors import ChatxError
 from chatx.live import asgi, replay
+from chatx.live.chaos import NONE, Chaos, Faults, error_event, malformed
 from chatx.live.choose import HEADER, Chooser, header_value
 from chatx.live.endpoints import by_path, endpoints
 from chatx.live.errors import ApiError, fault
 from chatx.live.served_captures import Capture, recorded
+from chatx.live.timing import Paced
 from chatx.live.upstream import Upstream
 
 MODELS = "/v1/models"
@@ -59,8 +62,13 @@ class ServeApp:
         upstream: Upstream | None = None,
         record: Path | None = None,
         record_mode: str = "none",
+        timing: str = "none",
+        speed: float = 1.0,
+        chaos: Chaos | None = None,
     ) -> None:
         self.captures = captures
+        self.timing = timing
+        self.speed = speed
         self.chooser = Chooser(captures, on_miss)
         self.record_mode = record_mode
         self.record = record
@@ -76,14 +84,32 @@ class ServeApp:
             )
         self.finals = replay.Finals()
         self.delay = delay
-        self.cut_after = cut_after
-        self.status = status
+        self.chaos = chaos or Chaos(Faults(cut_after=cut_after, status=status))
+        self.api_requests = 0
         self.log = log or (lambda line: None)
         self.requests = 0
         self.under_way = 0  # streams being sent
         self.workers = asgi.Workers()
         self.max_body = asgi.MAX_BODY
         self.debug = False  # --traceback: a bug's traceback, from uvicorn
+
+    @property
+    def status(self) -> int | None:
+        """``--status``: every API request answered with this error."""
+        return self.chaos.faults.status
+
+    @status.setter
+    def status(self, value: int | None) -> None:
+        self.chaos.faults = replace(self.chaos.faults, status=value)
+
+    @property
+    def cut_after(self) -> int | None:
+        """``--cut-after``: every stream dropped after this many events."""
+        return self.chaos.faults.cut_after
+
+    @cut_after.setter
+    def cut_after(self, value: int | None) -> None:
+        self.chaos.faults = replace(self.chaos.faults, cut_after=value)
 
     async def __call__(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
         if scope["type"] == "lifespan":
@@ -129,8 +155,10 @@ class ServeApp:
             )
         _allow(method, ("POST",), scope["path"])
         body = await asgi.read_body(receive, self.max_body)
-        if self.status is not None:
-            raise fault(self.status, endpoint.api)
+        self.api_requests += 1
+        faults = self.chaos.of(self.api_requests)
+        if faults.status is not None:
+            raise fault(faults.status, endpoint.api)
         request = parse_request(body, endpoint)
         if self.proxy is not None and self.record_mode == "all":
             await self._forward(scope, receive, send, endpoint, body)
@@ -147,7 +175,7 @@ class ServeApp:
             final = await self.workers.run(self.finals.get, capture, endpoint, request)
             await asgi.respond(send, 200, final, headers=named)
             return
-        await self._stream(send, receive, capture, endpoint, request, named)
+        await self._stream(send, receive, capture, endpoint, request, named, faults)
 
     async def _forward(
         self,
@@ -192,8 +220,15 @@ class ServeApp:
         endpoint: HttpApi,
         request: dict[str, Any],
         named: list[tuple[bytes, bytes]],
+        faults: Faults = NONE,
     ) -> None:
-        events = replay.stream(capture, endpoint, request)
+        events: Any = replay.stream(capture, endpoint, request)
+        waits: list[float] | None = None
+        if self.timing == "recorded" and capture.timing:
+            # Each event when it arrived, as recorded (NAME.timing), at --speed.
+            events.close()
+            events = Paced(replay.timed(capture, endpoint, request), capture.timing, self.speed)
+            waits = events.waits
         how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint, request)})"
         head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache"), *named]
         watch: asgi.Watch | None = None
@@ -209,9 +244,10 @@ class ServeApp:
             watch = asgi.Watch(receive)
             while batch:
                 for event in batch:
-                    if not await self._pace(watch, sent, how):
+                    pause = (self.delay if sent else 0.0) + (waits[sent] if waits else 0.0)
+                    going = await self._send(send, watch, event, sent, pause, how, faults, endpoint)
+                    if not going:
                         return
-                    await asgi.send_piece(send, event)
                     sent += 1
                 if error is not None:
                     self.log(f"{how}: connection cut after {sent} events: {error}")
@@ -227,13 +263,42 @@ class ServeApp:
                 watch.close()
             events.close()
 
-    async def _pace(self, watch: asgi.Watch, sent: int, how: str) -> bool:
+    async def _send(
+        self,
+        send: asgi.Send,
+        watch: asgi.Watch,
+        event: bytes,
+        sent: int,
+        pause: float,
+        how: str,
+        faults: Faults,
+        endpoint: HttpApi,
+    ) -> bool:
+        """Event number ``sent + 1`` sent, as the faults have it; False: the stream
+        stops here (cut, ended by an error event, or the client left)."""
+        number = sent + 1
+        if not await self._pace(watch, sent, pause + faults.pause(number), how, faults):
+            return False
+        if faults.error_at == number:
+            await asgi.send_piece(send, error_event(endpoint.api, number))
+            await asgi.end_stream(send)
+            self.log(f"{how}: an error event in place of event {number}, the end (chaos)")
+            return False
+        if faults.malformed_at == number:
+            event = malformed(event)
+            self.log(f"{how}: event {number} sent with its JSON cut in half (chaos)")
+        await asgi.send_piece(send, event)
+        return True
+
+    async def _pace(
+        self, watch: asgi.Watch, sent: int, pause: float, how: str, faults: Faults = NONE
+    ) -> bool:
         """Whether the next event goes: not past --cut-after, nor to a client that left
-        (while the delay before it ran: a client leaving is seen at once)."""
-        if self.cut_after is not None and sent >= self.cut_after:
+        (while the pause before it ran: a client leaving is seen at once)."""
+        if faults.cut_after is not None and sent >= faults.cut_after:
             self.log(f"{how}: connection cut after {sent} events (--cut-after)")
             return False  # uvicorn closes a response left unfinished: the client sees a drop
-        if await watch.wait(self.delay if sent else 0):
+        if await watch.wait(pause):
             self.log(f"{how}: the client left after {sent} events")
             return False
         return True

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
+import orjson
+
 from chatx import codecs
 from chatx.codecs.base import HttpApi
 from chatx.errors import UsageError
@@ -184,3 +186,21 @@ def error_headers(status: int) -> list[tuple[bytes, bytes]]:
     if status in (503, 529):
         return [(b"x-should-retry", b"true")]
     return []
+
+
+# How each API says an error in the middle of a stream: an SSE event in the shape its
+# SDKs raise on. Chat and Llama Stack put the error body on a data line (the openai SDK
+# raises APIError on a chunk with "error"); Responses sends an error event; Anthropic an
+# event named error with its error body (its SDK raises the error's type).
+
+
+def stream_error(api: str | None, message: str) -> bytes:
+    if api == "responses":
+        said = {"type": "error", "code": "server_error", "message": message, "param": None}
+        return b"event: error\ndata: " + orjson.dumps(said) + b"\n\n"
+    shape = error_shape(api)
+    status = 529 if api == "anthropic" else 500
+    body = shape.body(message, shape.kind(status), None, shape.codes.get(status))
+    if api == "anthropic":
+        return b"event: error\ndata: " + orjson.dumps(body) + b"\n\n"
+    return b"data: " + orjson.dumps(body) + b"\n\n"

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from chatx import atomic
+from chatx.live.timing import Clock
 from chatx.outdir import REQUEST_SUFFIX
 
 PART_SUFFIX = ".part"
@@ -240,7 +241,8 @@ def in_the_way(path: str | Path) -> str | None:
 class Recording:
     """One body written as it arrives into ``path + ".part"``; :meth:`close` renames it
     to ``path`` when it is whole. ``request`` (a parsed JSON body, or None) is written
-    beside whichever name the body ends under.
+    beside whichever name the body ends under, and when each read arrived as
+    ``NAME.timing`` (:mod:`chatx.live.timing`).
 
     ``exclusive`` (the proxy's names, new by construction): FileExistsError when anything
     is at the part file's name. Else (``capture -o``) an earlier interrupted capture's
@@ -253,6 +255,7 @@ class Recording:
         self.part = part_path(path)
         self.request = request
         self.size = 0
+        self.clock = Clock()
         if not exclusive:
             _remove_earlier_part(self.part)
         try:
@@ -269,6 +272,7 @@ class Recording:
         self.file.write(chunk)
         self.file.flush()
         self.size += len(chunk)
+        self.clock.arrived(self.size)
 
     def close(self, whole: bool) -> Path:
         """Close; the path the body is left under."""
@@ -279,6 +283,8 @@ class Recording:
         final = self.path if whole else self.part
         if self.request is not None:
             atomic.replace_with(str(request_path(final)), request_bytes(self.request))
+        if self.clock.arrivals:
+            self.clock.write(final)
         if whole:
             os.replace(self.part, self.path)
         return final

@@ -98,34 +98,46 @@ def stream(
     capture: Capture, endpoint: HttpApi, request: dict[str, Any]
 ) -> Generator[bytes, None, None]:
     """The events the endpoint sends for ``capture``, one SSE event each."""
+    for event, _ in timed(capture, endpoint, request):
+        yield event
+
+
+def timed(
+    capture: Capture, endpoint: HttpApi, request: dict[str, Any]
+) -> Generator[tuple[bytes, int], None, None]:
+    """Each event :func:`stream` sends, with how far into the capture (its bytes, as
+    recorded) it had been read when the event was made: where the event's last byte is
+    in a capture sent as recorded, the end of the line that made it in one transcoded."""
     kept = first_choices(capture, endpoint, request)
-    if kept is None:
-        yield from _all_asked(capture, endpoint, request)
-        return
-    for event in _all_asked(capture, endpoint, request):
-        out = only_choices(event, kept)
+    for event, end in _all_asked(capture, endpoint, request):
+        out = event if kept is None else only_choices(event, kept)
         if out is not None:
-            yield out
+            yield out, end
 
 
 def _all_asked(
     capture: Capture, endpoint: HttpApi, request: dict[str, Any]
-) -> Generator[bytes, None, None]:
+) -> Generator[tuple[bytes, int], None, None]:
     """Every event of the choices asked for when one or all: the recorded bytes as
     they are (the API's own SSE), else transcoded."""
     splitter = Events()
     own = capture.format == endpoint.format and capture.container == "sse"
     if own and not capture.whole and _choice(capture, endpoint, request) is None:
+        end = 0
         for chunk in capture.chunks():  # read as sent: a capture is never held whole
-            yield from splitter.feed(chunk)
-        yield from splitter.finish()
+            for event in splitter.feed(chunk):
+                end += len(event)
+                yield event, end
+        for event in splitter.finish():
+            end += len(event)
+            yield event, end
         return
     yield from _transcoded(capture, endpoint, request, splitter)
 
 
 def _transcoded(
     capture: Capture, endpoint: HttpApi, request: dict[str, Any], splitter: Events
-) -> Generator[bytes, None, None]:
+) -> Generator[tuple[bytes, int], None, None]:
     transcoder = Transcoder(
         endpoint.format,
         src=capture.format,
@@ -138,13 +150,16 @@ def _transcoded(
         name=capture.path,
         notes=Notes(),
     )
+    read = 0
     for chunk in capture.chunks():
         for line in chunk.splitlines(keepends=True):
+            read += len(line)
             out = transcoder.feed(line)
             if out:
-                yield from splitter.feed(out)
-    yield from splitter.feed(transcoder.finish())
-    yield from splitter.finish()
+                for event in splitter.feed(out):
+                    yield event, read
+    for event in [*splitter.feed(transcoder.finish()), *splitter.finish()]:
+        yield event, read
 
 
 def take(events: Iterator[bytes], budget: int = BATCH) -> tuple[list[bytes], ChatxError | None]:

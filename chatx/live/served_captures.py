@@ -23,6 +23,7 @@ from chatx.collect.streams import Assembler, Side, open_side, streams_of
 from chatx.collect.streams import load as load_side
 from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
+from chatx.live import timing
 from chatx.live.recorded_files import request_path
 from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
 from chatx.outdir.walking import capture_stem
@@ -46,6 +47,8 @@ class Capture:
     streams: list[Assembler]
     request: dict[str, Any] | None
     model: str | None
+    # When each read of it arrived (NAME.timing beside it: serve --timing recorded).
+    timing: list[tuple[int, float]] | None = None
 
     @property
     def stem(self) -> str:
@@ -147,7 +150,9 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
                 side = open_side(label)
             except OSError as exc:
                 raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-            return [_capture(side, None, name, _request(path))]
+            made = _capture(side, None, name, _request(path))
+            made.timing = timing.read(path)
+            return [made]
         read, total = [], 0
         for stream in finding.streams(source):
             total += 1

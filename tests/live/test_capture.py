@@ -119,7 +119,11 @@ def test_capture_writes_what_the_upstream_sent(
     assert seen.headers[-2][b"authorization"] == f"Bearer {key}".encode()
     recorded = orjson.loads((tmp_path / "got.sse.request.json").read_bytes())
     assert recorded == {**ask, "stream": True}  # streaming forced on, the secret left out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["got.sse", "got.sse.request.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "got.sse",
+        "got.sse.request.json",
+        "got.sse.timing",
+    ]
     no_secret_in(tmp_path, key, "sk-in-the-body-SECRET")
     assert f"into {out}" in result.err
 

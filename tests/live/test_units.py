@@ -97,7 +97,9 @@ def test_recording_renames_only_a_whole_body(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "a.sse",
         "a.sse.request.json",
+        "a.sse.timing",
         "b.sse.part",
+        "b.sse.part.timing",
     ]
     assert orjson.loads((tmp_path / "a.sse.request.json").read_bytes()) == {"model": "m"}
 

@@ -336,7 +336,11 @@ def test_capture_replaces_an_earlier_interrupted_capture_s_part(
     (tmp_path / "a.sse.part").write_bytes(b"data: {")
     (tmp_path / "a.sse.part.request.json").write_bytes(b"{}\n")
     assert_clean(capture(running.url, tmp_path / "a.sse"), {0})
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.sse", "a.sse.request.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.sse",
+        "a.sse.request.json",
+        "a.sse.timing",
+    ]
     not_a_symlink_chatx_made(tmp_path / "a.sse", STREAM)
 
 
@@ -369,7 +373,11 @@ def test_capture_out_your_own_symlink_is_followed(
     link.symlink_to(real)
     assert_clean(capture(running.url, link), {0})
     assert link.is_symlink() and real.read_bytes() == STREAM
-    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["a.sse", "a.sse.request.json"]
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == [
+        "a.sse",
+        "a.sse.request.json",
+        "a.sse.timing",
+    ]
 
 
 @pytest.mark.parametrize("what", ["symlink-to-dev-null", "fifo", "directory"])

@@ -337,6 +337,7 @@ def test_capture_interrupted_leaves_an_existing_out_as_it_was(
         "a.sse",
         "a.sse.part",
         "a.sse.part.request.json",
+        "a.sse.part.timing",
     ]
 
 
