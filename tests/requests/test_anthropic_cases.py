@@ -74,7 +74,7 @@ def test_claude_code_over_chat() -> None:
         "instructions[1].cache_control",
         "turns[0].parts[1].cache_control",
         "turns[1].signature",
-        "turns[7].encrypted_content",
+        "turns[7] (encrypted reasoning)",
         "reasoning_budget (10000 tokens, sent as effort medium)",
     ]
     assert "EmwKAhgBEgy-redacted" not in json.dumps(body)

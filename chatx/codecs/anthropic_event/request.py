@@ -102,11 +102,16 @@ def _read_reasoning(body: dict[str, Any], request: Request) -> None:
         request.reasoning_budget = budget
         for key in set(thinking) - {"type", "budget_tokens"}:
             request.extra[f"thinking.{key}"] = thinking[key]
+    elif thinking == {"type": "disabled"}:
+        request.reasoning_effort = "none"
+        request.form["thinking"] = "disabled"
     elif thinking is not None:
         request.extra["thinking"] = thinking
     config = body.get("output_config")
     if isinstance(config, dict):
-        request.reasoning_effort = config.get("effort")
+        if config.get("effort") is not None or request.reasoning_effort is None:
+            request.reasoning_effort = config.get("effort")
+            request.form.pop("thinking", None)
         request.response_format = config.get("format")
         request.form["output_config"] = list(config)
         for key in set(config) - {"effort", "format"}:
@@ -172,10 +177,10 @@ def _write_reasoning(request: Request, body: dict[str, Any], lost: list[str]) ->
         else:
             config["format"] = _format(request.response_format, same, lost)
     budget = request.reasoning_budget
-    if same:
-        config["effort"] = request.reasoning_effort
-    elif request.reasoning_effort == "none":
+    if request.reasoning_effort == "none" and (not same or request.form.get("thinking")):
         body["thinking"] = {"type": "disabled"}
+    elif same:
+        config["effort"] = request.reasoning_effort
     elif budget is None and request.reasoning_effort is not None:
         budget = effort_as_budget(request.reasoning_effort, lost)
     if budget is not None and not same:

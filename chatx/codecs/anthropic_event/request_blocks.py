@@ -213,9 +213,8 @@ class BlocksWriter:
             for index, turn in group:
                 blocks += self.blocks(index + start, turn)
             first = group[0][1]
-            if isinstance(first, Native) and first.role is None:  # a whole message
-                if self.same:
-                    out.append(first.value)
+            if isinstance(first, Native) and first.role is None and self.same:
+                out.append(first.value)  # a whole message Anthropic's reader kept as it was
                 continue
             content: Any = blocks
             if isinstance(first, Message) and len(group) == 1 and self._plain(first):

@@ -248,7 +248,9 @@ class MessagesWriter:
             said = self.open
         else:
             self.out.append(said)
-        if turn.parts:
+        if turn.parts and said.get("content"):  # more text after what was lost between
+            said["content"] = _listed(said["content"]) + _listed(self.content(turn.parts, path))
+        elif turn.parts:
             said["content"] = self.content(turn.parts, path)
         elif "content" in turn.form and self.same:
             said["content"] = None
@@ -265,19 +267,20 @@ class MessagesWriter:
         is an assistant text after reasoning only."""
         if self.open is None or turn.joined is False:
             return False
-        if turn.joined:
-            return True
+        if turn.joined:  # the message it sat in, unless what opened it was lost
+            return self.same or self.open["role"] == turn.role
         holds = set(self.open) - {"role", self.reasoning_field}
         return turn.role == "assistant" == self.open["role"] and not holds
 
     def reasoning(self, turn: Reasoning, path: str) -> None:
+        if not turn.text and (turn.encrypted is not None or turn.signature is not None):
+            self.lost.append(f"{path} (encrypted reasoning)")  # nothing readable to send
+            return
         if turn.signature is not None:
             self.lost.append(f"{path}.signature")
         if turn.encrypted is not None:
             self.lost.append(f"{path}.encrypted_content")
         self.lost += extra_lost(path, turn.extra)
-        if not turn.text and turn.encrypted is not None:
-            return  # nothing readable: the whole item is said lost above
         if not (turn.joined and self.open is not None):
             self.open = {"role": "assistant"}
             self.out.append(self.open)
@@ -297,11 +300,10 @@ class MessagesWriter:
             del said["type"]
         self._call_extra(said, turn, path)
         open_ = self.open
-        if (
-            open_ is None
-            or turn.joined is False
-            or not (turn.joined or open_["role"] == "assistant")
-        ):
+        # a call joins the message it sat in (a chat user message's too, as sent), or the
+        # assistant message before it
+        joins = self.same and turn.joined or open_ is not None and open_["role"] == "assistant"
+        if open_ is None or turn.joined is False or not joins:
             open_ = self.open = {"role": "assistant", "content": None}
             self.out.append(open_)
         open_.setdefault("tool_calls", []).append(said)
@@ -374,6 +376,10 @@ class MessagesWriter:
         else:
             self.lost += extra_lost(path, extra)
         return said
+
+
+def _listed(content: str | list[Any]) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
 def _url(part: Part) -> str | None:
