@@ -118,7 +118,8 @@ def test_every_registered_format_says_what_the_commands_need() -> None:
 # {"toy": text, "toy_id": id}, ended by {"toy_end": reason}.
 TOY = """
 from chatx import codecs, ir
-from chatx.codecs.base import Codec, Describe, HttpApi
+from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping
+from chatx.request import Mapped, Message, Part, Request
 from chatx.validation.base import Checker, catalogue
 from chatx.validation.rule import Rule
 
@@ -185,6 +186,18 @@ def preview(data):
     return repr(data.get("toy")) if "toy_id" in data else None
 
 
+def read_request(body):
+    request = Request(api="toy", model=body.get("toy_model"))
+    request.turns = [Message(role="user", parts=[Part(kind="text", text=t)]) for t in body["say"]]
+    return Mapped(body=request, lost=[f"{k}" for k in body if k not in ("toy_model", "say")])
+
+
+def write_request(request):
+    said = [p.text for t in request.turns for p in getattr(t, "parts", []) if p.kind == "text"]
+    lost = [f"tools[{n}] ({t.name})" for n, t in enumerate(request.tools)]
+    return Mapped(body={"toy_model": request.model, "say": said}, lost=lost)
+
+
 TOY = Codec(
     name="toy-event",
     description="a toy format",
@@ -199,6 +212,7 @@ TOY = Codec(
     describe=Describe(kinds, preview, rank=5),
     volatile=frozenset(("toy_id",)),
     http=HttpApi("toy", "/v1/toy/stream", model_key="toy_model", key_header="x-toy-key"),
+    requests=RequestMapping(read_request, write_request),
 )
 codecs.CODECS = (*codecs.CODECS, TOY)  # the registry line
 """
@@ -342,3 +356,30 @@ def test_a_registered_codec_brings_its_http_api(tmp_path: Path) -> None:
     records = [json.loads(line[len("data: ") :]) for line in sent if line.startswith("data: {")]
     assert [r.get("toy") for r in records] == ["Hel", "lo"]
     assert "POST /v1/toy/stream" in log
+
+
+def test_a_registered_codec_brings_its_request_mapping(tmp_path: Path) -> None:
+    """The descriptor's RequestMapping is all the gateway needs to translate a request
+    into or out of the toy's API: a toy body becomes a chat one and a chat one a toy
+    one through the registry, each saying what it lost, with no edit outside the toy's
+    own code."""
+    script = TOY + textwrap.dedent("""
+        import json
+        toy, chat = codecs.get("toy-event").requests, codecs.get("chat-chunk").requests
+        up = chat.write(toy.read({"toy_model": "m", "say": ["hi", "there"], "volume": 11}).body)
+        tool = {"type": "function", "function": {"name": "f", "parameters": {}}}
+        asked = {"model": "m", "messages": [{"role": "user", "content": "yo"}], "tools": [tool]}
+        down = toy.write(chat.read(asked).body)
+        print(json.dumps([up.body, down.body, down.lost]))
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    up, down, lost = json.loads(done.stdout)
+    assert up == {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "there"}],
+    }
+    assert down == {"toy_model": "m", "say": ["yo"]}
+    assert lost == ["tools[0] (f)"]

@@ -18,6 +18,7 @@ FOLDERS = {
     "chat-chunk": "chat",
     "responses-event": "responses",
     "anthropic-event": "anthropic-messages",
+    "llama-stack-event": "llama-stack",  # no real bodies: hand-written ones only
 }
 HERE = Path(__file__).parent / "fixtures"
 

@@ -38,7 +38,7 @@ from chatx.request import (
     restore,
 )
 from tests.requests import sdk
-from tests.requests.bodies import FOLDERS, REQUESTS, load
+from tests.requests.bodies import FOLDERS, HERE, REQUESTS, load
 
 # --- what a request says ---------------------------------------------------------------
 
@@ -320,8 +320,10 @@ def _first_difference(one: Any, two: Any, path: str = "") -> str:
 
 
 def bodies(codec: str) -> list[tuple[str, Any]]:
+    """The real bodies of ``codec``'s API, then the hand-written ones."""
     folder = REQUESTS / FOLDERS[codec]
-    return [(f.name, load(f)) for f in sorted(folder.glob("*.json"))]
+    files = [*sorted(folder.glob("*.json")), *sorted(HERE.glob(f"{FOLDERS[codec]}__*.json"))]
+    return [(f.name, load(f)) for f in files]
 
 
 def directions() -> list[tuple[str, str]]:
@@ -335,9 +337,10 @@ def main() -> int:
         return 2
     for source, target in directions():
         outcomes = [across(n, b, source, target) for n, b in bodies(source)]
-        valid = sum(not o.errors for o in outcomes)
+        valid = sum(not o.errors for o in outcomes) if sdk.has_types(target) else "(no SDK types)"
+        written = sum(o.name.startswith(FOLDERS[source] + "__") for o in outcomes)
         print(
-            f"{source} -> {target}: {len(outcomes)} bodies, SDK-valid {valid}"
+            f"{source} -> {target}: {len(outcomes)} bodies ({written} hand-written), SDK-valid {valid}"
             f" (sources valid in their own SDK: {sum(o.source_valid for o in outcomes)}),"
             f" meaning kept {sum(o.kept for o in outcomes)},"
             f" A->B->A {sum(o.round_trip for o in outcomes)}"

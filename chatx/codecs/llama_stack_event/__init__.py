@@ -16,7 +16,7 @@ and ``{"error": {…}}`` when generation fails. See ``docs/llama-stack.md`` for 
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 
 from .probe import NAME, probe
 
@@ -46,6 +46,10 @@ CODEC = Codec(
     ),
     volatile=frozenset(("call_id",)),
     http=HttpApi("llama-stack", "/v1/inference/chat-completion", model_key="model_id"),
+    requests=RequestMapping(
+        lazy("chatx.codecs.llama_stack_event.request", "read"),
+        lazy("chatx.codecs.llama_stack_event.request", "write"),
+    ),
 )
 
 __all__ = ["CODEC", "probe"]

@@ -1,0 +1,409 @@
+"""A Llama Stack inference chat-completion request body (``POST
+/v1/inference/chat-completion``) ⇄ the neutral request (:mod:`chatx.request`).
+
+Its shape: ``model_id``; ``messages`` of role ``system``, ``user``, ``assistant`` (with
+``tool_calls`` of ``call_id``, ``tool_name``, ``arguments`` as an object, and a
+``stop_reason``) and ``tool`` (``call_id``); content as a string, a content item (``text``,
+``image`` with ``image.url.uri`` or ``image.data``) or a list of them; ``tools`` of
+``tool_name``, ``description`` and ``input_schema`` (older servers: ``parameters``, one
+``param_type`` per name); ``tool_config.tool_choice`` (``auto``, ``required``, ``none`` or
+a tool's name); ``sampling_params`` (``strategy`` greedy / top_p with ``temperature`` and
+``top_p``, ``max_tokens``, ``stop``); ``response_format`` (``json_schema``); ``stream``.
+
+Llama Stack has no reasoning, custom tools, namespaces nor built-ins that the other APIs
+have: those are lost, or reshaped as for chat (a custom tool a function of one string, a
+namespace member ``NAMESPACE__NAME``, which :attr:`~chatx.request.Mapped.names` says).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chatx.request import (
+    Mapped,
+    Message,
+    Native,
+    Part,
+    Request,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    Turn,
+    custom_arguments,
+    custom_function,
+    expect,
+    extra_lost,
+    finish_body,
+    flat_name,
+    shared_extra,
+)
+
+API = "llama-stack"
+KEYS = frozenset(("logprobs", "tool_prompt_format"))
+_NAMED = frozenset(
+    ("model_id", "messages", "tools", "tool_config", "sampling_params", "response_format", "stream")
+)
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def read(body: Any) -> Mapped:
+    """A Llama Stack chat-completion request body as the neutral request."""
+    expect(body, dict, "the request", "a Llama Stack chat-completion request object")
+    request = Request(api=API, model=body.get("model_id"), stream=body.get("stream") is True)
+    request.form["keys"] = list(body)
+    request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
+    request.extra = {k: v for k, v in body.items() if k not in _NAMED}
+    for number, message in enumerate(expect(body.get("messages"), list, "messages", "an array")):
+        request.turns += _read_message(message, f"messages[{number}]")
+    if body.get("tools") is not None:
+        tools = expect(body["tools"], list, "tools", "an array of tools")
+        request.tools = [_read_tool(tool, f"tools[{n}]") for n, tool in enumerate(tools)]
+    _read_config(body.get("tool_config"), request)
+    _read_sampling(body.get("sampling_params"), request)
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        request.response_format = {
+            "type": "json_schema",
+            "schema": response_format.get("json_schema"),
+        }
+        request.form["response_format"] = response_format
+    elif response_format is not None:
+        request.extra["response_format"] = response_format
+    return Mapped(body=request)
+
+
+def _read_message(message: Any, path: str) -> list[Turn]:
+    expect(message, dict, path, "a message object")
+    role = message.get("role")
+    if role not in _ROLES:
+        return [Native(kind=f"message of role {role}", value=message)]
+    parts = _read_content(message.get("content"), f"{path}.content")
+    rest = {
+        k: v for k, v in message.items() if k not in ("role", "content", "call_id", "tool_calls")
+    }
+    if role == "tool":
+        call_id = expect(message.get("call_id"), str, f"{path}.call_id", "the call's id")
+        return [ToolResult(call_id=call_id, parts=parts, extra=rest)]
+    said = Message(role=role, parts=parts, extra=rest)
+    if "stop_reason" in rest:  # how the turn ended: no meaning in a request
+        said.form["stop_reason"] = rest.pop("stop_reason")
+    turns: list[Turn] = [said]
+    for number, call in enumerate(message.get("tool_calls") or []):
+        turns.append(_read_call(call, f"{path}.tool_calls[{number}]"))
+    if "tool_calls" in message and not message["tool_calls"]:
+        said.form["tool_calls"] = message["tool_calls"]
+    return turns
+
+
+def _read_call(call: Any, path: str) -> ToolCall:
+    expect(call, dict, path, "a tool call object")
+    arguments = call.get("arguments", {})
+    said = ToolCall(
+        call_id=expect(call.get("call_id"), str, f"{path}.call_id", "the call's id"),
+        name=expect(call.get("tool_name"), str, f"{path}.tool_name", "the tool's name"),
+        arguments=arguments
+        if isinstance(arguments, str)
+        else json.dumps(arguments, ensure_ascii=False),
+        joined=True,
+    )
+    said.form["text"] = isinstance(arguments, str)
+    said.extra = {k: v for k, v in call.items() if k not in ("call_id", "tool_name", "arguments")}
+    return said
+
+
+def _read_content(content: Any, path: str) -> list[Part]:
+    if isinstance(content, str):
+        return [Part(kind="text", text=content, plain=True)]
+    if isinstance(content, dict):
+        part = _read_item(content)
+        part.form["single"] = True
+        return [part]
+    return [_read_item(item) for item in expect(content, list, path, "content")]
+
+
+def _read_item(item: Any) -> Part:
+    kind = item.get("type") if isinstance(item, dict) else None
+    if kind == "text" and isinstance(item.get("text"), str) and len(item) == 2:
+        return Part(kind="text", text=item["text"])
+    image = item.get("image") if kind == "image" else None
+    if not isinstance(image, dict) or len(image) != 1:
+        return Part(kind="other", extra={"": item})
+    url = image.get("url")
+    if isinstance(url, dict) and isinstance(url.get("uri"), str):
+        return Part(kind="image", url=url["uri"])
+    if isinstance(image.get("data"), str):
+        return Part(kind="image", data=image["data"])
+    return Part(kind="other", extra={"": item})
+
+
+def _read_tool(tool: Any, path: str) -> Tool:
+    expect(tool, dict, path, "a tool object")
+    name = tool.get("tool_name")
+    if not isinstance(name, str):  # a built-in: brave_search, wolfram_alpha, code_interpreter
+        return Tool(kind="builtin", name=str(name), extra={"": tool})
+    said = Tool(kind="function", name=name, description=tool.get("description"))
+    said.parameters = tool.get("input_schema")
+    if said.parameters is None and isinstance(tool.get("parameters"), dict):
+        said.parameters = _schema(tool["parameters"])
+        said.form["parameters"] = tool["parameters"]
+    said.extra = {
+        k: v
+        for k, v in tool.items()
+        if k not in ("tool_name", "description", "input_schema", "parameters")
+    }
+    said.form["keys"] = list(tool)
+    return said
+
+
+def _schema(parameters: dict[str, Any]) -> dict[str, Any]:
+    """Older servers' parameters (a ``param_type`` per name) as a JSON schema."""
+    properties = {}
+    for name, spec in parameters.items():
+        said: dict[str, Any] = (
+            {"type": spec.get("param_type", "string")} if isinstance(spec, dict) else {}
+        )
+        if isinstance(spec, dict) and spec.get("description"):
+            said["description"] = spec["description"]
+        properties[name] = said
+    required = [n for n, s in parameters.items() if isinstance(s, dict) and s.get("required", True)]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _read_config(config: Any, request: Request) -> None:
+    if config is None:
+        return
+    expect(config, dict, "tool_config", "a tool config object")
+    choice = config.get("tool_choice")
+    if choice in ("auto", "required", "none"):
+        request.tool_choice = ToolChoice(mode=choice)
+    elif isinstance(choice, str):
+        request.tool_choice = ToolChoice(mode="tool", name=choice)
+    request.form["tool_config"] = config
+
+
+def _read_sampling(params: Any, request: Request) -> None:
+    if params is None:
+        return
+    expect(params, dict, "sampling_params", "a sampling params object")
+    request.form["sampling_params"] = params
+    strategy = params.get("strategy")
+    if isinstance(strategy, dict) and strategy.get("type") == "top_p":
+        request.temperature = strategy.get("temperature")
+        request.top_p = strategy.get("top_p")
+    elif isinstance(strategy, dict) and strategy.get("type") == "greedy":
+        request.temperature = 0
+    request.max_tokens = params.get("max_tokens")
+    stop = params.get("stop")
+    if isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        request.stop = list(stop)
+
+
+# --- writing -------------------------------------------------------------------------
+
+
+def write(request: Request) -> Mapped:
+    """The neutral request as a Llama Stack chat-completion request body."""
+    same = request.api == API
+    lost: list[str] = []
+    names: dict[str, Tool] = {}
+    body: dict[str, Any] = {"model_id": request.model}
+    messages: list[dict[str, Any]] = []
+    if request.instructions:
+        messages.append(
+            {
+                "role": "system",
+                "content": _content(request.instructions, "instructions", same, lost),
+            }
+        )
+    for index, turn in enumerate(request.turns):
+        _write_turn(index, turn, messages, same, names, lost)
+    body["messages"] = messages
+    tools = [_write_tool(t, f"tools[{n}]", same, names, lost) for n, t in enumerate(request.tools)]
+    body["tools"] = [t for t in tools if t is not None] or None
+    body["tool_config"] = _write_config(request, same, lost)
+    body["sampling_params"] = _write_sampling(request, same)
+    body["response_format"] = _write_format(request, same, lost)
+    body["stream"] = request.stream
+    body.update(shared_extra(request, API, KEYS, lost))
+    if not same:
+        lost += _not_in_llama(request)
+    return Mapped(body=finish_body(body, request, API), lost=lost, names=names)
+
+
+def _write_turn(
+    index: int,
+    turn: Turn,
+    messages: list[dict[str, Any]],
+    same: bool,
+    names: dict[str, Tool],
+    lost: list[str],
+) -> None:
+    path = f"turns[{index}]"
+    if isinstance(turn, Message):
+        role = "system" if turn.role == "developer" else turn.role
+        said: dict[str, Any] = {"role": role, "content": _content(turn.parts, path, same, lost)}
+        if role == "assistant" and not same:  # Llama Stack's assistant message says why it ended
+            said["stop_reason"] = "end_of_turn"
+        elif "stop_reason" in turn.form and same:
+            said["stop_reason"] = turn.form["stop_reason"]
+        if "tool_calls" in turn.form and same:
+            said["tool_calls"] = list(turn.form["tool_calls"])
+        said.update(turn.extra if same else {})
+        lost += [] if same else extra_lost(path, turn.extra)
+        messages.append(said)
+    elif isinstance(turn, ToolCall):
+        _write_call(turn, path, messages, same, names, lost)
+    elif isinstance(turn, ToolResult):
+        said = {
+            "role": "tool",
+            "call_id": turn.call_id,
+            "content": _content(turn.parts, path, same, lost),
+        }
+        said.update(turn.extra if same else {})
+        if turn.is_error:
+            lost.append(f"{path}.is_error")
+        messages.append(said)
+    elif isinstance(turn, Native) and same:
+        messages.append(turn.value)
+    else:
+        lost.append(f"{path} ({'reasoning' if not isinstance(turn, Native) else turn.kind})")
+
+
+def _write_call(
+    turn: ToolCall,
+    path: str,
+    messages: list[dict[str, Any]],
+    same: bool,
+    names: dict[str, Tool],
+    lost: list[str],
+) -> None:
+    text = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments
+    arguments: Any = text
+    if not (same and turn.form.get("text")):
+        try:
+            arguments = json.loads(text) if text.strip() else {}
+        except ValueError:
+            arguments = text  # Llama Stack takes arguments it could not parse as text
+    said = {
+        "call_id": turn.call_id,
+        "tool_name": flat_name(turn.name, turn.namespace),
+        "arguments": arguments,
+    }
+    said.update(turn.extra if same else {})
+    last = messages[-1] if messages else None
+    if last is None or last["role"] != "assistant" or turn.joined is False:
+        last = {"role": "assistant", "content": "", "stop_reason": "end_of_turn", "tool_calls": []}
+        messages.append(last)
+    last.setdefault("tool_calls", []).append(said)
+
+
+def _content(parts: list[Part], path: str, same: bool, lost: list[str]) -> Any:
+    if len(parts) == 1 and (parts[0].plain or not same) and parts[0].kind == "text":
+        return parts[0].text or ""
+    items: list[Any] = []
+    prefix = path if path == "instructions" else f"{path}.parts"
+    for number, part in enumerate(parts):
+        if part.kind == "text":
+            items.append({"type": "text", "text": part.text or ""})
+        elif part.kind == "image" and (part.url or part.data):
+            image: dict[str, Any] = {"url": {"uri": part.url}} if part.url else {"data": part.data}
+            items.append({"type": "image", "image": image})
+        elif part.kind == "other" and same:
+            items.append(part.extra[""])
+        else:
+            lost.append(f"{prefix}[{number}] ({part.kind})")
+            continue
+        if not same:
+            lost += extra_lost(f"{prefix}[{number}]", part.extra)
+    if len(items) == 1 and same and parts[0].form.get("single"):
+        return items[0]
+    return items
+
+
+def _write_tool(tool: Tool, path: str, same: bool, names: dict[str, Tool], lost: list[str]) -> Any:
+    if tool.kind == "builtin":
+        if same:
+            return tool.extra[""]
+        lost.append(f"{path} ({tool.name})")
+        return None
+    name = flat_name(tool.name, tool.namespace)
+    said: dict[str, Any] = {
+        "tool_name": name,
+        "description": tool.description,
+        "input_schema": tool.parameters,
+    }
+    if tool.kind == "custom":
+        said["description"], said["input_schema"] = custom_function(tool)
+    if name != tool.name or tool.kind == "custom":
+        names[name] = tool
+    if same:
+        said["parameters"] = tool.form.get("parameters")
+        return {**{k: said.get(k) for k in tool.form.get("keys", said)}, **tool.extra}
+    if tool.strict:
+        lost.append(f"{path}.strict")
+    lost += extra_lost(path, tool.extra)
+    return {k: v for k, v in said.items() if v is not None}
+
+
+def _write_config(request: Request, same: bool, lost: list[str]) -> Any:
+    if same:
+        return request.form.get("tool_config")
+    choice = request.tool_choice
+    if choice is None:
+        return None
+    if choice.allowed is not None:
+        lost.append("tool_choice.allowed")
+    if choice.mode != "tool":
+        return {"tool_choice": choice.mode}
+    tool = next((t for t in request.tools if t.name == choice.name), None)
+    return {"tool_choice": flat_name(tool.name, tool.namespace) if tool else choice.name}
+
+
+def _write_sampling(request: Request, same: bool) -> Any:
+    if same:
+        return request.form.get("sampling_params")
+    params: dict[str, Any] = {}
+    if request.temperature is not None or request.top_p is not None:
+        strategy = {"type": "top_p", "temperature": request.temperature, "top_p": request.top_p}
+        params["strategy"] = {k: v for k, v in strategy.items() if v is not None}
+    if request.max_tokens is not None:
+        params["max_tokens"] = request.max_tokens
+    if request.stop:
+        params["stop"] = request.stop
+    return params or None
+
+
+def _write_format(request: Request, same: bool, lost: list[str]) -> Any:
+    value = request.response_format
+    if same:
+        return request.form.get("response_format", request.extra.get("response_format"))
+    if value is None:
+        return None
+    if value.get("type") != "json_schema":
+        lost.append(f"response_format ({value.get('type')})")
+        return None
+    return {"type": "json_schema", "json_schema": value.get("schema")}
+
+
+def _not_in_llama(request: Request) -> list[str]:
+    """What the neutral request holds that Llama Stack has no field for."""
+    lost = []
+    for name, value in (
+        ("n", request.n if request.n != 1 else None),
+        ("reasoning_effort", request.reasoning_effort),
+        ("reasoning_budget", request.reasoning_budget),
+        ("reasoning_summary", request.reasoning_summary),
+        ("verbosity", request.verbosity),
+        ("parallel_tool_calls", False if request.parallel_tool_calls is False else None),
+        ("user", request.user),
+        ("metadata", request.metadata),
+        ("store", request.store),
+        ("previous_response_id", request.previous_response_id),
+    ):
+        if value is not None:
+            lost.append(f"{name} ({value})" if isinstance(value, str | int) else name)
+    for name, fields in request.tool_sets.items():
+        lost += extra_lost(f"tool_sets.{name}", fields)
+    return lost
