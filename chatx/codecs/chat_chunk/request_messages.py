@@ -343,11 +343,11 @@ class MessagesWriter:
             self.lost += extra_lost(path, extra)
 
     def content(self, parts: list[Part], path: str) -> str | list[Any]:
+        prefix = path if path == "instructions" else f"{path}.parts"
         if len(parts) == 1 and parts[0].kind == "text" and (parts[0].plain or not self.same):
-            self.lost += [] if self.same else extra_lost(f"{path}.parts[0]", parts[0].extra)
+            self.lost += [] if self.same else extra_lost(f"{prefix}[0]", parts[0].extra)
             return parts[0].text or ""  # one text: a string, which every chat server takes
         out = []
-        prefix = path if path == "instructions" else f"{path}.parts"
         for number, part in enumerate(parts):
             said = self.part(part, f"{prefix}[{number}]")
             if said is not None:

@@ -403,7 +403,8 @@ def _not_in_llama(request: Request) -> list[str]:
         ("previous_response_id", request.previous_response_id),
     ):
         if value is not None:
-            lost.append(f"{name} ({value})" if isinstance(value, str | int) else name)
+            said = isinstance(value, str | int) and len(str(value)) <= 24  # an effort, a number
+            lost.append(f"{name} ({value})" if said else name)
     for name, fields in request.tool_sets.items():
         lost += extra_lost(f"tool_sets.{name}", fields)
     return lost

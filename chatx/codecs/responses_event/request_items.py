@@ -253,7 +253,8 @@ class ItemsWriter:
         for number, part in enumerate(parts):
             if part.kind != "text":
                 self.lost.append(f"{path}.parts[{number}] ({part.kind})")
-            self.lost += extra_lost(f"{path}.parts[{number}]", part.extra)
+            else:
+                self.lost += extra_lost(f"{path}.parts[{number}]", part.extra)
         return "".join(part.text or "" for part in parts if part.kind == "text")
 
     def part(self, part: Part, path: str, role: str) -> dict[str, Any] | None:
