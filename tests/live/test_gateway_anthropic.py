@@ -97,7 +97,7 @@ def test_anthropic_messages_stream_with_tools_and_thinking_over_chat() -> None:
     assert messages[-2].get("reasoning_content") == "Rome, so ask."
     assert messages[-1] == {"role": "tool", "tool_call_id": "call_t1", "content": "warm, 28 C"}
     # what chat has no place for is said: the system block's cache_control, going up
-    assert "POST /v1/messages as chat: lost: instructions.parts[0].cache_control" in said
+    assert "POST /v1/messages as chat: lost: instructions[0].cache_control" in said
 
 
 def test_openai_chat_stream_over_an_anthropic_upstream() -> None:
@@ -180,5 +180,5 @@ def test_strict_refuses_an_anthropic_client_in_its_shape() -> None:
     assert caught.status_code == 400
     error = caught.body["error"]  # type: ignore[index]
     assert error["type"] == "invalid_request_error"
-    assert "instructions.parts[0].cache_control" in error["message"]
+    assert "instructions[0].cache_control" in error["message"]
     assert upstream.got == []
