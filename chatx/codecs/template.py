@@ -218,6 +218,65 @@ def worth_making(made: int, used: int) -> bool:
     return made <= 16 + used // 4
 
 
+class Lined(Protocol):
+    """What a decoder shares of the record it read last: its input line."""
+
+    line: int
+
+
+class DeltaHook:
+    """The run hook of a codec whose template stands for one delta of the content open
+    when its record was decoded (Anthropic's, Llama Stack's). Any record decoded drops
+    it; one the codec's ``plain`` says is a plain delta (given the events and whether
+    the record was said without a note) makes the next with ``make``. A run moves the
+    decoder's ``read.line`` to its last record. ``named``: the SSE event name the records
+    of a run have, when the decoder says a name that differs from a payload's type."""
+
+    __slots__ = ("feed", "made", "make", "named", "notes", "plain", "read", "template", "used")
+
+    parse = staticmethod(parsed)
+
+    def __init__(
+        self,
+        feed: Callable[[Record], list[ir.Event]],
+        notes: Notes,
+        read: Lined,
+        plain: Callable[[list[ir.Event], bool], bool],
+        make: Callable[[Any, Any], DeltaTemplate | None],
+        named: str | None = None,
+    ) -> None:
+        self.feed = feed  # the decoder's
+        self.notes = notes
+        self.read = read
+        self.plain = plain
+        self.make = make  # the template of a record's payload, given its one delta
+        self.named = named
+        self.template: DeltaTemplate | None = None
+        self.made = self.used = 0  # delta templates made and records they knew
+
+    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+        template = self.template
+        if template is None:
+            return None
+        run = template.run(records, start, None, self.named)
+        if run is None:
+            return None
+        self.read.line = run.lines[-1]
+        self.used += len(run.texts)
+        return run
+
+    def decode(self, record: Record, raw: bool) -> list[ir.Event]:
+        """Decoded, and a template made of the record when it was a plain delta."""
+        self.template = None
+        notes = self.notes.items
+        said = len(notes)
+        out = self.feed(record)
+        if raw and self.plain(out, len(notes) == said) and worth_making(self.made, self.used):
+            self.made += 1
+            self.template = self.make(record.data, out[0])
+        return out
+
+
 class RunDecoder:
     """A codec's run hook and its decoder's ``finish``: what the pipeline feeds records
     to when the codec finds runs (:func:`chatx.codecs.base.open_decoder` makes it). :meth:`run` gives the records from a position on that the hook's

@@ -435,8 +435,8 @@ def responses_both(payload: bytes) -> tuple[Any, Any, RunDecoder]:
         (n.kind, n.message) for n in parsed_notes.items
     ]
     # What the decoder kept of the part's text is the same too.
-    assert raw_decoder.hook.decoder.items[0].parts[("output_text", 0)].texts.text() == (
-        parsed_decoder.hook.decoder.items[0].parts[("output_text", 0)].texts.text()
+    assert raw_decoder.hook.read.items[0].parts[("output_text", 0)].texts.text() == (
+        parsed_decoder.hook.read.items[0].parts[("output_text", 0)].texts.text()
     )
     return raw, parsed, raw_decoder
 
@@ -469,7 +469,7 @@ def test_the_delta_template_reads_deltas_in_sequence_as_one_run():
     assert (run.texts, run.lines) == (["a", 'q"'], [50, 51])
     assert decoder.run(records, 2) is None  # no text: the long way, which says the same
     assert decoder.feed(records[2]) == [ir.TextDelta(0, "", None, {}, None)]
-    assert decoder.run(records, 3) is None and decoder.hook.decoder.expected_seq == seq + 3
+    assert decoder.run(records, 3) is None and decoder.hook.read.expected_seq == seq + 3
     assert decoder.hook.used == 2  # these two: the delta the template was made of was parsed
 
 
@@ -533,7 +533,7 @@ def test_a_llama_text_event_decodes_raw_as_parsed(text, stop, edits):
         if not raw:
             record = parse(bytes(payload), None, 9)
         got = ("InputError", record.error) if record.error else outcome(decoder, record)
-        results.append((got, [(n.kind, n.message) for n in notes.items], decoder.hook.decoder.line))
+        results.append((got, [(n.kind, n.message) for n in notes.items], decoder.hook.read.line))
     assert results[0] == results[1]
 
 
@@ -541,7 +541,7 @@ def test_llama_text_after_the_template_a_tool_call_or_the_end_is_not_known():
     decoder, _ = llama_primed()
     records = [Record(raw=llama_text(t), line=n) for n, t in enumerate(["a", "b", ""], 4)]
     run = decoder.run(records, 0)
-    assert (run.texts, run.lines, decoder.hook.decoder.line) == (["a", "b"], [4, 5], 5)
+    assert (run.texts, run.lines, decoder.hook.read.line) == (["a", "b"], [4, 5], 5)
     assert decoder.run(records, 2) is None  # empty text: a record of its own kind
 
 

@@ -5,6 +5,7 @@ See :mod:`.decode` for the residue each record keeps.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -18,148 +19,127 @@ from chatx.residue import exact_diff
 from . import records as r
 from . import searches
 from .citations import citation_of
+from .read_message import Block, ReadMessage
 
 NAME = r.NAME
 
 
-class Block:
-    """The content block open in the decoder. ``kind`` is None for a block that passes
-    through (a server tool's, or one the IR has no words for)."""
+class Blocks:
+    """The Anthropic decoder's part that reads content blocks: start, deltas and stop,
+    into the :class:`~chatx.codecs.anthropic_event.read_message.ReadMessage` it shares
+    with the decoder. ``implicit`` is the decoder's: the message read as begun when a
+    block comes before any ``message_start``."""
 
-    __slots__ = ("index", "kind", "call", "args", "signature", "encrypted", "search", "input")
+    __slots__ = ("implicit", "notes", "read")
 
-    def __init__(self, index: int, kind: ir.ItemKind | None, call: int | None = None) -> None:
-        self.index = index
-        self.kind = kind
-        self.call = call
-        self.args = False  # a non-empty argument fragment came
-        self.signature: str | None = None
-        self.encrypted: str | None = None
-        self.search: str | None = None  # a web search call's id (see .searches)
-        self.input: Pieces | None = None  # that call's input as its deltas stream it
+    def __init__(
+        self, read: ReadMessage, notes: Notes, implicit: Callable[[list[ir.Event]], None]
+    ) -> None:
+        self.read = read
+        self.notes = notes
+        self.implicit = implicit
 
-
-class BlockDecoding:
-    """The content block half of :class:`~chatx.codecs.anthropic_event.decode.AnthropicDecoder`."""
-
-    notes: Notes
-    line: int
-    index: int
-    calls: int
-    block: Block | None
-    queries: dict[str, str | None]  # each web search call's query, by its id
-
-    def _implicit(self, out: list[ir.Event]) -> None:  # pragma: no cover - the decoder's
-        raise NotImplementedError
-
-    def _block_start(self, data: dict[str, Any]) -> list[ir.Event]:
+    def start(self, data: dict[str, Any]) -> list[ir.Event]:
+        """``content_block_start``: an IR item opens, or a passthrough item."""
         out: list[ir.Event] = []
-        self._implicit(out)
-        if self.block is not None:
+        self.implicit(out)
+        read = self.read
+        if read.block is not None:
             self.notes.repaired(
-                f"content block {self.block.index} was not stopped before the next one "
+                f"content block {read.block.index} was not stopped before the next one "
                 "started: stopped there"
             )
-            self._close_block(out)
+            self.close(out)
         block = data.get("content_block")
         if type(block) is not dict:
             raise InputError(
                 "content_block_start needs a content_block object",
-                line=self.line,
+                line=read.line,
                 expected='{"type": "content_block_start", "index": 0, "content_block": {…}}',
             )
         btype = block.get("type")
-        index, self.index = self.index, self.index + 1
+        index, read.index = read.index, read.index + 1
         kind = r.BLOCK_KINDS.get(btype) if type(btype) is str else None
         if kind is None:
-            state = self.block = Block(index, None)
-            item = btype if type(btype) is str else "untyped"
-            passed = ir.Passthrough(NAME, data, "content_block_start", self.line, item)
-            if btype == searches.RESULT:
-                query = self.queries.get(str(block.get("tool_use_id")))
-                passed.meaning = searches.result(block, query)
-            else:
-                passed.meaning = searches.begin(block)
-                if passed.meaning is not None:
-                    state.search, state.input = passed.meaning.id, Pieces()
-                    seed = block.get("input")
-                    if type(seed) is dict and seed:  # an input said whole, not streamed
-                        state.input.append(orjson.dumps(seed).decode())
-            out.append(passed)
+            out.append(self._passed_start(data, block, index))
             return out
-        tilde: dict[str, Any] = {}
-        seeded: ir.Event | None = None
-        state = self.block = Block(index, kind)
+        state = read.block = Block(index, kind)
         if kind == "tool_call":
-            call = state.call = self.calls
-            self.calls += 1
-            call_id, name = block.get("id"), block.get("name")
-            call_id = call_id if type(call_id) is str else None
-            name = name if type(name) is str else None
-            start = ir.ItemStart(0, kind, None, call, call_id, name)
-            canonical = r.tool_block(call_id, name)
-            seed = block.get("input")
-            if type(seed) is dict and seed:
-                tilde["~seed"] = canonical["input"] = seed
-                state.args = True
-                seeded = ir.ToolArgsDelta(0, call, orjson.dumps(seed).decode(), {"~seed": 1})
+            start, canonical, tilde, seeded = self._call_start(block, state)
         else:
-            start = ir.ItemStart(0, kind)
-            if btype == "redacted_thinking":
-                data_ = block.get("data")
-                tilde["~data"] = data_
-                canonical = r.redacted_block(data_)
-                state.encrypted = data_ if type(data_) is str else None
-            else:
-                field = "text" if kind == "message" else "thinking"
-                canonical = r.text_block() if kind == "message" else r.thinking_block()
-                seed = block.get(field)
-                if type(seed) is str and seed:
-                    tilde["~seed"] = canonical[field] = seed
-                    seeded = (
-                        ir.TextDelta(0, seed, None, {"~seed": 1})
-                        if kind == "message"
-                        else ir.ReasoningDelta(0, seed, "text", 0, {"~seed": 1})
-                    )
+            start, canonical, tilde, seeded = _content_start(block, state)
         start.extra = {**exact_diff(data, r.block_start(index, canonical)), **tilde}
         out.append(start)
         if seeded is not None:
             out.append(seeded)
         return out
 
-    def _delta(self, data: dict[str, Any]) -> list[ir.Event]:
-        block = self.block
+    def _passed_start(self, data: dict[str, Any], block: dict[str, Any], index: int) -> ir.Event:
+        """The start of a block the IR has no item for (a server tool's): it passes
+        through, with what it means for a web search."""
+        btype = block.get("type")
+        state = self.read.block = Block(index, None)
+        item = btype if type(btype) is str else "untyped"
+        passed = ir.Passthrough(NAME, data, "content_block_start", self.read.line, item)
+        if btype == searches.RESULT:
+            query = self.read.queries.get(str(block.get("tool_use_id")))
+            passed.meaning = searches.result(block, query)
+            return passed
+        passed.meaning = searches.begin(block)
+        if passed.meaning is not None:
+            state.search, state.input = passed.meaning.id, Pieces()
+            seed = block.get("input")
+            if type(seed) is dict and seed:  # an input said whole, not streamed
+                state.input.append(orjson.dumps(seed).decode())
+        return passed
+
+    def _call_start(self, block: dict[str, Any], state: Block) -> _Opened:
+        """A ``tool_use`` block's start: the call numbered, its input said when the
+        block holds it already (``~seed``)."""
+        read = self.read
+        call = state.call = read.calls
+        read.calls += 1
+        call_id, name = block.get("id"), block.get("name")
+        call_id = call_id if type(call_id) is str else None
+        name = name if type(name) is str else None
+        start = ir.ItemStart(0, "tool_call", None, call, call_id, name)
+        canonical = r.tool_block(call_id, name)
+        seed = block.get("input")
+        if type(seed) is dict and seed:
+            state.args = True
+            canonical["input"] = seed
+            seeded = ir.ToolArgsDelta(0, call, orjson.dumps(seed).decode(), {"~seed": 1})
+            return start, canonical, {"~seed": seed}, seeded
+        return start, canonical, {}, None
+
+    def delta(self, data: dict[str, Any]) -> list[ir.Event]:
+        """``content_block_delta``: more of the open block's content, or a record the IR
+        keeps as residue (a signature, a citation, a delta it has no words for)."""
+        block = self.read.block
         if block is None:
             self.notes.warning("content_block_delta with no content block open: kept as it is")
             return [ir.Meta(None, {"~record": data})]
-        if block.kind is None:
-            delta = data.get("delta")
-            if block.input is not None and type(delta) is dict:
-                fragment = delta.get("partial_json")
-                if type(fragment) is str:
-                    block.input.append(fragment)
-            return [ir.Passthrough(NAME, data, "content_block_delta", self.line, "")]
         delta = data.get("delta")
+        if block.kind is None:
+            return [self._passed_delta(data, delta, block)]
         delta = delta if type(delta) is dict else {}
         dtype = delta.get("type")
+        # Nearly every record of a stream: an if chain costs less than a table here.
         if dtype == "text_delta" and block.kind == "message":
             return self._piece(data, block, "text", r.text_delta)
         if dtype == "thinking_delta" and block.kind == "reasoning":
             return self._piece(data, block, "thinking", r.thinking_delta)
         if dtype == "input_json_delta" and block.kind == "tool_call":
             return self._piece(data, block, "partial_json", r.json_delta)
-        if dtype == "signature_delta" and block.kind == "reasoning":
-            signature = delta.get("signature")
-            if type(signature) is str:
-                block.signature = (block.signature or "") + signature
-            return [ir.Meta(0, {"~record": data})]
-        if dtype == "citations_delta":
-            cite = citation_of(delta.get("citation")) if block.kind == "message" else None
-            return [ir.Meta(0, {"~record": data, "citations": [delta.get("citation")]}, None, cite)]
-        # A delta the IR has no words for (compaction_delta), or one of another block's
-        # kind: kept for anthropic output, and reported by others under its type.
-        rest = {k: v for k, v in delta.items() if k != "type"}
-        return [ir.Meta(0, {"~record": data, str(dtype or "delta"): rest or delta})]
+        return [_residue(data, delta, dtype, block)]
+
+    def _passed_delta(self, data: dict[str, Any], delta: Any, block: Block) -> ir.Event:
+        """A delta of a block that passes through; a web search's input streams in it."""
+        if block.input is not None and type(delta) is dict:
+            fragment = delta.get("partial_json")
+            if type(fragment) is str:
+                block.input.append(fragment)
+        return ir.Passthrough(NAME, data, "content_block_delta", self.read.line, "")
 
     def _piece(self, data: dict[str, Any], block: Block, field: str, make: Any) -> list[ir.Event]:
         delta = data["delta"]
@@ -179,33 +159,36 @@ class BlockDecoding:
         block.args = True
         return [ir.ToolArgsDelta(0, block.call or 0, text, patch)]
 
-    def _block_stop(self, data: dict[str, Any]) -> list[ir.Event]:
-        block = self.block
+    def stop(self, data: dict[str, Any]) -> list[ir.Event]:
+        """``content_block_stop``: the open block's item ends."""
+        read = self.read
+        block = read.block
         if block is None:
             self.notes.warning("content_block_stop with no content block open: kept as it is")
             return [ir.Meta(None, {"~record": data})]
-        self.block = None
+        read.block = None
         if block.kind is None:
-            passed = ir.Passthrough(NAME, data, "content_block_stop", self.line, "")
+            passed = ir.Passthrough(NAME, data, "content_block_stop", read.line, "")
             if block.search is not None and block.input is not None:
-                query = self.queries[block.search] = searches.query_of(block.input.text())
+                query = read.queries[block.search] = searches.query_of(block.input.text())
                 passed.meaning = ir.WebSearch(block.search, "query", query)
             return [passed]
         out: list[ir.Event] = []
         self._end_block(block, exact_diff(data, r.block_stop(block.index)), out)
         return out
 
-    def _close_block(self, out: list[ir.Event], mark: str | None = None) -> None:
+    def close(self, out: list[ir.Event], mark: str | None = None) -> None:
         """Close the open block where the source did not (repaired in anthropic output,
         or left as it came with ``mark`` ``~cut``)."""
-        block, self.block = self.block, None
+        read = self.read
+        block, read.block = read.block, None
         if block is None:
             return
         if block.kind is None:
             if mark is None:
                 out.append(
                     ir.Passthrough(
-                        NAME, r.block_stop(block.index), "content_block_stop", self.line, ""
+                        NAME, r.block_stop(block.index), "content_block_stop", read.line, ""
                     )
                 )
             return
@@ -219,3 +202,49 @@ class BlockDecoding:
         end = ir.ItemEnd(0, block.kind, block.call, extra)
         end.signature, end.encrypted = block.signature, block.encrypted
         out.append(end)
+
+
+# What opens an IR item: its start, the canonical block, the codec's own keys for its
+# start's residue (``~seed``, ``~data``) and the delta of content it holds already.
+_Opened = tuple[ir.ItemStart, dict[str, Any], dict[str, Any], ir.Event | None]
+
+
+def _content_start(block: dict[str, Any], state: Block) -> _Opened:
+    """A text, thinking or redacted thinking block's start; the text or thinking it
+    holds already is said (``~seed``), the redacted data kept (``~data``)."""
+    kind = state.kind
+    assert kind is not None
+    start = ir.ItemStart(0, kind)
+    if block.get("type") == "redacted_thinking":
+        data = block.get("data")
+        state.encrypted = data if type(data) is str else None
+        return start, r.redacted_block(data), {"~data": data}, None
+    field = "text" if kind == "message" else "thinking"
+    canonical = r.text_block() if kind == "message" else r.thinking_block()
+    seed = block.get(field)
+    if type(seed) is not str or not seed:
+        return start, canonical, {}, None
+    canonical[field] = seed
+    seeded = (
+        ir.TextDelta(0, seed, None, {"~seed": 1})
+        if kind == "message"
+        else ir.ReasoningDelta(0, seed, "text", 0, {"~seed": 1})
+    )
+    return start, canonical, {"~seed": seed}, seeded
+
+
+def _residue(data: dict[str, Any], delta: dict[str, Any], dtype: Any, block: Block) -> ir.Meta:
+    """A delta that says no more content of ``block``: a signature (it closes a
+    thinking block), a citation, or a delta the IR has no words for (compaction_delta),
+    or one of another block's kind, kept for anthropic output and reported by others
+    under its type."""
+    if dtype == "signature_delta" and block.kind == "reasoning":
+        signature = delta.get("signature")
+        if type(signature) is str:
+            block.signature = (block.signature or "") + signature
+        return ir.Meta(0, {"~record": data})
+    if dtype == "citations_delta":
+        cite = citation_of(delta.get("citation")) if block.kind == "message" else None
+        return ir.Meta(0, {"~record": data, "citations": [delta.get("citation")]}, None, cite)
+    rest = {k: v for k, v in delta.items() if k != "type"}
+    return ir.Meta(0, {"~record": data, str(dtype or "delta"): rest or delta})

@@ -25,6 +25,7 @@ record itself; what another format should hear of it is the rest of that ``Meta`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -38,47 +39,44 @@ from chatx.residue import ABSENT, exact_diff
 
 from . import records as r
 from . import whole
-from .blocks import Block, BlockDecoding
+from .blocks import Blocks
+from .read_message import ReadMessage
 
 NAME = r.NAME
 
 
-class AnthropicDecoder(BlockDecoding):
-    """Incremental decoder: ``feed(record)`` returns the IR events of one record."""
+class AnthropicDecoder:
+    """Incremental decoder: ``feed(record)`` returns the IR events of one record.
+
+    It shares the :class:`~chatx.codecs.anthropic_event.read_message.ReadMessage`
+    (``read``) with its part ``blocks``, which reads content blocks. ``handlers`` is
+    the table from a record's type to what reads it; the message's own records (start,
+    delta, stop, ping, error) are the decoder's."""
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
-        self.line = 0
         self.renamed = False  # an SSE event name that differs from the type was noted
-        self._message()
-        self._handlers = {
+        self.read = ReadMessage()
+        self.blocks = blocks = Blocks(self.read, notes, self._implicit)
+        self.handlers: dict[str, Callable[[dict[str, Any]], list[ir.Event]]] = {
             "message_start": self._start,
-            "content_block_start": self._block_start,
-            "content_block_delta": self._delta,
-            "content_block_stop": self._block_stop,
+            "content_block_start": blocks.start,
+            "content_block_delta": blocks.delta,
+            "content_block_stop": blocks.stop,
             "message_delta": self._message_delta,
             "message_stop": self._stop,
             "ping": self._ping,
             "error": self._error,
         }
 
-    def _message(self) -> None:
-        self.open = False  # a message started and has not stopped
-        self.index = 0  # content_block_start records in this message
-        self.block: Block | None = None
-        self.calls = 0
-        self.queries: dict[str, str | None] = {}  # each web search call's query, by its id
-        self.start: dict[str, int] = {}  # message_start's usage counts
-        self.counted = False  # a Usage was said for this message
-
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event, or a whole ``message`` object)."""
-        self.line = record.line
+        self.read.line = record.line
         data = self._payload(record)
         if data is None:
             return []
         kind = data.get("type")
-        handler = self._handlers.get(kind) if type(kind) is str else None
+        handler = self.handlers.get(kind) if type(kind) is str else None
         if handler is None:
             return self._other(data, kind, record.line)
         if record.event is not None and record.event != kind and not self.renamed:
@@ -94,12 +92,12 @@ class AnthropicDecoder(BlockDecoding):
         ``StreamEnd``): nothing is invented. Its open block closes for other formats'
         sake, marked ``~cut`` so that anthropic output leaves it as it came."""
         out: list[ir.Event] = []
-        if self.open:
+        if self.read.open:
             self.notes.warning("the stream ends without message_stop")
-            block = self.block
+            block = self.read.block
             if block is not None and block.kind is not None:
                 out.append(ir.ItemEnd(0, block.kind, block.call, {"~cut": True}))
-            self._message()
+            self.read.restart()
         return out
 
     def _payload(self, record: Record) -> dict[str, Any] | None:
@@ -118,7 +116,7 @@ class AnthropicDecoder(BlockDecoding):
 
     def _other(self, data: dict[str, Any], kind: Any, line: int) -> list[ir.Event]:
         """A whole ``message``, or an event type this decoder does not know."""
-        if not self.open and whole.is_message(data):
+        if not self.read.open and whole.is_message(data):
             return expand(self.feed, whole.events(data, self.notes), line)
         if type(kind) is not str:
             raise InputError(
@@ -132,10 +130,10 @@ class AnthropicDecoder(BlockDecoding):
     def _implicit(self, out: list[ir.Event]) -> None:
         """A content record before any ``message_start``: the stream is read as begun
         (anthropic output writes no start it did not have)."""
-        if not self.open:
+        if not self.read.open:
             self.notes.warning("the stream has no message_start")
-            self._message()
-            self.open = True
+            self.read.restart()
+            self.read.open = True
             out.append(ir.StreamStart("", extra={"~implicit": True}))
             out.append(ir.LaneStart(0))
 
@@ -143,11 +141,11 @@ class AnthropicDecoder(BlockDecoding):
 
     def _start(self, data: dict[str, Any]) -> list[ir.Event]:
         out: list[ir.Event] = []
-        if self.open:
+        if self.read.open:
             self.notes.warning("message_start before the last message stopped: a new one begins")
-            self._close_block(out, "~cut")
-        self._message()
-        self.open = True
+            self.blocks.close(out, "~cut")
+        self.read.restart()
+        self.read.open = True
         message = data.get("message")
         if type(message) is not dict:
             message = {}
@@ -155,7 +153,7 @@ class AnthropicDecoder(BlockDecoding):
         mid = mid if type(mid) is str else ""
         model = model if type(model) is str else None
         usage = message.get("usage")
-        self.start = counts = r.counts_of(usage)
+        self.read.start = counts = r.counts_of(usage)
         content = message.get("content")
         content = content if type(content) is list else []
         stop = [message.get("stop_reason"), message.get("stop_sequence")]
@@ -189,21 +187,7 @@ class AnthropicDecoder(BlockDecoding):
         known = {"type", "id", "name", "input", "text", "thinking", "signature"}
         rest = {k: v for k, v in block.items() if k not in known}
         if kind == "tool_call":
-            call, self.calls = self.calls, self.calls + 1
-            call_id, name = block.get("id"), block.get("name")
-            start = ir.ItemStart(
-                0,
-                "tool_call",
-                None,
-                call,
-                call_id if type(call_id) is str else None,
-                name if type(name) is str else None,
-                {**rest, **mark},
-            )
-            value = block.get("input")
-            arguments = orjson.dumps(value).decode() if type(value) is dict and value else "{}"
-            out += [start, ir.ToolArgsDelta(0, call, arguments, dict(mark))]
-            out.append(ir.ItemEnd(0, "tool_call", call, dict(mark)))
+            self._prefilled_call(block, {**rest, **mark}, out)
             return
         out.append(ir.ItemStart(0, kind, None, None, None, None, {**rest, **mark}))
         text = block.get("text" if kind == "message" else "thinking")
@@ -217,19 +201,41 @@ class AnthropicDecoder(BlockDecoding):
         end.signature = signature if type(signature) is str and signature else None
         out.append(end)
 
+    def _prefilled_call(
+        self, block: dict[str, Any], extra: dict[str, Any], out: list[ir.Event]
+    ) -> None:
+        """A ``tool_use`` block ``message_start`` holds: the whole call, its input the
+        one argument delta (``{}`` when it has none)."""
+        mark: dict[str, Any] = {"~prefill": True}
+        call, self.read.calls = self.read.calls, self.read.calls + 1
+        call_id, name = block.get("id"), block.get("name")
+        start = ir.ItemStart(
+            0,
+            "tool_call",
+            None,
+            call,
+            call_id if type(call_id) is str else None,
+            name if type(name) is str else None,
+            extra,
+        )
+        value = block.get("input")
+        arguments = orjson.dumps(value).decode() if type(value) is dict and value else "{}"
+        out += [start, ir.ToolArgsDelta(0, call, arguments, dict(mark))]
+        out.append(ir.ItemEnd(0, "tool_call", call, dict(mark)))
+
     def _message_delta(self, data: dict[str, Any]) -> list[ir.Event]:
         out: list[ir.Event] = []
         self._implicit(out)
-        if self.block is not None:
+        if self.read.block is not None:
             self.notes.repaired(
-                f"content block {self.block.index} was not stopped before message_delta: "
+                f"content block {self.read.block.index} was not stopped before message_delta: "
                 "stopped there"
             )
-            self._close_block(out)
+            self.blocks.close(out)
         delta = data.get("delta")
         delta = delta if type(delta) is dict else {}
         usage = data.get("usage")
-        read = r.read_usage(usage, self.start) if type(usage) is dict else None
+        read = r.read_usage(usage, self.read.start) if type(usage) is dict else None
         word = delta.get("stop_reason")
         finish = (
             r.finish_of(word, delta.get("stop_sequence")) if type(word) is str and word else None
@@ -241,7 +247,7 @@ class AnthropicDecoder(BlockDecoding):
         )
         patch = exact_diff(data, canonical)
         if read is not None:
-            self.counted = True
+            self.read.counted = True
             out.append(read)
         if finish is not None:
             finish.extra = patch
@@ -253,24 +259,24 @@ class AnthropicDecoder(BlockDecoding):
         return out
 
     def _stop(self, data: dict[str, Any]) -> list[ir.Event]:
-        if not self.open:
+        if not self.read.open:
             self.notes.warning("message_stop with no message open: kept as it is")
             return [ir.Meta(None, {"~record": data})]
         out: list[ir.Event] = []
-        if self.block is not None:
+        if self.read.block is not None:
             self.notes.repaired(
-                f"content block {self.block.index} was not stopped before message_stop: "
+                f"content block {self.read.block.index} was not stopped before message_stop: "
                 "stopped there"
             )
-            self._close_block(out)
-        if not self.counted and self.start:
+            self.blocks.close(out)
+        if not self.read.counted and self.read.start:
             # No message_delta (programmatic tool calling's turns): message_start's usage
             # is the message's, as a client accumulates it.
-            usage = r.read_usage({}, self.start)
+            usage = r.read_usage({}, self.read.start)
             usage.extra = {"~start": True}
             out.append(usage)
         out.append(ir.StreamEnd(exact_diff(data, r.message_stop())))
-        self._message()
+        self.read.restart()
         return out
 
     def _ping(self, data: dict[str, Any]) -> list[ir.Event]:
@@ -287,5 +293,5 @@ class AnthropicDecoder(BlockDecoding):
             top["error"] = data["error"]
         if top:
             out.append(ir.Meta(None, top))
-        self._message()
+        self.read.restart()
         return out

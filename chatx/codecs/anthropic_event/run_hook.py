@@ -11,13 +11,11 @@ no template, and a record that differs from the template by one byte is parsed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.anthropic_event.decode import AnthropicDecoder
-from chatx.codecs.template import TEXT, Delta, DeltaRun, DeltaTemplate, parsed, worth_making
-from chatx.record import Record
+from chatx.codecs.template import TEXT, Delta, DeltaHook, DeltaTemplate
 
 EVENT = "content_block_delta"
 # The delta types templated, and the field that holds their text.
@@ -25,51 +23,18 @@ _FIELDS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
 
 
-class AnthropicRunHook:
+def run_hook(decoder: AnthropicDecoder) -> DeltaHook:
     """The Anthropic :class:`~chatx.codecs.template.RunHook`, made with the decoder. The
     template stands for a delta of the block open when it was made: any record decoded
     drops it (a delta may close the block: a signature), and a plain delta makes the
     next. A run moves the decoder's ``line`` to its last record."""
+    return DeltaHook(decoder.feed, decoder.notes, decoder.read, _plain, _template, EVENT)
 
-    __slots__ = ("decoder", "made", "template", "used")
 
-    parse = staticmethod(parsed)
-
-    def __init__(self, decoder: AnthropicDecoder) -> None:
-        self.decoder = decoder
-        self.template: DeltaTemplate | None = None
-        self.made = self.used = 0  # delta templates made and records they knew
-
-    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
-        template = self.template
-        if template is None:
-            return None
-        run = template.run(records, start, None, EVENT)
-        if run is None:
-            return None
-        self.decoder.line = run.lines[-1]
-        self.used += len(run.texts)
-        return run
-
-    def decode(self, record: Record, raw: bool) -> list[ir.Event]:
-        """Decoded, and a template made of the record when it was one plain delta of the
-        open block, said without a note."""
-        self.template = None
-        decoder = self.decoder
-        notes = decoder.notes.items
-        said = len(notes)
-        out = decoder.feed(record)
-        delta = out[0] if len(out) == 1 else None
-        if (
-            isinstance(delta, _DELTAS)
-            and not delta.extra
-            and len(notes) == said
-            and raw
-            and worth_making(self.made, self.used)
-        ):
-            self.made += 1
-            self.template = _template(record.data, delta)
-        return out
+def _plain(out: list[ir.Event], quiet: bool) -> bool:
+    """Whether ``out`` is one delta of the open block with no residue, said without a
+    note."""
+    return len(out) == 1 and isinstance(out[0], _DELTAS) and not out[0].extra and quiet
 
 
 def _template(data: Any, delta: Delta) -> DeltaTemplate | None:

@@ -35,6 +35,7 @@ its raw text; a released ``in_progress`` fragment is a ``TextDelta`` tagged
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
@@ -45,68 +46,60 @@ from chatx.record import Record
 
 from . import records as r
 from . import whole
-from .special_tokens import call_prefix
-from .tool_calls import ToolCallDecoding
+from .held import Held
+from .read_stream import LS, ReadStream, Stops
+from .tool_calls import ToolCalls
 
-LS = r.LS
+# What reads a record of the stream: (the record, its event, the events it gives).
+_Handler = Callable[[dict[str, Any], dict[str, Any], list[ir.Event]], None]
 
 
-class LlamaStackDecoder(ToolCallDecoding):
-    """Incremental decoder: ``feed(record)`` returns the IR events of one record."""
+class LlamaStackDecoder:
+    """Incremental decoder: ``feed(record)`` returns the IR events of one record.
+
+    Its parts share the :class:`~chatx.codecs.llama_stack_event.read_stream.ReadStream`
+    (``read``): ``stops`` reads stop reasons into the turn's ``Finish``, ``held`` reads
+    text and holds what may be a call, ``calls`` reads tool-call records. ``handlers`` is
+    the table from a record's ``event_type`` to what reads it; the stream's start, end
+    and errors are the decoder's own."""
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
-        self.open = False  # a stream has started and not completed
-        self.id = ""
-        self.line = 0
-        self._turn()
-
-    def _turn(self) -> None:
-        self.message = False  # an IR message item is open
-        self.may_hold = True  # nothing said yet in this turn: text may still be a call
-        self.text_out = False  # text went out as text in this turn
-        self.hold: str | None = None  # "text" or "tool": what ``held`` holds
-        self.held: list[dict[str, Any]] = []
-        self.held_text: list[str] = []
-        self.committed = False  # the held text has passed a call opener
-        self.stop: str | None = None  # the stop reason of the Finish emitted (or pending)
-        self.pending: ir.Finish | None = None  # a tool record's Finish, said once calls end
-        self.calls = 0
-        self.failed = False  # an error frame came: Llama Stack ends a stream so
+        self.read = read = ReadStream()
+        self.stops = stops = Stops(read, notes)
+        self.held = held = Held(read, stops)
+        self.calls = ToolCalls(read, notes, held, stops, self._passthrough)
+        # What reads a record of the stream, by its event_type (``start`` is read before
+        # the others, which begin a stream that has none).
+        self.handlers: dict[str, _Handler] = {
+            "progress": self._progress,
+            "complete": self._complete,
+        }
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one record (an event or an ``{"error": …}`` frame)."""
-        self.line = record.line
+        read = self.read
+        read.line = record.line
         data = self._payload(record)
         if data is None:
             return []
         out: list[ir.Event] = []
         event = data.get("event")
         if not isinstance(event, dict):
-            if not self.open and whole.is_completion(data):
-                return expand(self.feed, whole.events(data, self.notes), record.line)
-            if isinstance(data.get("error"), dict):
-                self._error(data, out)
-                return out
-            raise InputError(
-                'a Llama Stack event needs an "event" object',
-                line=record.line,
-                expected='{"event": {"event_type": …, "delta": …}}',
-            )
+            return self._not_an_event(data, record, out)
         kind = event.get("event_type")
-        if self.pending is not None and kind != "complete" and not _tool_record(event):
-            self._release(out)
-            self._settle(out)
+        if read.pending is not None and kind != "complete" and not _tool_record(event):
+            self.held.release(out)
+            self.stops.settle(out)
         if kind == "start":
             self._start(data, out)
             return out
-        if not self.open:
+        if not read.open:
             self.notes.warning("the stream has no start event")
             self._start(data, out, implicit=True)
-        if kind == "progress":
-            self._progress(data, event, out)
-        elif kind == "complete":
-            self._complete(data, event, out)
+        handler = self.handlers.get(kind) if type(kind) is str else None
+        if handler is not None:
+            handler(data, event, out)
         else:
             self._passthrough(data, f"event_type {kind!r}", out)
         return out
@@ -115,13 +108,14 @@ class LlamaStackDecoder(ToolCallDecoding):
         """End of input: release what is held and close the message. A stream without its
         ``complete`` event is left unended (no ``StreamEnd``): nothing is invented."""
         out: list[ir.Event] = []
-        if self.open:
-            self._release(out)
-            self._close_message(out)
-            self._settle(out)
-            if not self.failed:
+        read = self.read
+        if read.open:
+            self.held.release(out)
+            read.close_message(out)
+            self.stops.settle(out)
+            if not read.failed:
                 self.notes.warning("the stream ends without a complete event")
-            self.open = False
+            read.open = False
         return out
 
     def _payload(self, record: Record) -> dict[str, Any] | None:
@@ -138,18 +132,34 @@ class LlamaStackDecoder(ToolCallDecoding):
             )
         return record.data
 
+    def _not_an_event(
+        self, data: dict[str, Any], record: Record, out: list[ir.Event]
+    ) -> list[ir.Event]:
+        """A record with no ``event``: a whole completion, or an error frame."""
+        if not self.read.open and whole.is_completion(data):
+            return expand(self.feed, whole.events(data, self.notes), record.line)
+        if isinstance(data.get("error"), dict):
+            self._error(data, out)
+            return out
+        raise InputError(
+            'a Llama Stack event needs an "event" object',
+            line=record.line,
+            expected='{"event": {"event_type": …, "delta": …}}',
+        )
+
     # --- records ------------------------------------------------------------------------
 
     def _start(self, data: dict[str, Any], out: list[ir.Event], implicit: bool = False) -> None:
-        if self.open:
+        read = self.read
+        if read.open:
             self.notes.warning("a start event inside a stream: a new stream begins")
-            self._release(out)
-            self._close_message(out)
-        self._turn()
-        self.open = True
-        self.id = r.stream_id(data)
+            self.held.release(out)
+            read.close_message(out)
+        read.turn()
+        read.open = True
+        read.id = r.stream_id(data)
         ls = {"implicit": None} if implicit else r.residue(data, r.event("start", r.text_delta("")))
-        out.append(ir.StreamStart(self.id, extra={LS: ls} if ls else {}))
+        out.append(ir.StreamStart(read.id, extra={LS: ls} if ls else {}))
         out.append(ir.LaneStart(0))
 
     def _progress(self, data: dict[str, Any], event: dict[str, Any], out: list[ir.Event]) -> None:
@@ -157,18 +167,19 @@ class LlamaStackDecoder(ToolCallDecoding):
         delta: dict[str, Any] = value if isinstance(value, dict) else {}
         kind = delta.get("type")
         if kind == "text" and isinstance(delta.get("text"), str):
-            self._text(data, event, delta["text"], out)
+            self.held.text(data, event, delta["text"], out)
         elif kind == "tool_call":
-            self._tool_call(data, event, delta, out)
+            self.calls.feed(data, event, delta, out)
         else:  # an image delta, or a shape this decoder does not know
             self._passthrough(data, f"{kind or 'untyped'} delta", out)
 
     def _complete(self, data: dict[str, Any], event: dict[str, Any], out: list[ir.Event]) -> None:
-        self._release(out)
-        self._close_message(out)
-        self._settle(out)
-        self._stop(event, out)
-        usage, metrics = self._usage(data.get("metrics"))
+        read = self.read
+        self.held.release(out)
+        read.close_message(out)
+        self.stops.settle(out)
+        self.stops.stop(event, out)
+        usage, metrics = _usage(data.get("metrics"))
         if usage is not None:
             out.append(usage)
         counts = (
@@ -178,147 +189,38 @@ class LlamaStackDecoder(ToolCallDecoding):
             "complete",
             r.text_delta(""),
             None,
-            self.stop,
+            read.stop,
             r.render_metrics(counts, metrics) if usage else None,
         )
         ls = r.residue(data, canonical)
         out.append(ir.StreamEnd({LS: ls} if ls else {}))
-        self.open = False
+        read.open = False
 
     def _error(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         """``{"error": {…}}``: what Llama Stack's server sends when generation fails."""
-        self._release(out)
-        self._settle(out)
-        self.failed = True
+        self.held.release(out)
+        self.stops.settle(out)
+        self.read.failed = True
         out.append(r.read_error(data["error"]))
         rest = {k: v for k, v in data.items() if k != "error"}
         if rest:
             out.append(ir.Meta(None, {LS: {"patch": rest}}))
 
     def _passthrough(self, data: dict[str, Any], what: str, out: list[ir.Event]) -> None:
-        self._release(out)
+        self.held.release(out)
         self.notes.warning(f"{what}: kept as it is, no IR meaning")
-        out.append(ir.Passthrough(r.NAME, data, None, self.line))
+        out.append(ir.Passthrough(r.NAME, data, None, self.read.line))
 
-    # --- text and the shape-2 hold ------------------------------------------------------
 
-    def _text(
-        self, data: dict[str, Any], event: dict[str, Any], text: str, out: list[ir.Event]
-    ) -> None:
-        if self.hold == "tool":
-            self._release(out)
-        holdable = text != "" and event.get("stop_reason") is None
-        if holdable and (self.hold == "text" or (self.may_hold and self.hold is None)):
-            self.hold = "text"
-            self.held.append(data)
-            self.held_text.append(text)
-            if not self._could_be_call():
-                self._release(out)
-            return
-        self._release(out)
-        self._emit_text(data, event, text, out)
-
-    def _could_be_call(self) -> bool:
-        """Whether the held text may still turn out to be a tool call."""
-        if not self.committed:
-            verdict = call_prefix("".join(self.held_text))
-            self.committed = verdict == "call"  # past the opener: hold until decided
-            return verdict != "text"
-        return True
-
-    def _emit_text(
-        self, data: dict[str, Any], event: dict[str, Any], text: str, out: list[ir.Event]
-    ) -> None:
-        if not text:  # no content, one record all the same: a Meta says so
-            meta = ir.Meta(0, {})
-            out.append(meta)
-            stop = self._stop(event, out)
-            canonical = r.event("progress", r.text_delta(""), None, stop)
-            meta.extra = {LS: {"~text": "", **r.residue(data, canonical)}}
-            return
-        if not self.message:
-            self._open_message(out)
-        raw = event.get("logprobs")
-        logprobs = r.logprobs_to_ir(raw) if raw is not None else None
-        delta = ir.TextDelta(0, text, logprobs)
-        out.append(delta)
-        stop = self._stop(event, out) if event.get("stop_reason") is not None else None
-        back = r.logprobs_from_ir(logprobs) if logprobs is not None else None
-        ls = r.residue(data, r.event("progress", r.text_delta(text), back, stop))
-        if ls:
-            delta.extra = {LS: ls}
-        self.may_hold = False
-        self.text_out = True
-
-    def _release(self, out: list[ir.Event]) -> None:
-        """The stream did not make a call of what is held: give it back as text."""
-        held, hold = self.held, self.hold
-        self.held, self.hold, self.held_text, self.committed = [], None, [], False
-        for data in held:
-            event = data["event"]
-            if hold == "text":
-                self._emit_text(data, event, event["delta"]["text"], out)
-            else:
-                self._release_tool(data, out)
-
-    def _stop(self, event: dict[str, Any], out: list[ir.Event], terminal: bool = False) -> Any:
-        """Emit ``Finish`` for the first stop reason; return the one the encoder will write
-        on this record (terminal tool records repeat a stop reason already known).
-
-        A tool record's stop reason does not end the turn yet: Llama Stack's OpenAI-compat
-        layer puts ``end_of_message`` on each ``succeeded`` of parallel calls, and the next
-        call's records follow. Its ``Finish`` is pending until a record that is no tool
-        call's, the ``complete`` event or the end of input (:meth:`_settle`)."""
-        stop = event.get("stop_reason")
-        if self.stop is None and isinstance(stop, str) and stop:
-            reason = r.STOP_TO_FINISH.get(stop)
-            if reason is None:
-                self.notes.warning(f"unknown stop_reason {stop!r}: read as end_of_turn")
-                reason = "stop"
-            # A turn that ends in a call is a tool_calls finish for chat and Responses
-            # clients, whichever of end_of_turn / end_of_message the model used.
-            if reason == "stop" and self.calls:
-                reason = "tool_calls"
-            self.stop = r.stop_word(reason, stop)
-            finish = ir.Finish(0, reason, stop)
-            if terminal:
-                # The Llama encoder writes this record before it sees the Finish: "~stop"
-                # gives it the stop reason, "~deferred" keeps the Finish off later records.
-                finish.extra = {LS: {"~deferred": None}}
-                self.pending = finish
-            else:
-                out.append(finish)
-            return self.stop
-        return self.stop if terminal else None
-
-    def _settle(self, out: list[ir.Event]) -> None:
-        """Emit the pending ``Finish`` of a tool record: no more calls come in this turn."""
-        finish = self.pending
-        if finish is not None:
-            if finish.reason == "stop" and self.calls:  # a call came after the stop reason
-                finish.reason = "tool_calls"
-            out.append(finish)
-            self.pending = None
-
-    def _usage(self, metrics: Any) -> tuple[ir.Usage | None, list[Any] | None]:
-        """``metrics`` -> Usage, and the residue the complete record needs."""
-        read = r.read_metrics(metrics)
-        if read is None:
-            return None, None
-        counts, residue = read
-        extra = {LS: {"metrics": residue}} if residue is not None else {}
-        total = counts.get("total")
-        return ir.Usage(counts.get("input"), counts.get("output"), total, extra=extra), residue
-
-    def _open_message(self, out: list[ir.Event]) -> None:
-        if not self.message:
-            self.message = True
-            out.append(ir.ItemStart(0, "message"))
-
-    def _close_message(self, out: list[ir.Event]) -> None:
-        if self.message:
-            self.message = False
-            out.append(ir.ItemEnd(0, "message"))
+def _usage(metrics: Any) -> tuple[ir.Usage | None, list[Any] | None]:
+    """``metrics`` -> Usage, and the residue the complete record needs."""
+    read = r.read_metrics(metrics)
+    if read is None:
+        return None, None
+    counts, residue = read
+    extra = {LS: {"metrics": residue}} if residue is not None else {}
+    total = counts.get("total")
+    return ir.Usage(counts.get("input"), counts.get("output"), total, extra=extra), residue
 
 
 def _tool_record(event: dict[str, Any]) -> bool:

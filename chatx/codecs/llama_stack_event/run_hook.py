@@ -4,70 +4,47 @@ the same but for that text (:class:`~chatx.codecs.template.DeltaTemplate`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.llama_stack_event.decode import LlamaStackDecoder
-from chatx.codecs.template import TEXT, DeltaRun, DeltaTemplate, parsed, worth_making
-from chatx.record import Record
+from chatx.codecs.llama_stack_event.read_stream import ReadStream
+from chatx.codecs.template import TEXT, DeltaHook, DeltaTemplate
 
 _PROTO = ir.TextDelta(0, "")
 
 
-class LlamaStackRunHook:
+def run_hook(decoder: LlamaStackDecoder) -> DeltaHook:
     """The Llama Stack :class:`~chatx.codecs.template.RunHook`, made with the decoder.
     Any record decoded drops the template; more plain text, said where the next record
     of more text would be that too, makes the next. A run moves the decoder's ``line``
     to its last record."""
+    read = decoder.read
 
-    __slots__ = ("decoder", "made", "template", "used")
+    def plain(out: list[ir.Event], quiet: bool) -> bool:
+        return _plain_text(out, read)
 
-    parse = staticmethod(parsed)
-
-    def __init__(self, decoder: LlamaStackDecoder) -> None:
-        self.decoder = decoder
-        self.template: DeltaTemplate | None = None
-        self.made = self.used = 0  # text templates made and records they knew
-
-    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
-        template = self.template
-        if template is None:
-            return None
-        run = template.run(records, start)
-        if run is None:
-            return None
-        self.decoder.line = run.lines[-1]
-        self.used += len(run.texts)
-        return run
-
-    def decode(self, record: Record, raw: bool) -> list[ir.Event]:
-        """Decoded, and a template made of the record when it was more plain text."""
-        self.template = None
-        out = self.decoder.feed(record)
-        if raw and self._plain_text(out) and worth_making(self.made, self.used):
-            self.made += 1
-            self.template = _template(record.data)
-        return out
-
-    def _plain_text(self, out: list[ir.Event]) -> bool:
-        """Whether ``out`` is one plain delta of more text, in the state where the next
-        record of more text would be that too (the message open, nothing held)."""
-        if len(out) != 1 or type(out[0]) is not ir.TextDelta:
-            return False
-        delta, decoder = out[0], self.decoder
-        return (
-            not delta.extra
-            and delta.logprobs is None
-            and bool(delta.text)
-            and decoder.open
-            and decoder.message
-            and decoder.hold is None
-            and not decoder.may_hold
-        )
+    return DeltaHook(decoder.feed, decoder.notes, read, plain, _template)
 
 
-def _template(data: Any) -> DeltaTemplate | None:
+def _plain_text(out: list[ir.Event], read: ReadStream) -> bool:
+    """Whether ``out`` is one plain delta of more text, in the state where the next
+    record of more text would be that too (the message open, nothing held)."""
+    if len(out) != 1 or type(out[0]) is not ir.TextDelta:
+        return False
+    delta = out[0]
+    return (
+        not delta.extra
+        and delta.logprobs is None
+        and bool(delta.text)
+        and read.open
+        and read.message
+        and read.hold is None
+        and not read.may_hold
+    )
+
+
+def _template(data: Any, delta: Any) -> DeltaTemplate | None:
     event = dict(data["event"])
     event["delta"] = {**event["delta"], "text": TEXT}
     return DeltaTemplate.make({**data, "event": event}, _PROTO)

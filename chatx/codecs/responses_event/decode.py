@@ -11,13 +11,15 @@ with what it has read and keeps only the difference as residue. Items are read i
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import citations, shapes, whole
-from chatx.codecs.responses_event.deltas import DeltaDecoding
+from chatx.codecs.responses_event.deltas import Deltas
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
-from chatx.codecs.responses_event.items import NAME, ItemDecoding, ItemState
+from chatx.codecs.responses_event.items import Items
+from chatx.codecs.responses_event.read_response import NAME, ReadResponse
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -26,20 +28,18 @@ from chatx.residue import diff
 
 _MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "output", "usage"))
 _UNSET = object()
-# Key of the Meta residue that carries patches for derived events; private to this codec.
-_IGNORED = frozenset(
-    (
-        "response.content_part.added",
-        "response.reasoning_summary_part.added",
-        "response.output_text.done",
-        "response.refusal.done",
-        "response.reasoning_text.done",
-        "response.reasoning.done",
-        "response.reasoning_summary_text.done",
-        "response.function_call_arguments.done",
-        "response.content_part.done",
-        "response.reasoning_summary_part.done",
-    )
+# Derived events: what they say is kept as a patch where it differs (Items.derived).
+_DERIVED = (
+    "response.content_part.added",
+    "response.reasoning_summary_part.added",
+    "response.output_text.done",
+    "response.refusal.done",
+    "response.reasoning_text.done",
+    "response.reasoning.done",
+    "response.reasoning_summary_text.done",
+    "response.function_call_arguments.done",
+    "response.content_part.done",
+    "response.reasoning_summary_part.done",
 )
 
 
@@ -59,27 +59,37 @@ _PLAIN_TEXT_KEYS = frozenset(
 )
 
 
-class ResponsesDecoder(DeltaDecoding, ItemDecoding):
-    """Incremental decoder: ``feed(record)`` returns the IR events of one event."""
+class ResponsesDecoder:
+    """Incremental decoder: ``feed(record)`` returns the IR events of one event.
+
+    Its parts share the
+    :class:`~chatx.codecs.responses_event.read_response.ReadResponse` (``read``):
+    ``items`` reads output items and the derived events of their parts, ``deltas`` the
+    delta events. ``handlers`` is the table from an event's type to what reads it; the
+    response's start and end are the decoder's own."""
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
-        self._reset()
-
-    def _reset(self) -> None:
-        """A new stream."""
-        self.started = False
-        self.ended = False
-        self.items: dict[Any, ItemState] = {}  # by output_index
-        self.unfinished: set[Any] = set()
-        self.calls = 0
-        self.output: list[Any] = []
-        self.opening: dict[str, Any] = {}  # the response object the stream opened with
-        self.usage: ir.Usage | None = None
-        self.error: dict[str, Any] | None = None
-        self.expected_seq: int | None = None
-        self.renumbered = False
-        self.noted: set[str] = set()
+        self.read = read = ReadResponse(notes)
+        self.items = items = Items(read)
+        self.deltas = deltas = Deltas(read)
+        self.handlers: dict[str, Callable[[dict[str, Any]], list[ir.Event]]] = {
+            "response.output_text.delta": deltas.text,
+            "response.refusal.delta": deltas.refusal,
+            "response.reasoning_summary_text.delta": deltas.summary,
+            "response.reasoning_text.delta": deltas.reasoning_text,
+            "response.reasoning.delta": deltas.reasoning_text,  # Open Responses' name
+            "response.function_call_arguments.delta": deltas.arguments,
+            "response.output_item.added": items.added,
+            "response.output_item.done": items.done,
+            "response.in_progress": self._lifecycle,
+            "response.queued": self._lifecycle,
+            "response.completed": self._terminal,
+            "response.incomplete": self._terminal,
+            "response.failed": self._terminal,
+            "error": self._error,
+            **{kind: partial(items.derived, kind) for kind in _DERIVED},
+        }
 
     def feed(self, record: Record) -> list[ir.Event]:
         """Decode one Responses event."""
@@ -94,17 +104,19 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
         """The event almost every stream is made of, decoded without the general checks:
         more text for the open part of a message, in sequence, with nothing else beside
         it. ``None`` sends it the long way, which says what is wrong."""
+        read = self.read
         seq = data.get("sequence_number")
         if (
-            not self.started
-            or self.ended
-            or seq != self.expected_seq
+            not read.started
+            or read.ended
+            or seq != read.expected_seq
             or type(seq) is not int
             or not data.keys() <= _PLAIN_TEXT_KEYS
         ):
             return None
+        # Inline, not a call: this runs for nearly every record a run does not take.
         output_index = data.get("output_index")
-        state = self.items.get(output_index) if type(output_index) is int else None
+        state = read.items.get(output_index) if type(output_index) is int else None
         if state is None or state.kind != "message" or data.get("item_id") != state.id:
             return None
         index = data.get("content_index")
@@ -118,7 +130,7 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
             or not (obfuscation is None or type(obfuscation) is str)
         ):
             return None
-        self.expected_seq = seq + 1
+        read.expected_seq = seq + 1
         part.texts.append(delta)
         if lps:
             part.logprobs.extend(lps)
@@ -127,13 +139,7 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
     def general(self, record: Record) -> list[ir.Event]:
         """Decode an event that is no plain text delta (:meth:`plain_text`)."""
         if record.done:
-            if self.ended:
-                self._repaired(
-                    "data: [DONE] after the terminal event left out: Responses "
-                    "streams end with their terminal event"
-                )
-            else:
-                self.notes.warning("data: [DONE] in the middle of a Responses stream: left out")
+            self._done()
             return []
         data = record.data
         if not isinstance(data, dict):
@@ -143,7 +149,8 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
                 expected='{"type": "response.…", …}',
             )
         kind = data.get("type") or record.event
-        if kind is None and (not self.started or self.ended) and whole.is_response(data):
+        read = self.read
+        if kind is None and (not read.started or read.ended) and whole.is_response(data):
             return expand(self.general, whole.events(data, self.notes), record.line)
         if not isinstance(kind, str):
             raise InputError(
@@ -153,78 +160,76 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
             )
         _check_types(data, record.line)
         self._sequence(data)
-        if self.ended and kind not in ("response.created", "response.queued", "error"):
+        return self._event(kind, data, record)
+
+    def _event(self, kind: str, data: dict[str, Any], record: Record) -> list[ir.Event]:
+        """An event of type ``kind``, read where the stream stands."""
+        read = self.read
+        if read.ended and kind not in ("response.created", "response.queued", "error"):
             self.notes.warning(f"{kind} after the terminal event: left out")
             return []
-        if kind in ("response.created", "response.queued") and (
-            not self.started
-            or self.ended
-            or kind == "response.created"
-            and self._is_new_stream(data)
+        # vercel fixtures concatenate several turns: a second response.created starts over.
+        if kind == "response.created" or (
+            kind == "response.queued" and (not read.started or read.ended)
         ):
             return self._start(kind, data)
-        if not self.started:
+        if not read.started:
             self.notes.repaired(f"stream began with {kind}, not response.created")
             self._start("response.created", {"response": {}})
-        handler = _HANDLERS.get(kind)
+        handler = self.handlers.get(kind)
         if handler is not None:
-            return handler(self, data)
-        if kind in _IGNORED:
-            return self._derived(kind, data)
-        if kind == "error":
-            return [self._error(data)]
+            return handler(data)
         meaning = citations.said(kind, data)  # a citation another format may write
         return [ir.Passthrough(NAME, data, record.event, record.line, meaning=meaning)]
 
     def finish(self) -> list[ir.Event]:
         """End of input; a stream without a terminal event stays unfinished, and chatx
         says so whatever the target format (DESIGN §4)."""
-        if self.started and not self.ended:
+        if self.read.started and not self.read.ended:
             self.notes.warning("input ended without a terminal event: no ending written")
         return []
 
-    def _repaired(self, message: str) -> None:
-        """Say a repair once per stream, not once per event."""
-        if message not in self.noted:
-            self.noted.add(message)
-            self.notes.repaired(message)
-
-    def _is_new_stream(self, data: dict[str, Any]) -> bool:
-        # vercel fixtures concatenate several turns: a second response.created starts over.
-        return True
+    def _done(self) -> None:
+        """``data: [DONE]``, which Responses streams do not send: left out."""
+        if self.read.ended:
+            self.read.repaired(
+                "data: [DONE] after the terminal event left out: Responses "
+                "streams end with their terminal event"
+            )
+        else:
+            self.notes.warning("data: [DONE] in the middle of a Responses stream: left out")
 
     def _sequence(self, data: dict[str, Any]) -> None:
+        read = self.read
         seq = data.get("sequence_number")
         if (
-            self.expected_seq is not None
-            and seq != self.expected_seq
-            and not self.renumbered
+            read.expected_seq is not None
+            and seq != read.expected_seq
+            and not read.renumbered
             and data.get("type") != "response.created"
         ):
-            self.renumbered = True
+            read.renumbered = True
             self.notes.repaired(
-                f"sequence_number {seq!r} where {self.expected_seq} was due: "
+                f"sequence_number {seq!r} where {read.expected_seq} was due: "
                 "events renumbered from 0"
             )
-        self.expected_seq = seq + 1 if isinstance(seq, int) else None
+        read.expected_seq = seq + 1 if isinstance(seq, int) else None
 
     # -- lifecycle ------------------------------------------------------------------
 
     def _start(self, kind: str, data: dict[str, Any]) -> list[ir.Event]:
         out: list[ir.Event] = []
-        if self.started and not self.ended:
+        read = self.read
+        if read.started and not read.ended:
             self.notes.warning("a new stream began before the previous one ended")
             out.append(ir.StreamEnd())
-        self._reset()
-        self.expected_seq = 1 if isinstance(data.get("sequence_number"), int) else None
-        self.started = True
+        read.reset()
+        read.expected_seq = 1 if isinstance(data.get("sequence_number"), int) else None
+        read.started = True
         response = data.get("response")
         if not isinstance(response, dict):
             response = {}
-        self.opening = response
-        event_extra = {
-            k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")
-        }
+        read.opening = response
         # Private keys ("~") rebuild the envelope in Responses output; the settings that
         # differ from a server's defaults are what another format would lose.
         settings = {
@@ -237,42 +242,36 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
                 str(response.get("id") or ""),
                 shapes.text_or_none(response.get("model")),
                 response.get("created_at"),
-                {"~response": response, "~type": kind, "~event": event_extra, **settings},
+                {"~response": response, "~type": kind, "~event": _beside(data), **settings},
             )
         )
         out.append(ir.LaneStart(0))
         return out
 
     def _terminal(self, data: dict[str, Any]) -> list[ir.Event]:
+        read = self.read
         response = data.get("response")
         if not isinstance(response, dict):
             response = {}
         out: list[ir.Event] = []
-        if self.unfinished:
-            self._repaired("items still open at the terminal event: closed before it")
+        if read.unfinished:
+            read.repaired("items still open at the terminal event: closed before it")
         usage = response.get("usage")
         if isinstance(usage, dict) and usage:
-            self.usage = decode_usage(usage)
-            out.append(self.usage)
+            read.usage = decode_usage(usage)
+            out.append(read.usage)
         status = response.get("status") or data["type"].rsplit(".", 1)[1]
         details = response.get("incomplete_details")
         raw = details.get("reason") if isinstance(details, dict) else None
-        if status == "failed":
-            reason = "error"
-        elif status == "incomplete":
-            reason = "content_filter" if raw == "content_filter" else "length"
-        else:
-            reason = "tool_calls" if self.calls else "stop"
+        reason = _reason(status, raw, read.calls)
         out.append(ir.Finish(0, reason, raw or (status if status != "completed" else None)))
-        tstatus, tdetails = shapes.terminal_status(reason, self.error is not None)
-        usage_obj = usage_object(self.usage, True) if self.usage is not None else None
+        tstatus, tdetails = shapes.terminal_status(reason, read.error is not None)
+        usage_obj = usage_object(read.usage, True) if read.usage is not None else None
         canonical = shapes.terminal_response(
-            self.opening, tstatus, tdetails, self.output, self.error, usage_obj
+            read.opening, tstatus, tdetails, read.output, read.error, usage_obj
         )
         patch = diff(response, canonical)
-        event_extra = {
-            k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")
-        }
+        event_extra = _beside(data)
         if event_extra:
             patch["~event"] = event_extra
         if data["type"] != shapes.TERMINAL_EVENT[tstatus]:
@@ -281,10 +280,10 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
                 f"{shapes.TERMINAL_EVENT[tstatus]}"
             )
         out.append(ir.StreamEnd(patch))
-        self.ended = True
+        read.ended = True
         return out
 
-    def _error(self, data: dict[str, Any]) -> ir.Error:
+    def _error(self, data: dict[str, Any]) -> list[ir.Event]:
         nested = data.get("error")
         source = nested if isinstance(nested, dict) else data
         code = source.get("code")
@@ -293,20 +292,33 @@ class ResponsesDecoder(DeltaDecoding, ItemDecoding):
         etype = source.get("type") if source is nested else None
         canonical = shapes.error_event(code, message, param, etype, None)
         patch = diff({k: v for k, v in data.items() if k != "sequence_number"}, canonical)
-        self.error = shapes.response_error(code, message if isinstance(message, str) else None)
-        return ir.Error(
+        self.read.error = shapes.response_error(code, message if isinstance(message, str) else None)
+        error = ir.Error(
             message if isinstance(message, str) else None,
             code,
             etype if isinstance(etype, str) else None,
             param if isinstance(param, str) else None,
             {"event": patch},
         )
-
-    def _passthrough_state(self, data: dict[str, Any]) -> ir.Event:
-        return ir.Passthrough(NAME, data, data.get("type"))
+        return [error]
 
     def _lifecycle(self, data: dict[str, Any]) -> list[ir.Event]:
         return [ir.Passthrough(NAME, data, data.get("type"))]
+
+
+def _beside(data: dict[str, Any]) -> dict[str, Any]:
+    """What a lifecycle event says beside its response: the event's own residue."""
+    return {k: v for k, v in data.items() if k not in ("type", "response", "sequence_number")}
+
+
+def _reason(status: Any, raw: Any, calls: int) -> str:
+    """The finish reason of a terminal response of ``status`` (``raw``: its
+    incomplete_details reason) after ``calls`` function calls."""
+    if status == "failed":
+        return "error"
+    if status == "incomplete":
+        return "content_filter" if raw == "content_filter" else "length"
+    return "tool_calls" if calls else "stop"
 
 
 def _check_types(data: dict[str, Any], line: int) -> None:
@@ -327,20 +339,3 @@ def _check_types(data: dict[str, Any], line: int) -> None:
             line=line,
             expected='"logprobs": [{"token": …, "logprob": …}]',
         )
-
-
-_HANDLERS: dict[str, Callable[[ResponsesDecoder, dict[str, Any]], list[ir.Event]]] = {
-    "response.output_text.delta": ResponsesDecoder._text,
-    "response.refusal.delta": ResponsesDecoder._refusal,
-    "response.reasoning_summary_text.delta": ResponsesDecoder._summary,
-    "response.reasoning_text.delta": ResponsesDecoder._reasoning_text,
-    "response.reasoning.delta": ResponsesDecoder._reasoning_text,  # Open Responses' name
-    "response.function_call_arguments.delta": ResponsesDecoder._arguments,
-    "response.output_item.added": ResponsesDecoder._item_added,
-    "response.output_item.done": ResponsesDecoder._item_done,
-    "response.in_progress": ResponsesDecoder._lifecycle,
-    "response.queued": ResponsesDecoder._lifecycle,
-    "response.completed": ResponsesDecoder._terminal,
-    "response.incomplete": ResponsesDecoder._terminal,
-    "response.failed": ResponsesDecoder._terminal,
-}

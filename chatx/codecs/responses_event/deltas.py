@@ -5,11 +5,11 @@ a passthrough record."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from chatx import ir
 from chatx.codecs.responses_event import shapes
-from chatx.codecs.responses_event.items import NAME, ItemState, PartState
+from chatx.codecs.responses_event.read_response import NAME, ItemState, PartState, ReadResponse
 
 _DELTA_KEYS = frozenset(
     (
@@ -25,21 +25,22 @@ _DELTA_KEYS = frozenset(
 )
 
 
-class DeltaDecoding:
-    """The delta half of :class:`~chatx.codecs.responses_event.decode.ResponsesDecoder`."""
+class Deltas:
+    """The Responses decoder's part that reads delta events into the item they add to
+    (:class:`~chatx.codecs.responses_event.read_response.ReadResponse`'s ``items``)."""
 
-    items: dict[Any, ItemState]
+    __slots__ = ("read",)
 
-    def _repaired(self, message: str) -> None:  # pragma: no cover - the decoder's
-        raise NotImplementedError
+    def __init__(self, read: ReadResponse) -> None:
+        self.read = read
 
     def _delta(self, data: dict[str, Any], family: str) -> tuple[ItemState | None, dict[str, Any]]:
-        state = self.items.get(data.get("output_index"))
+        state = self.read.items.get(data.get("output_index"))
         extra = {k: v for k, v in data.items() if k not in _DELTA_KEYS}
         if state is None or state.kind == "passthrough":
             return None, extra
         if data.get("item_id", state.id) != state.id:
-            self._repaired("item_id changes within an item: the item's first id is kept")
+            self.read.repaired("item_id changes within an item: the item's first id is kept")
         index = data.get("summary_index" if family == "summary_text" else "content_index", 0)
         part = state.parts.get((family, index))
         if part is None:
@@ -52,57 +53,50 @@ class DeltaDecoding:
             part.logprobs.extend(lps)
         return state, extra
 
-    def _text(self, data: dict[str, Any]) -> list[ir.Event]:
+    def text(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "output_text")
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
         lps = data.get("logprobs")
         if lps is None:
-            self._repaired("output_text.delta without logprobs: logprobs [] added")
+            self.read.repaired("output_text.delta without logprobs: logprobs [] added")
         return [
             ir.TextDelta(
                 0, shapes.as_str(data.get("delta")), lps if lps else None, extra, _padding(extra)
             )
         ]
 
-    def _refusal(self, data: dict[str, Any]) -> list[ir.Event]:
+    def refusal(self, data: dict[str, Any]) -> list[ir.Event]:
         state, extra = self._delta(data, "refusal")
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
         return [ir.RefusalDelta(0, shapes.as_str(data.get("delta")), None, extra)]
 
-    def _summary(self, data: dict[str, Any]) -> list[ir.Event]:
-        state, extra = self._delta(data, "summary_text")
+    def summary(self, data: dict[str, Any]) -> list[ir.Event]:
+        return self._reasoning(data, "summary_text", "summary", "summary_index")
+
+    def reasoning_text(self, data: dict[str, Any]) -> list[ir.Event]:
+        return self._reasoning(data, "reasoning_text", "text", "content_index")
+
+    def _reasoning(
+        self, data: dict[str, Any], family: str, kind: Literal["summary", "text"], index: str
+    ) -> list[ir.Event]:
+        state, extra = self._delta(data, family)
         if state is None:
             return [ir.Passthrough(NAME, data, data.get("type"))]
         return [
             ir.ReasoningDelta(
                 0,
                 shapes.as_str(data.get("delta")),
-                "summary",
-                shapes.as_int(data.get("summary_index")),
+                kind,
+                shapes.as_int(data.get(index)),
                 extra,
                 obfuscation=_padding(extra),
             )
         ]
 
-    def _reasoning_text(self, data: dict[str, Any]) -> list[ir.Event]:
-        state, extra = self._delta(data, "reasoning_text")
-        if state is None:
-            return [ir.Passthrough(NAME, data, data.get("type"))]
-        return [
-            ir.ReasoningDelta(
-                0,
-                shapes.as_str(data.get("delta")),
-                "text",
-                shapes.as_int(data.get("content_index")),
-                extra,
-                obfuscation=_padding(extra),
-            )
-        ]
-
-    def _arguments(self, data: dict[str, Any]) -> list[ir.Event]:
-        state = self.items.get(data.get("output_index"))
+    def arguments(self, data: dict[str, Any]) -> list[ir.Event]:
+        state = self.read.items.get(data.get("output_index"))
         if state is None or state.kind != "tool_call":
             return [ir.Passthrough(NAME, data, data.get("type"))]
         delta = shapes.as_str(data.get("delta"))

@@ -7,17 +7,22 @@ patch the Responses encoder applies, so Responses → Responses gives back the s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir
 from chatx.codecs.responses_event import searches, shapes
+from chatx.codecs.responses_event.read_response import NAME, ItemState, PartState, ReadResponse
 from chatx.pieces import Pieces
 from chatx.residue import Carried, diff
 
-NAME = "responses-event"
 PATCH, OPEN_PART = shapes.PATCH, shapes.OPEN_PART
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
+# An item's kind (ItemState.kind, not a passthrough) as the IR says it.
+_ITEM_KINDS_IR: dict[str, ir.ItemKind] = {
+    "message": "message",
+    "reasoning": "reasoning",
+    "tool_call": "tool_call",
+}
 # A text done event → the part family its deltas are kept under, and its text field.
 _TEXT_DONE = {
     "response.output_text.done": ("output_text", "text"),
@@ -28,6 +33,15 @@ _TEXT_DONE = {
 }
 
 
+def _beside_item(data: dict[str, Any]) -> dict[str, Any]:
+    """What an output_item event says beside its item: the event's own residue."""
+    return {
+        k: v
+        for k, v in data.items()
+        if k not in ("type", "item", "output_index", "sequence_number")
+    }
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -36,85 +50,36 @@ def _number(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-@dataclass(slots=True)
-class PartState:
-    """What the decoder keeps of one part of an item: its text and its logprobs."""
+class Items:
+    """The Responses decoder's part that reads items: added and done, and the derived
+    events between. It shares the
+    :class:`~chatx.codecs.responses_event.read_response.ReadResponse` with the decoder."""
 
-    texts: Pieces = field(default_factory=Pieces)
-    logprobs: list[Any] = field(default_factory=list)
+    __slots__ = ("read",)
 
+    def __init__(self, read: ReadResponse) -> None:
+        self.read = read
 
-class ItemState:
-    """What the decoder knows of one output item while it streams."""
-
-    __slots__ = ("kind", "id", "call", "call_id", "name", "parts", "args", "seen", "done", "kept")
-
-    def __init__(self, kind: str, iid: str) -> None:
-        self.kind = kind
-        self.id = iid
-        self.call: int | None = None
-        self.call_id: str | None = None
-        self.name: str | None = None
-        # (family, index as the events say it) → the part's text and logprobs
-        self.parts: dict[tuple[str, Any], PartState] = {}
-        self.args = Pieces()
-        self.seen: set[str] = set()  # derived event types the source sent for this item
-        self.done = False
-        self.kept = False  # a done event's text differed from the deltas, which were kept
-
-
-class ItemDecoding:
-    """The item half of :class:`~chatx.codecs.responses_event.decode.ResponsesDecoder`."""
-
-    items: dict[Any, ItemState]
-    # The output_index of each item in ``items`` not done yet: no scan of every item
-    # each time one is added (a stream of thousands of calls).
-    unfinished: set[Any]
-    calls: int
-    output: list[Any]
-    notes: Any
-
-    def _repaired(self, message: str) -> None:  # pragma: no cover - the decoder's
-        raise NotImplementedError
-
-    def _item_added(self, data: dict[str, Any]) -> list[ir.Event]:
+    def added(self, data: dict[str, Any]) -> list[ir.Event]:
         item = data.get("item")
         if not isinstance(item, dict):
             item = {}
         itype = item.get("type")
         kind = _ITEM_KINDS.get(itype) if isinstance(itype, str) else None
         index = data.get("output_index")
-        if self.unfinished:
-            self._repaired(
+        if self.read.unfinished:
+            self.read.repaired(
                 "an item was added before the previous one was done: items "
                 "written one after another"
             )
         iid = str(item.get("id") or "")
-        self.unfinished.add(index)
+        self.read.unfinished.add(index)
         if kind is None:
-            self.items[index] = ItemState("passthrough", iid)
+            self.read.items[index] = ItemState("passthrough", iid)
             return [ir.Passthrough(NAME, data, data.get("type"), meaning=searches.begin(item))]
-        state = self.items[index] = ItemState(kind, iid)
-        event_extra = {
-            k: v
-            for k, v in data.items()
-            if k not in ("type", "item", "output_index", "sequence_number")
-        }
-        if kind == "message":
-            canonical = shapes.message_item(iid, "in_progress", [])
-            start = ir.ItemStart(0, "message", iid)
-        elif kind == "reasoning":
-            canonical = shapes.reasoning_item(iid, [], None)
-            start = ir.ItemStart(0, "reasoning", iid)
-        else:
-            state.call = self.calls
-            self.calls += 1
-            # Ids and names of another JSON type are not ones: the patch keeps them.
-            call_id, name = item.get("call_id"), item.get("name")
-            state.call_id = call_id if isinstance(call_id, str) else None
-            state.name = name if isinstance(name, str) else None
-            canonical = shapes.function_item(iid, "in_progress", "", state.call_id, state.name)
-            start = ir.ItemStart(0, "tool_call", iid, state.call, state.call_id, state.name)
+        state = self.read.items[index] = ItemState(kind, iid)
+        event_extra = _beside_item(data)
+        canonical, start = self._opened(state, item)
         patch = diff(item, canonical)
         if patch or event_extra:
             start.extra = {"added": patch, "event": event_extra}
@@ -127,52 +92,40 @@ class ItemDecoding:
             out.append(ir.ToolArgsDelta(0, state.call or 0, item["arguments"], {"~silent": True}))
         return out
 
-    def _item_done(self, data: dict[str, Any]) -> list[ir.Event]:
+    def _opened(self, state: ItemState, item: dict[str, Any]) -> tuple[Any, ir.ItemStart]:
+        """The canonical added item of ``state``'s kind, and the IR item it starts."""
+        iid = state.id
+        if state.kind == "message":
+            return shapes.message_item(iid, "in_progress", []), ir.ItemStart(0, "message", iid)
+        if state.kind == "reasoning":
+            return shapes.reasoning_item(iid, [], None), ir.ItemStart(0, "reasoning", iid)
+        state.call = self.read.calls
+        self.read.calls += 1
+        # Ids and names of another JSON type are not ones: the patch keeps them.
+        call_id, name = item.get("call_id"), item.get("name")
+        state.call_id = call_id if isinstance(call_id, str) else None
+        state.name = name if isinstance(name, str) else None
+        canonical = shapes.function_item(iid, "in_progress", "", state.call_id, state.name)
+        return canonical, ir.ItemStart(0, "tool_call", iid, state.call, state.call_id, state.name)
+
+    def done(self, data: dict[str, Any]) -> list[ir.Event]:
         item = data.get("item")
         if not isinstance(item, dict):
             item = {}
-        state = self.items.get(data.get("output_index"))
+        state = self.read.items.get(data.get("output_index"))
         if state is None:
-            self.notes.repaired("output_item.done for an item never added: read as added then")
+            self.read.notes.repaired("output_item.done for an item never added: read as added then")
             state = self._adopt(data, item)
         state.done = True
-        self.unfinished.discard(data.get("output_index"))
+        self.read.unfinished.discard(data.get("output_index"))
         if state.kind == "passthrough":
-            self.output.append(item)
+            self.read.output.append(item)
             return [ir.Passthrough(NAME, data, data.get("type"), meaning=searches.end(item))]
         self._check_derived(state)
         out: list[ir.Event] = []
-        shown = False  # a reasoning item's text, by which its encrypted_content is read
-        if state.kind == "message":
-            canonical = shapes.message_item(state.id, "completed", self._parts(state, out, item))
-            kind = "message"
-        elif state.kind == "reasoning":
-            summary, content = self._reasoning_parts(state, out, item)
-            canonical = shapes.reasoning_item(state.id, summary, content)
-            kind = "reasoning"
-            # A part shown, even empty (Anthropic's empty thinking with its signature),
-            # makes encrypted_content a signature; none, the reasoning withheld.
-            shown = bool(summary or content)
-        else:
-            arguments = item.get("arguments")
-            joined = state.args.text()
-            if isinstance(arguments, str) and arguments != joined:
-                if arguments.startswith(joined):
-                    out.append(ir.ToolArgsDelta(0, state.call or 0, arguments[len(joined) :]))
-                    state.args.append(arguments[len(joined) :])
-                else:
-                    self.notes.repaired(
-                        "function call arguments differ from their deltas: the deltas are kept"
-                    )
-            canonical = shapes.function_item(
-                state.id, "completed", state.args.text(), state.call_id, state.name
-            )
-            kind = "tool_call"
-        event_extra = {
-            k: v
-            for k, v in data.items()
-            if k not in ("type", "item", "output_index", "sequence_number")
-        }
+        canonical, shown = self._closed(state, out, item)
+        kind: ir.ItemKind = _ITEM_KINDS_IR[state.kind]
+        event_extra = _beside_item(data)
         patch = diff(item, canonical)
         if state.kept:
             # The parts as the deltas said them (see _catch_up), the done item's aside.
@@ -180,22 +133,50 @@ class ItemDecoding:
             patch.pop("summary", None)
         # The same item, but built on the text the deltas gave: the record's own copy of
         # a long text is not kept until the terminal event.
-        self.output.append(canonical if not patch else item)
+        self.read.output.append(canonical if not patch else item)
         extra = {}
         if patch:
             extra["item"] = patch
         if event_extra:
             extra["event"] = event_extra
-        end = ir.ItemEnd(0, kind, state.call, extra)  # type: ignore[arg-type]
+        end = ir.ItemEnd(0, kind, state.call, extra)
         if kind == "reasoning":
             _seal(end, item, shown)
         out.append(end)
         return out
 
+    def _closed(
+        self, state: ItemState, out: list[ir.Event], item: dict[str, Any]
+    ) -> tuple[Any, bool]:
+        """The canonical done item of ``state``, and whether it showed any reasoning text
+        (by which a reasoning item's encrypted_content is read); the text the done item
+        says beyond the deltas goes to ``out`` as more deltas."""
+        if state.kind == "message":
+            return shapes.message_item(state.id, "completed", self._parts(state, out, item)), False
+        if state.kind == "reasoning":
+            summary, content = self._reasoning_parts(state, out, item)
+            # A part shown, even empty (Anthropic's empty thinking with its signature),
+            # makes encrypted_content a signature; none, the reasoning withheld.
+            return shapes.reasoning_item(state.id, summary, content), bool(summary or content)
+        arguments = item.get("arguments")
+        joined = state.args.text()
+        if isinstance(arguments, str) and arguments != joined:
+            if arguments.startswith(joined):
+                out.append(ir.ToolArgsDelta(0, state.call or 0, arguments[len(joined) :]))
+                state.args.append(arguments[len(joined) :])
+            else:
+                self.read.notes.repaired(
+                    "function call arguments differ from their deltas: the deltas are kept"
+                )
+        canonical = shapes.function_item(
+            state.id, "completed", state.args.text(), state.call_id, state.name
+        )
+        return canonical, False
+
     def _check_derived(self, state: ItemState) -> None:
         if state.kind == "tool_call":
             if "response.function_call_arguments.done" not in state.seen:
-                self._repaired("function call without function_call_arguments.done: added")
+                self.read.repaired("function call without function_call_arguments.done: added")
         elif (
             state.parts
             and "response.content_part.done" not in state.seen
@@ -203,11 +184,11 @@ class ItemDecoding:
                 state.kind == "reasoning" and "response.reasoning_summary_part.done" in state.seen
             )
         ):
-            self._repaired("content parts without their done events: added")
+            self.read.repaired("content parts without their done events: added")
 
     def _adopt(self, data: dict[str, Any], item: dict[str, Any]) -> ItemState:
         state = ItemState("passthrough", str(item.get("id") or ""))
-        self.items[data.get("output_index")] = state
+        self.read.items[data.get("output_index")] = state
         return state
 
     def _parts(self, state: ItemState, out: list[ir.Event], item: dict[str, Any]) -> list[Any]:
@@ -259,23 +240,16 @@ class ItemDecoding:
                     summary.append(shapes.summary_part(part["text"]))
         return summary, content
 
-    def _derived(self, kind: str, data: dict[str, Any]) -> list[ir.Event]:
+    def derived(self, kind: str, data: dict[str, Any]) -> list[ir.Event]:
         """A ``*.done`` or part-added event: derived data, kept as a patch when it differs."""
-        state = self.items.get(data.get("output_index"))
+        state = self.read.items.get(data.get("output_index"))
         if state is None or state.kind == "passthrough":
             return [ir.Passthrough(NAME, data, data.get("type"))]
         state.seen.add(kind)
         out: list[ir.Event] = self._done_only(kind, data, state)
         kept = self._catch_up(kind, data, state, out)
         canonical = self._canonical(kind, data, state)
-        source = {k: v for k, v in data.items() if k != "sequence_number"}
-        patch = diff(source, canonical) if canonical is not None else {}
-        if kept is not None:
-            # The deltas are kept: the done event says their text, as the stream did.
-            part = patch.get("part") if kind.endswith("part.done") else None
-            (part if isinstance(part, dict) else patch).pop(kept, None)
-            if part == {}:
-                del patch["part"]
+        patch = _derived_patch(kind, data, canonical, kept)
         extra: dict[str, Any] = {}
         if patch:
             extra[PATCH] = {shapes.derived_key(data): patch}
@@ -312,12 +286,14 @@ class ItemDecoding:
         if final == joined:
             return None
         if not final.startswith(joined):
-            self._repaired("a done event's text differs from its deltas: the deltas are kept")
+            self.read.repaired("a done event's text differs from its deltas: the deltas are kept")
             state.kept = True
             return field
         rest = final[len(joined) :]
         kept.texts.append(rest)
-        self._repaired("a done event's text goes on after its deltas: the rest is one more delta")
+        self.read.repaired(
+            "a done event's text goes on after its deltas: the rest is one more delta"
+        )
         if family == "output_text":
             out.append(ir.TextDelta(0, rest))
         elif family == "refusal":
@@ -370,6 +346,22 @@ class ItemDecoding:
         kept = state.parts.get((ptype, number)) or PartState()
         pair = shapes.part_done(state.id, index, number, ptype, kept.texts.text(), kept.logprobs)
         return pair[1] if kind.endswith("part.done") else pair[0]
+
+
+def _derived_patch(
+    kind: str, data: dict[str, Any], canonical: dict[str, Any] | None, kept: str | None
+) -> dict[str, Any]:
+    """What a derived event says that its ``canonical`` form does not; the text field
+    ``kept`` left out (the deltas are kept: the done event says their text, as the
+    stream did)."""
+    source = {k: v for k, v in data.items() if k != "sequence_number"}
+    patch = diff(source, canonical) if canonical is not None else {}
+    if kept is not None:
+        part = patch.get("part") if kind.endswith("part.done") else None
+        (part if isinstance(part, dict) else patch).pop(kept, None)
+        if part == {}:
+            del patch["part"]
+    return patch
 
 
 def _seal(end: ir.ItemEnd, item: dict[str, Any], shown: bool) -> None:

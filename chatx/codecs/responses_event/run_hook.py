@@ -63,24 +63,25 @@ class ResponsesRunHook:
     moves the decoder's sequence number on and adds its texts to the part they add to
     (the ``sink``), as the decoder would."""
 
-    __slots__ = ("decoder", "made", "sink", "template", "used")
+    __slots__ = ("decoder", "made", "read", "sink", "template", "used")
 
     def __init__(self, decoder: ResponsesDecoder) -> None:
         self.decoder = decoder
+        self.read = decoder.read  # the response being read, which a run moves on
         self.template: DeltaTemplate | None = None
         self.sink: Pieces | None = None  # the text the decoder keeps that they add to
         self.made = self.used = 0  # delta templates made and records they knew
 
     def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
-        template, decoder = self.template, self.decoder
+        template, read = self.template, self.read
         if template is None:
             return None
-        seq = decoder.expected_seq
+        seq = read.expected_seq
         run = template.run(records, start, seq)
         if run is None:
             return None
         texts = run.texts
-        decoder.expected_seq = seq + len(texts)  # type: ignore[operator]
+        read.expected_seq = seq + len(texts)  # type: ignore[operator]
         self.sink.extend(texts)  # type: ignore[union-attr]
         self.used += len(texts)
         return run
@@ -110,7 +111,7 @@ class ResponsesRunHook:
         if raw is not None and len(raw) > LONG_PAYLOAD:
             texts = [
                 pieces.text()
-                for state in self.decoder.items.values()
+                for state in self.read.items.values()
                 for pieces in (state.args, *(part.texts for part in state.parts.values()))
                 if pieces.size() > _LONG_TEXT
             ]
@@ -130,7 +131,7 @@ class ResponsesRunHook:
 
     def _sink(self, data: dict[str, Any], event: ir.Event) -> Pieces | None:
         """The text the decoder keeps that a delta like ``data`` adds to, if any."""
-        state = self.decoder.items.get(data.get("output_index"))
+        state = self.read.items.get(data.get("output_index"))
         if state is None:
             return None
         if type(event) is ir.ToolArgsDelta:
