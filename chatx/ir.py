@@ -31,6 +31,12 @@ ReasoningKind = Literal["summary", "text"]
 # carries it itself: the same value for the same piece of content, so it rides on the
 # delta events and both formats keep it (Llama Stack has no place for it).
 
+# Events are dataclasses built positionally, not keyword-only: a decoder makes one or
+# more per record, and a keyword call costs about twice a positional one
+# (TextDelta(lane=0, text=…, logprobs=…, extra=…, obfuscation=…) against
+# TextDelta(0, …): +0.5 to +0.8 us an event at load 20, 40-60% of the Llama Stack
+# decoder's own time per record). Each field's docstring says what it holds.
+
 # Finish reasons use the chat vocabulary; encoders map them to their format's words.
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call", "error")
 
@@ -44,9 +50,15 @@ class StreamStart:
     """
 
     id: str
+    """The source's stream id (a chat ``id``, a Responses ``resp_…``, an Anthropic
+    ``msg_…``); ``""`` when it has none."""
     model: str | None = None
+    """The model the source names, if it does."""
     created: int | None = None
+    """A Unix time from the input, never from the clock."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's envelope fields the IR has no name for (Responses: the ``response``
+    object's settings)."""
 
 
 @dataclass(slots=True)
@@ -61,13 +73,22 @@ class Citation:
     (Anthropic's ``cited_text``…), lost elsewhere."""
 
     kind: Literal["url", "file"]
+    """``url`` (a web page) or ``file``."""
     url: str | None = None
+    """The page's address (``kind`` ``url``)."""
     title: str | None = None
+    """The page's title, where the source gives one."""
     file_id: str | None = None
+    """The cited file's id (``kind`` ``file``)."""
     filename: str | None = None
+    """The cited file's name, where the source gives one."""
     start: int | None = None
+    """Where the cited span of the message item's text begins, in characters; ``None``: the
+    item's whole text."""
     end: int | None = None
+    """Where that span ends, in characters."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's other fields (Anthropic's ``cited_text``…), lost elsewhere."""
 
 
 @dataclass(slots=True)
@@ -81,12 +102,20 @@ class WebSearch:
     source's other fields (result titles' encrypted content…), lost elsewhere."""
 
     id: str
+    """The search call's id, which ties its steps together."""
     step: Literal["begin", "query", "end"]
+    """``begin`` (the call opens), ``query`` (its query is known) or ``end`` (its results
+    are in)."""
     query: str | None = None
+    """What was searched for, once known."""
     sources: list[dict[str, Any]] = field(default_factory=list)
+    """The results at ``end``, each ``{"url", "title"}``."""
     failed: bool = False
+    """At ``end``: the search failed."""
     action: str = "search"
+    """What the call did (``search``; Responses also ``open_page``, ``find``…)."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's other fields (result titles' encrypted content…), lost elsewhere."""
 
 
 @dataclass(slots=True)
@@ -102,9 +131,14 @@ class Meta:
     """
 
     lane: int | None
+    """``None`` for record-level fields, a lane number for choice-level ones."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The record's fields the IR has no name for."""
     delta: dict[str, Any] | None = None
+    """That choice's delta-level leftovers (chat)."""
     meaning: Citation | None = None
+    """What the record says in words a target with a place for it writes (a citation); a
+    target without reports ``extra``."""
 
 
 @dataclass(slots=True)
@@ -112,7 +146,9 @@ class LaneStart:
     """A lane (chat choice) begins; ``role`` is the speaker, normally ``assistant``."""
 
     lane: int
+    """The chat choice index."""
     role: str = "assistant"
+    """The speaker, normally ``assistant``."""
 
 
 @dataclass(slots=True)
@@ -125,12 +161,19 @@ class ItemStart:
     """
 
     lane: int
+    """The lane the item opens in."""
     kind: ItemKind
+    """``message``, ``reasoning`` or ``tool_call``."""
     id: str | None = None
+    """The source's item id when it has one (Responses ``msg_…``, ``fc_…``)."""
     call: int | None = None
+    """A tool call's number within the lane, from 0 (the chat ``tool_calls[].index``)."""
     call_id: str | None = None
+    """A tool call's id, which its result names."""
     name: str | None = None
+    """A tool call's function name."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's fields of the opening record the IR has no name for."""
 
 
 @dataclass(slots=True)
@@ -138,10 +181,15 @@ class TextDelta:
     """A piece of message text; ``logprobs`` is a list of per-token entries or ``None``."""
 
     lane: int
+    """The lane the text is said in."""
     text: str
+    """The piece of message text."""
     logprobs: list[Any] | None = None
+    """Per-token entries for the piece, or ``None``."""
     extra: dict[str, Any] = field(default_factory=dict)
-    obfuscation: str | None = None  # see OBFUSCATION
+    """The source's fields of the record the IR has no name for."""
+    obfuscation: str | None = None
+    """The padding the source put beside the piece (see OBFUSCATION)."""
 
 
 @dataclass(slots=True)
@@ -149,9 +197,13 @@ class RefusalDelta:
     """A piece of a refusal (the model declining, as structured outputs report it)."""
 
     lane: int
+    """The lane the refusal is said in."""
     text: str
+    """The piece of refusal text."""
     logprobs: list[Any] | None = None
+    """Per-token entries for the piece, or ``None``."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's fields of the record the IR has no name for."""
 
 
 @dataclass(slots=True)
@@ -161,14 +213,20 @@ class ReasoningDelta:
     ``reasoning_text``); ``part`` numbers the summary parts / content parts from 0."""
 
     lane: int
+    """The lane the reasoning is said in."""
     text: str
+    """The piece of reasoning."""
     kind: ReasoningKind = "text"
+    """``summary`` or ``text`` (raw reasoning)."""
     part: int = 0
+    """The summary part or content part it belongs to, from 0."""
     extra: dict[str, Any] = field(default_factory=dict)
-    # The source's own field name (chat: "reasoning_content" or "reasoning"), so a chat
-    # encoder can keep it.
+    """The source's fields of the record the IR has no name for."""
     source_field: str | None = None
-    obfuscation: str | None = None  # see OBFUSCATION
+    """The source's own field name (chat: ``reasoning_content`` or ``reasoning``), so a
+    chat encoder can keep it."""
+    obfuscation: str | None = None
+    """The padding the source put beside the piece (see OBFUSCATION)."""
 
 
 @dataclass(slots=True)
@@ -176,10 +234,15 @@ class ToolArgsDelta:
     """A fragment of tool call ``call``'s JSON arguments, as the source split them."""
 
     lane: int
+    """The lane of the call."""
     call: int
+    """The call's number within the lane (``ItemStart.call``)."""
     fragment: str
+    """A piece of the call's JSON arguments, as the source split them."""
     extra: dict[str, Any] = field(default_factory=dict)
-    obfuscation: str | None = None  # see OBFUSCATION
+    """The source's fields of the record the IR has no name for."""
+    obfuscation: str | None = None
+    """The padding the source put beside the piece (see OBFUSCATION)."""
 
 
 @dataclass(slots=True)
@@ -193,11 +256,17 @@ class ItemEnd:
     data). Responses holds either as a reasoning item's ``encrypted_content``."""
 
     lane: int
+    """The lane of the item."""
     kind: ItemKind
+    """The kind of the item that closes."""
     call: int | None = None
+    """A tool call's number within the lane."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's fields of the finished item that the encoder cannot derive."""
     signature: str | None = None
+    """A token vouching for the reasoning text shown (Anthropic's ``signature_delta``)."""
     encrypted: str | None = None
+    """The reasoning itself, withheld (Anthropic's ``redacted_thinking`` data)."""
 
 
 @dataclass(slots=True)
@@ -206,14 +275,20 @@ class Usage:
     spent reasoning; ``extra`` keeps the source's other usage fields (cost, audio tokens…)."""
 
     input: int | None = None
+    """Input (prompt) tokens."""
     output: int | None = None
+    """Output (completion) tokens."""
     total: int | None = None
+    """Total tokens, as the source says it."""
     cached: int | None = None
+    """Input tokens read from the prompt cache, counted in ``input``."""
     reasoning: int | None = None
+    """Output tokens spent reasoning, counted in ``output``."""
     extra: dict[str, Any] = field(default_factory=dict)
-    # Input tokens written to the prompt cache (Anthropic's cache_creation_input_tokens),
-    # counted in ``input`` as ``cached`` is.
+    """The source's other usage fields (cost, audio tokens…)."""
     cache_write: int | None = None
+    """Input tokens written to the prompt cache (Anthropic's cache_creation_input_tokens),
+    counted in ``input`` as ``cached`` is."""
 
 
 @dataclass(slots=True)
@@ -222,12 +297,16 @@ class Finish:
     ``raw`` is the source's own word when it differs (``max_output_tokens``, ``out_of_tokens``)."""
 
     lane: int
+    """The lane that is finished."""
     reason: str
+    """Why, in the chat vocabulary (``FINISH_REASONS``)."""
     raw: str | None = None
+    """The source's own word when it differs (``max_output_tokens``, ``out_of_tokens``)."""
     extra: dict[str, Any] = field(default_factory=dict)
-    # The stop sequence that ended the text (Anthropic's stop_sequence, with stop_reason
-    # stop_sequence): the string matched, which the text leaves out.
+    """The source's fields of the record the IR has no name for."""
     stop_sequence: str | None = None
+    """The stop sequence that ended the text (Anthropic's ``stop_sequence``): the string
+    matched, which the text leaves out."""
 
 
 @dataclass(slots=True)
@@ -236,10 +315,15 @@ class Error:
     ``error`` event). ``code`` may be a string or a number, as providers send both."""
 
     message: str | None = None
+    """What went wrong, in the source's words."""
     code: Any = None
+    """The source's code: a string or a number, as providers send both."""
     type: str | None = None
+    """The source's error type (``server_error``, ``invalid_request_error``…)."""
     param: str | None = None
+    """The request parameter the error names."""
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's fields of the error record the IR has no name for."""
 
 
 @dataclass(slots=True)
@@ -248,17 +332,22 @@ class Passthrough:
     ``mcp_call``…). The encoder of ``format`` writes it back; any other reports it."""
 
     format: str
+    """The codec whose encoder writes the record back; any other reports it."""
     data: Any
+    """The record's payload, as the source gave it."""
     event: str | None = None
+    """The record's SSE event name, if any."""
     line: int = 0
-    # A record of an output item the IR has no words for (an Anthropic server tool
-    # block): the item's type on the record that opens it, "" on its later records, so
-    # a target without a place for it reports the item once. None: a record on its own.
+    """The record's input line, for notes."""
     item: str | None = None
-    # What the record says in words a target with a place for it writes (a web search's
-    # step, a Responses annotation's citation); a target without reports the record as
-    # it would without them.
+    """For a record of an output item the IR has no words for (an Anthropic server tool
+    block): the item's type on the record that opens it, ``""`` on its later records, so
+    a target without a place for it reports the item once. ``None``: a record on its
+    own."""
     meaning: Citation | WebSearch | None = None
+    """What the record says in words a target with a place for it writes (a web search's
+    step, a Responses annotation's citation); a target without reports the record as it
+    would without them."""
 
 
 @dataclass(slots=True)
@@ -267,6 +356,8 @@ class StreamEnd:
     derive (Responses: terminal ``response`` fields that differ from the start)."""
 
     extra: dict[str, Any] = field(default_factory=dict)
+    """The source's closing fields the encoder cannot derive (Responses: terminal
+    ``response`` fields that differ from the start)."""
 
 
 Event = (
