@@ -43,20 +43,28 @@ def end(item: dict[str, Any]) -> ir.WebSearch | None:
     search.action = kind if type(kind) is str else ""
     search.extra = {k: v for k, v in item.items() if k not in ("id", "type", "status", "action")}
     rest = {k: v for k, v in action.items() if k not in ("type", "query", "queries", "sources")}
-    query, queries = action.get("query"), action.get("queries")
-    if type(query) is str:
-        search.query = query
-    elif type(queries) is list and queries and type(queries[0]) is str:
-        search.query = queries[0]  # a query of its own is said once, in queries
-        queries = queries[1:]
-    if type(queries) is list and [q for q in queries if q != search.query]:
-        rest["queries"] = queries
+    search.query = _query(action, rest)
     for source in action.get("sources") or ():
         if type(source) is dict and type(source.get("url")) is str:
             search.sources.append({"url": source["url"]})
     if rest:
         search.extra["action"] = rest
     return search
+
+
+def _query(action: dict[str, Any], rest: dict[str, Any]) -> str | None:
+    """A search action's query: its ``query``, else the first of its ``queries`` (a query
+    of its own is said once, in queries); the other queries go to ``rest``."""
+    query, queries = action.get("query"), action.get("queries")
+    said: str | None = None
+    if type(query) is str:
+        said = query
+    elif type(queries) is list and queries and type(queries[0]) is str:
+        said = queries[0]
+        queries = queries[1:]
+    if type(queries) is list and [q for q in queries if q != said]:
+        rest["queries"] = queries
+    return said
 
 
 def item_id(call_id: str) -> str:
