@@ -8,6 +8,7 @@ from typing import Any
 from chatx.codecs.anthropic_event import CODEC as ANTHROPIC_EVENT
 from chatx.codecs.base import Codec, EncodeOptions
 from chatx.codecs.chat_chunk import CODEC as CHAT_CHUNK
+from chatx.codecs.gemini_event import CODEC as GEMINI_EVENT
 from chatx.codecs.llama_stack_event import CODEC as LLAMA_STACK_EVENT
 from chatx.codecs.responses_event import CODEC as RESPONSES_EVENT
 from chatx.errors import InputError, UsageError
@@ -18,6 +19,7 @@ CODECS: tuple[Codec, ...] = (
     RESPONSES_EVENT,
     LLAMA_STACK_EVENT,
     ANTHROPIC_EVENT,
+    GEMINI_EVENT,
 )
 
 __all__ = [

@@ -132,6 +132,7 @@ STREAMS = {
     "responses-event": FIXTURES / "responses-event" / "text.sse",
     "llama-stack-event": FIXTURES / "llama-stack-event" / "text.jsonl",
     "anthropic-event": FIXTURES / "anthropic-event" / "text.sse",
+    "gemini-event": FIXTURES / "gemini-event" / "text.sse",
 }
 # Every name a user may give a format by, and the format it stands for.
 SPELLINGS = {
@@ -145,6 +146,9 @@ SPELLINGS = {
     "llama": "llama-stack-event",
     "anthropic-event": "anthropic-event",
     "anthropic": "anthropic-event",
+    "gemini-event": "gemini-event",
+    "gemini": "gemini-event",
+    "google": "gemini-event",
 }
 
 
@@ -230,6 +234,8 @@ def test_collect_as_builds_the_named_formats_object() -> None:
             assert built[spelling]["object"] == "response", spelling
         elif fmt == "anthropic-event":
             assert built[spelling]["type"] == "message", spelling
+        elif fmt == "gemini-event":
+            assert "candidates" in built[spelling], spelling
         else:
             assert "completion_message" in built[spelling], spelling
 
@@ -281,8 +287,8 @@ def test_no_suggestion_when_nothing_is_near() -> None:
     assert result.code == 2
     assert result.err == (
         "chatx: error: --to: unknown format 'xml' (known: chat-chunk, responses-event, "
-        "llama-stack-event, anthropic-event; aliases: chat, chat-completions, responses, "
-        "llama-stack, llama, anthropic)\n"
+        "llama-stack-event, anthropic-event, gemini-event; aliases: chat, chat-completions, "
+        "responses, llama-stack, llama, anthropic, gemini, google)\n"
     )
 
 

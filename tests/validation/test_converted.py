@@ -40,6 +40,7 @@ ENDING_RULES = {
     "responses-event": {"RSP007"},
     "llama-stack-event": {"LLS002"},
     "anthropic-event": {"ANT003"},
+    "gemini-event": {"GEM006"},
 }
 # What chatx says when an input stops short (the decoders' and encoders' warnings).
 STOPPED_SHORT = (
@@ -52,6 +53,7 @@ WARNINGS = {
     "CHK017",  # an error frame: valid, but the generation failed
     "LLS009",  # the same, in Llama Stack's words
     "ANT014",  # the same, as an Anthropic error event
+    "GEM008",  # the same, as Gemini's error object
     "RSP029",  # an event type the openai SDK does not know, which Responses keeps
     # A function call whose arguments came whole in its added item and in no delta
     # (vercel's openai-compatible fixture): the arguments.done chatx adds carries them.
@@ -66,6 +68,7 @@ SOURCE_WARNINGS = {
     "CHK014",  # usage on every chunk is a server option (vLLM continuous_usage_stats)
     "RSP003",  # a Responses source without response.in_progress keeps its lifecycle
     "RSP024",  # LM Studio gives arguments only in their .done event, kept where they are
+    "GEM002",  # 2024 Vertex repeats STOP on every chunk, code execution goes on after one
 }
 # Warnings the output may carry when the source breaks a rule of its own format that says
 # the same: an Anthropic tool block that never stopped (its input cut at max_tokens, as

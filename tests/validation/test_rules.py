@@ -18,7 +18,10 @@ from tests.paths import ROOT
 FIXTURES = ROOT / "fixtures" / "validate"
 CONTAINER = {".sse": "sse", ".jsonl": "jsonl", ".json": "json"}
 # Rules that cannot be broken alone: the other rule is part of the violation.
-IMPLIED = {"CHK018": {"CHK017"}}  # a chunk after an error frame needs the error frame
+IMPLIED = {
+    "CHK018": {"CHK017"},  # a chunk after an error frame needs the error frame
+    "GEM005": {"GEM008"},  # the same, after a Gemini error object
+}
 
 
 def fixture(rule_id: str, kind: str) -> Path:
@@ -78,4 +81,4 @@ def test_rule_documentation_is_complete() -> None:
     for rule in RULES.values():
         assert rule.severity in ("E", "W"), rule.id
         assert rule.summary and rule.explanation and rule.bad_example, rule.id
-        assert rule.id[:3] in ("RSP", "CHK", "LLS", "ANT", "STR") and rule.id[3:].isdigit()
+        assert rule.id[:3] in ("RSP", "CHK", "LLS", "ANT", "GEM", "STR") and rule.id[3:].isdigit()

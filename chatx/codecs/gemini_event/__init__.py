@@ -1,0 +1,37 @@
+"""``gemini-event``: Google Gemini ``streamGenerateContent`` streams.
+
+Each chunk a whole ``GenerateContentResponse`` (``candidates``, ``usageMetadata``,
+``modelVersion``, ``responseId``), as the Developer API and Vertex AI send them: SSE
+``data:`` lines with ``alt=sse``, one JSON array without it, and a failed request's
+``{"error": …}`` body.
+"""
+
+from __future__ import annotations
+
+from chatx.codecs.base import Codec, Describe, lazy
+from chatx.codecs.gemini_event.probe import probe
+
+CODEC = Codec(
+    name="gemini-event",
+    description="Google Gemini streamGenerateContent chunks (GenerateContentResponse)",
+    decoder=lazy("chatx.codecs.gemini_event.decode", "GeminiDecoder"),
+    encoder=lazy("chatx.codecs.gemini_event.encode", "GeminiEncoder"),
+    probe=probe,
+    container="sse",
+    single_lane=False,
+    aliases=("gemini", "google"),
+    checker=lazy("chatx.codecs.gemini_event.check", "GeminiChecker"),
+    rules=lazy("chatx.codecs.gemini_event.rules", "GEMINI_RULES").load,
+    schema=lazy("chatx.codecs.gemini_event.schema", "schema"),
+    schema_rule="GEM100",
+    schema_sdk=("google.genai", "gemini"),  # the module find_spec looks up
+    final=lazy("chatx.codecs.gemini_event.final", "final"),
+    collect_as="gemini",
+    # its records have no string ``type``: asked before chat, which claims any object
+    describe=Describe(
+        lazy("chatx.codecs.gemini_event.describe", "kinds"),
+        lazy("chatx.codecs.gemini_event.describe", "preview"),
+        rank=1,
+    ),
+    volatile=frozenset(("responseId", "createTime")),
+)

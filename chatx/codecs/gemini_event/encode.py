@@ -1,0 +1,277 @@
+"""Encode IR events as Gemini ``streamGenerateContent`` chunks.
+
+One batch becomes at most one chunk. From a Gemini source, each chunk is rebuilt from
+its events and the residue its ``Meta`` events carry (:mod:`.decode`), and the finish,
+usage and end the decoder adds at the end of input write nothing: the chunks said them.
+From another format, each batch's text, thoughts and calls become the parts of its
+candidates (one per lane), a finish the candidate's ``finishReason``, and the usage
+goes on the chunk that finishes the last candidate; what Gemini has no place for is
+reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.base import EncodeOptions
+from chatx.codecs.template import DeltaRun
+from chatx.notes import Notes
+from chatx.residue import MetaReport, merge, report
+
+from . import records as r
+from .ending import Ending
+from .parts import Parts
+from .written import Batch, Written
+
+
+class GeminiEncoder:
+    """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error
+    object). Its parts share the :class:`~.written.Written`: ``parts`` writes each
+    candidate's parts, ``ending`` finishes, usage and errors. ``handlers`` is the table
+    from an event's type to the method that writes it into the :class:`~.written.Batch`."""
+
+    def __init__(self, notes: Notes, options: EncodeOptions) -> None:
+        self.notes = notes
+        self.options = options
+        self.own = own = options.source_format == r.NAME
+        self.written = written = Written(own)
+        self.parts = Parts(written, notes)
+        self.ending = Ending(written, notes)
+        self.lost_meta = MetaReport(notes)
+        self.ended = False
+        self.handlers: dict[type, Callable[[Any, Batch], None]] = {
+            ir.TextDelta: self._text,
+            ir.ReasoningDelta: self._reasoning,
+            ir.ToolArgsDelta: self._args,
+            ir.Meta: self._meta,
+            ir.ItemStart: self._item_start,
+            ir.ItemEnd: self._item_end,
+            ir.LaneStart: self._lane_start,
+            ir.Usage: self._usage,
+            ir.Finish: self._finish,
+            ir.Error: self._error,
+            ir.RefusalDelta: self._refusal,
+            ir.Passthrough: self._passthrough,
+            ir.StreamStart: self._start,
+            ir.StreamEnd: self._end,
+        }
+
+    def feed_run(self, run: DeltaRun) -> list[Any]:
+        return run.replay(self.feed, self.notes)
+
+    def feed(self, events: list[ir.Event]) -> list[Any]:
+        batch = Batch()
+        handlers = self.handlers
+        for event in events:
+            handlers[type(event)](event, batch)
+        if self.own:
+            if batch.record:
+                chunk = self.written.chunk(batch.closed)
+                if batch.top:
+                    merge(chunk, batch.top)
+                batch.out.append(chunk)
+        else:
+            self.ending.close(batch, self._chunk(batch))
+        return batch.out
+
+    def _chunk(self, batch: Batch) -> dict[str, Any] | None:
+        """The chunk of another format's batch, or None when it says nothing."""
+        lanes = sorted(batch.parts.keys() | batch.finish.keys())
+        candidates = [
+            r.candidate(lane, batch.parts.get(lane, []), batch.finish.get(lane)) for lane in lanes
+        ]
+        if not candidates and batch.usage is None:
+            return None
+        chunk = self.written.chunk(candidates)
+        if batch.usage is not None:
+            chunk["usageMetadata"] = batch.usage
+        return chunk
+
+    def finish(self) -> list[Any]:
+        """End of input: the calls and the finishing chunk still held; an ending where
+        the input had none only when asked (``--finish``)."""
+        batch = Batch()
+        written = self.written
+        if self.own:
+            if self.options.finish and not self.ended and not written.failed:
+                unfinished = sorted(written.lanes - written.finished)
+                candidates = [r.candidate(lane, [], "STOP") for lane in unfinished]
+                if candidates:
+                    batch.out.append(written.chunk(candidates))
+        else:
+            self.parts.flush_all(batch)
+            self._unshown(batch)
+            if self.options.finish and not self.ended and not written.failed:
+                for lane in sorted(written.lanes - written.finished):
+                    self.parts.lone_signature(batch, lane)
+                    batch.finish[lane] = "STOP"
+                    written.finished.add(lane)
+            self.ending.close(batch, self._chunk(batch))
+            self.ending.release(batch.out)
+        return batch.out
+
+    # -- the stream -----------------------------------------------------------------
+
+    def _start(self, event: ir.StreamStart, batch: Batch) -> None:
+        if not self.own:
+            self.parts.flush_all(batch)
+            self.ending.release(batch.out)
+            if event.extra:
+                report(event.extra, self.notes, "response.")
+        create = event.extra.get("createTime") if self.own else None
+        self.written.restart(event.id, event.model, create)
+        self.ended = False
+
+    def _end(self, event: ir.StreamEnd, batch: Batch) -> None:
+        self.ended = True
+        if self.own:
+            return
+        self.parts.flush_all(batch)
+        self._unshown(batch)
+        written = self.written
+        if not written.failed:
+            for lane in sorted(written.lanes - written.finished):
+                # The source ended its stream with this choice unfinished (Snowflake):
+                # Gemini's candidate ends with a finishReason all the same.
+                self.notes.repaired(f"candidate {lane} ended without a finish: STOP written")
+                self.parts.lone_signature(batch, lane)
+                batch.finish[lane] = "STOP"
+                written.finished.add(lane)
+        if event.extra:
+            report(event.extra, self.notes, "response.")
+        if self.written.usage is not None and self.written.held is None:
+            batch.usage, self.written.usage = self.written.usage, None
+        self.ending.release(batch.out)
+
+    def _unshown(self, batch: Batch) -> None:
+        """A candidate that said nothing is written all the same, empty, at the end."""
+        if self.written.failed:
+            return
+        for lane in self.written.lanes - self.written.shown:
+            batch.lane_parts(lane)
+
+    def _lane_start(self, event: ir.LaneStart, batch: Batch) -> None:
+        self.written.lanes.add(event.lane)
+
+    # -- content --------------------------------------------------------------------
+
+    def _text(self, event: ir.TextDelta, batch: Batch) -> None:
+        lane = event.lane
+        if self.own:
+            merge(self.parts.add(batch, lane, r.text_part(event.text)), event.extra)
+            return
+        self.written.lanes.add(lane)
+        self.parts.flush(batch, lane)
+        self.parts.text(batch, lane, event.text, thought=False)
+        self._said(event.extra, event.logprobs, "delta.")
+
+    def _reasoning(self, event: ir.ReasoningDelta, batch: Batch) -> None:
+        lane = event.lane
+        if self.own:
+            merge(self.parts.add(batch, lane, r.thought_part(event.text)), event.extra)
+            return
+        self.written.lanes.add(lane)
+        self.parts.flush(batch, lane)
+        self.parts.text(batch, lane, event.text, thought=True)
+        self._said(event.extra, None, "reasoning.")
+
+    def _refusal(self, event: ir.RefusalDelta, batch: Batch) -> None:
+        # Gemini has no refusal: its text is the answer's, and that it was one is lost.
+        if "refusal" not in self.written.said:
+            self.written.said.add("refusal")
+            self.notes.lost("a refusal has no place in Gemini: written as text")
+        self.written.lanes.add(event.lane)
+        self.parts.flush(batch, event.lane)
+        self.parts.text(batch, event.lane, event.text, thought=False)
+        self._said(event.extra, event.logprobs, "delta.")
+
+    def _said(self, extra: dict[str, Any], logprobs: list[Any] | None, prefix: str) -> None:
+        if extra:
+            report(extra, self.notes, prefix)
+        if logprobs:
+            self.notes.lost_field("logprobs")
+
+    def _item_start(self, event: ir.ItemStart, batch: Batch) -> None:
+        if event.kind == "tool_call":
+            self.written.lanes.add(event.lane)
+            if not self.own:
+                self.parts.flush(batch, event.lane)
+            self.parts.call_start(batch, event)
+        elif event.extra and not self.own:
+            report(event.extra, self.notes, "item.")
+
+    def _args(self, event: ir.ToolArgsDelta, batch: Batch) -> None:
+        self.parts.args(event)
+
+    def _item_end(self, event: ir.ItemEnd, batch: Batch) -> None:
+        if event.kind == "tool_call":
+            self.parts.call_end(batch, event)
+        elif event.kind == "reasoning":
+            self.parts.signature(batch, event)
+        if event.extra and not self.own:
+            report(event.extra, self.notes, "item.")
+
+    def _passthrough(self, event: ir.Passthrough, batch: Batch) -> None:
+        data = event.data
+        if event.format == r.NAME and isinstance(data, dict) and "part" in data:
+            if self.own or isinstance(data.get("lane"), int):
+                self.parts.add(batch, data["lane"], dict(data["part"]))
+            return
+        if event.item is not None:
+            if event.item:
+                self.notes.lost(f"{event.item} item has no place in Gemini")
+            return
+        what = data.get("type") if isinstance(data, dict) else None
+        item = data.get("item") if isinstance(data, dict) else None
+        if isinstance(item, dict) and what == "response.output_item.added":
+            self.notes.lost(f"{item.get('type')} item has no place in Gemini")
+        elif isinstance(what, str) and "annotation" in what:
+            self.notes.lost_field("annotations")
+        elif not isinstance(what, str):
+            self.notes.lost(f"a {event.format} record has no place in Gemini")
+
+    # -- residue, the end of a candidate --------------------------------------------
+
+    def _meta(self, event: ir.Meta, batch: Batch) -> None:
+        if not self.own:
+            self.lost_meta(event)
+            return
+        lane = event.lane
+        if lane is None:
+            batch.record = True
+            batch.top = event.extra
+            return
+        self.parts.lone_signature(batch, lane)
+        candidate = r.candidate(lane, batch.parts.pop(lane, []), None)
+        if event.extra:
+            merge(candidate, event.extra)
+        batch.closed.append(candidate)
+
+    def _finish(self, event: ir.Finish, batch: Batch) -> None:
+        if self.own:
+            self.written.finished.add(event.lane)  # its chunks said it
+            return
+        if self.written.failed:
+            return  # after an error: the error object ended the stream
+        self.written.lanes.add(event.lane)
+        self.parts.flush(batch, event.lane)
+        self.parts.lone_signature(batch, event.lane)
+        self.ending.finish(batch, event)
+
+    def _usage(self, event: ir.Usage, batch: Batch) -> None:
+        if self.written.failed and not self.own:
+            self.notes.lost("usage after an error has no place in Gemini")
+        elif not self.own:
+            self.ending.usage(batch, event)
+
+    def _error(self, event: ir.Error, batch: Batch) -> None:
+        if self.own:
+            error = {"error": r.error_object(event.code, event.message, event.type)}
+            if event.extra:
+                merge(error, event.extra)
+            batch.out.append(error)
+            return
+        self.parts.flush_all(batch)
+        self.ending.error(batch, event)
