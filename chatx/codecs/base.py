@@ -102,7 +102,9 @@ class HttpApi(NamedTuple):
     api: str
     """The name ``capture --api`` takes and messages use (``chat``, ``anthropic``)."""
     path: str
-    """The route, ``/v1`` included: a base URL ends in ``/v1``, as ``OPENAI_BASE_URL`` does."""
+    """The route, ``/v1`` included: a base URL ends in ``/v1``, as ``OPENAI_BASE_URL`` does.
+    ``{model}`` stands for the model where the route names it (Gemini's
+    ``/v1beta/models/{model}:generateContent``)."""
     model_key: str = "model"
     """The request body's field naming the model (Llama Stack's ``model_id``)."""
     key_header: str = "authorization"
@@ -110,6 +112,10 @@ class HttpApi(NamedTuple):
     header the key itself (Anthropic's ``x-api-key``)."""
     headers: tuple[tuple[str, str], ...] = ()
     """Headers a client of the API sends with every request (``anthropic-version``)."""
+    stream_path: str = ""
+    """A route of its own for streams (Gemini's ``:streamGenerateContent`` beside
+    ``:generateContent``, whose answer is then the final object); "": the request body's
+    ``stream`` says."""
     format: str = ""
     """The codec whose streams the API sends: filled in from the descriptor that holds it
     (``chatx.live.endpoints``), never written by hand."""

@@ -39,7 +39,7 @@ from chatx.errors import ChatxError
 from chatx.live import asgi, replay
 from chatx.live.chaos import NONE, Chaos, Faults, error_event, malformed
 from chatx.live.choose import HEADER, Chooser, header_value
-from chatx.live.endpoints import by_path, endpoints
+from chatx.live.endpoints import by_path, endpoints, route
 from chatx.live.errors import ApiError, fault
 from chatx.live.served_captures import Capture, recorded
 from chatx.live.timing import Paced
@@ -145,14 +145,15 @@ class ServeApp:
             _allow(method, ("GET", "HEAD"), scope["path"])
             await asgi.respond(send, 200, self.models())
             return
-        endpoint = by_path(path)
-        if endpoint is None:
+        found = route(path)
+        if found is None:
             raise ApiError(
                 404,
                 f"Unknown request URL: {method} {scope['path']}. chatx serve answers "
                 f"{', '.join(e.path for e in endpoints())} and GET {MODELS}.",
                 code="unknown_url",
             )
+        endpoint = found.endpoint
         _allow(method, ("POST",), scope["path"])
         body = await asgi.read_body(receive, self.max_body)
         self.api_requests += 1
@@ -160,6 +161,9 @@ class ServeApp:
         if faults.status is not None:
             raise fault(faults.status, endpoint.api)
         request = parse_request(body, endpoint)
+        if found.model is not None and endpoint.model_key not in request:
+            request = {**request, endpoint.model_key: found.model}  # the path names it
+        streaming = found.stream if found.stream is not None else request.get("stream") is True
         if self.proxy is not None and self.record_mode == "all":
             await self._forward(scope, receive, send, endpoint, body)
             return
@@ -169,7 +173,7 @@ class ServeApp:
             return
         replay.check_choices(capture, endpoint, request)
         named = [(HEADER.encode(), header_value(capture.name))]
-        if request.get("stream") is not True:
+        if not streaming:
             how = _how(capture, endpoint, request)
             self.log(f"POST {path}: {capture.name} ({how}), final object")
             final = await self.workers.run(self.finals.get, capture, endpoint, request)
@@ -197,8 +201,9 @@ class ServeApp:
                 return {"type": "http.request", "body": given.pop(), "more_body": False}
             return await receive()
 
-        path = endpoint.path.encode()
-        forwarded = {**scope, "path": endpoint.path, "raw_path": path}
+        # A route that names the model goes on as the client wrote it.
+        own = endpoint.path if "{" not in endpoint.path else scope["path"]
+        forwarded = {**scope, "path": own, "raw_path": own.encode()}
         await self.proxy(forwarded, replayed, send)
 
     def _recorded(self, path: Path) -> None:

@@ -8,6 +8,7 @@ package's business, and adding one is adding ``http=HttpApi(...)`` to its descri
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
@@ -29,11 +30,41 @@ def _endpoints(listed: tuple[codecs.Codec, ...]) -> tuple[HttpApi, ...]:
     return tuple(c.http._replace(format=c.name) for c in listed if c.http is not None)
 
 
-def by_path(path: str) -> HttpApi | None:
+class Route(NamedTuple):
+    """What a request's path asks for: the API, the model when the path names it, and
+    whether it streams when the path says (None: the request body's ``stream`` says)."""
+
+    endpoint: HttpApi
+    model: str | None = None
+    stream: bool | None = None
+
+
+@cache
+def _pattern(template: str) -> re.Pattern[str]:
+    """A route with ``{model}`` as a regular expression (the model: one path segment)."""
+    return re.compile(re.escape(template).replace(r"\{model\}", "(?P<model>[^/]+?)") + "$")
+
+
+def route(path: str) -> Route | None:
+    """The route ``path`` is of one of the APIs, or None."""
     for endpoint in endpoints():
-        if endpoint.path == path:
-            return endpoint
+        ways = [(endpoint.path, False if endpoint.stream_path else None)]
+        if endpoint.stream_path:
+            ways.append((endpoint.stream_path, True))
+        for template, stream in ways:
+            if "{" not in template:
+                if template == path:
+                    return Route(endpoint, None, stream)
+                continue
+            match = _pattern(template).match(path)
+            if match is not None:
+                return Route(endpoint, match.group("model"), stream)
     return None
+
+
+def by_path(path: str) -> HttpApi | None:
+    found = route(path)
+    return found.endpoint if found is not None else None
 
 
 def by_name(name: str) -> HttpApi:
@@ -163,11 +194,43 @@ LLAMA_STACK_ERRORS = ErrorShape(
     body=_llama_stack_body,
 )
 
+
+def _google_body(message: str, kind: str, param: str | None, code: str | None) -> dict[str, Any]:
+    # Google's APIs: the HTTP status as code, the gRPC status word beside it.
+    status = next((s for s, word in GOOGLE_ERRORS.kinds.items() if word == kind and s), 400)
+    return {"error": {"code": status, "message": message, "status": kind}}
+
+
+GOOGLE_ERRORS = ErrorShape(
+    kinds={
+        0: "INVALID_ARGUMENT",
+        400: "INVALID_ARGUMENT",
+        401: "UNAUTHENTICATED",
+        403: "PERMISSION_DENIED",
+        404: "NOT_FOUND",
+        405: "UNIMPLEMENTED",
+        429: "RESOURCE_EXHAUSTED",
+        500: "INTERNAL",
+        503: "UNAVAILABLE",
+        504: "DEADLINE_EXCEEDED",
+    },
+    faults={
+        401: "API key not valid. Please pass a valid API key.",
+        403: "The caller does not have permission",
+        404: "The requested model was not found.",
+        429: "Resource has been exhausted (e.g. check quota).",
+        500: "An internal error has occurred.",
+        503: "The model is overloaded. Please try again later.",
+    },
+    body=_google_body,
+)
+
 ERROR_SHAPES: dict[str, ErrorShape] = {
     "chat": OPENAI_ERRORS,
     "responses": OPENAI_ERRORS,
     "anthropic": ANTHROPIC_ERRORS,
     "llama-stack": LLAMA_STACK_ERRORS,
+    "gemini": GOOGLE_ERRORS,
 }
 
 

@@ -8,7 +8,7 @@ Each chunk a whole ``GenerateContentResponse`` (``candidates``, ``usageMetadata`
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, lazy
 from chatx.codecs.gemini_event.probe import probe
 
 CODEC = Codec(
@@ -34,4 +34,12 @@ CODEC = Codec(
         rank=1,
     ),
     volatile=frozenset(("responseId", "createTime")),
+    # The model is in the path; :streamGenerateContent streams (SSE with alt=sse),
+    # :generateContent answers the final response. The key: x-goog-api-key (or ?key=).
+    http=HttpApi(
+        "gemini",
+        "/v1beta/models/{model}:generateContent",
+        key_header="x-goog-api-key",
+        stream_path="/v1beta/models/{model}:streamGenerateContent",
+    ),
 )

@@ -13,7 +13,7 @@ from chatx.notes import Notes
 
 from . import records as r
 from .ending import usage_metadata
-from .parts import loads
+from .parts import is_base64, loads
 
 
 def _call(item: Item, lane: int, sid: str) -> dict[str, Any]:
@@ -36,8 +36,8 @@ def _reasoning(
     text = item.reasoning_text()
     part = r.thought_part(text) if text else None
     token = item.signature if item.signature is not None else item.encrypted
-    if token is None:
-        return part, signature
+    if token is None or not is_base64(token):
+        return part, signature  # a token that is not base64 is no thoughtSignature
     if part is not None:
         if signature is not None:
             part["thoughtSignature"] = signature

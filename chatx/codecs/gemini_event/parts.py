@@ -18,7 +18,8 @@ from . import records as r
 from .written import Batch, Call, Written
 
 
-def _base64(token: str) -> bool:
+def is_base64(token: str) -> bool:
+    """Whether ``token`` can be a ``thoughtSignature``: bytes, written in base64."""
     try:
         b64decode(token, validate=True)
     except (ValueError, binascii.Error):
@@ -72,7 +73,7 @@ class Parts:
 
     def signature(self, batch: Batch, event: ir.ItemEnd) -> None:
         token = event.signature if event.signature is not None else event.encrypted
-        if token is not None and not self.written.own and not _base64(token):
+        if token is not None and not self.written.own and not is_base64(token):
             # Gemini's thoughtSignature is bytes, written in base64: another service's
             # token that is not base64 has no place there.
             self.notes.lost_field("reasoning.signature")
