@@ -14,10 +14,10 @@ Kinds:
 - ``mixed``: ``reasoning_content`` for the first 30 % of the chunks, text for the next
   40 %, then tool calls as in ``tools``: what an agent's turn looks like.
 
-The responses-event, llama-stack-event and anthropic-event sources are the chat stream
-converted by chatx itself. Everything is cached under ``bench/out/`` (git-ignored); a
-manifest keeps the hash of what made each file (this module, and chatx's source for the
-converted ones), so a stale file is rebuilt, never reused.
+The responses-event, llama-stack-event, anthropic-event and gemini-event sources are the
+chat stream converted by chatx itself. Everything is cached under ``bench/out/``
+(git-ignored); a manifest keeps the hash of what made each file (this module, and
+chatx's source for the converted ones), so a stale file is rebuilt, never reused.
 
     python bench/generate.py --kind text --size 10k --format responses   # prints the path
     python bench/generate.py --all                                       # every file
@@ -49,6 +49,7 @@ FORMATS = {
     "responses": "responses-event",
     "llama": "llama-stack-event",
     "anthropic": "anthropic-event",
+    "gemini": "gemini-event",
 }
 
 # Fragments per tool call in the ``tools`` kind.

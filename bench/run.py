@@ -42,6 +42,8 @@ MAIN = (
     ("llama", "chat"),
     ("chat", "anthropic"),
     ("anthropic", "chat"),
+    ("chat", "gemini"),
+    ("gemini", "chat"),
 )
 STARTUP_RUNS = 10
 # Targets from issue 8 (and issue 4 for validate).
