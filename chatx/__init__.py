@@ -18,7 +18,9 @@ from chatx import codecs
 from chatx.arguments import as_bytes
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
-from chatx.pipeline import Transcoder, convert, decode, read_records
+from chatx.pipeline import Transcoder, convert
+from chatx.reading.decoding import decode
+from chatx.reading.framing import read_records
 
 if TYPE_CHECKING:
     from chatx.diffing import DiffResult

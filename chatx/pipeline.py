@@ -29,13 +29,9 @@ from chatx.containers.base import RawReader, Reader, Writer
 from chatx.drive import Drive
 from chatx.errors import ChatxError, InputError
 from chatx.notes import Notes
-from chatx.reading.decoding import decode
-from chatx.reading.framing import open_records, read_records
 from chatx.record import Record
 
-# read_records and open_records live in chatx.reading.framing, decode in chatx.reading.decoding; the
-# pipeline is where callers have always found them.
-__all__ = ["Transcoder", "convert", "decode", "open_records", "read_records"]
+__all__ = ["Transcoder", "convert"]
 
 
 class Conversion:

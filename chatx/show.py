@@ -20,8 +20,11 @@ from rich.text import Text
 
 from chatx import codecs
 from chatx.codecs.base import Describe
-from chatx.collect.streams import Assembler, Item, Lane, Side, streams_of
+from chatx.collect.assembler import Assembler
+from chatx.collect.items import Item, Lane
+from chatx.collect.streams import streams_of
 from chatx.containers.payload import parse
+from chatx.reading.framing import Side
 from chatx.record import Record
 from chatx.textsafe import escape_text
 from chatx.textview import CHUNK, long_text

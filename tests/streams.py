@@ -10,6 +10,7 @@ from typing import Any
 from chatx import ir, pipeline
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
+from chatx.reading import decoding, framing
 from chatx.record import Record
 
 CHAT = "chat-chunk"
@@ -64,7 +65,7 @@ def convert(
 
 def records(data: bytes) -> list[Record]:
     """Frame bytes into records (the container detected)."""
-    return pipeline.read_records(data)[1]
+    return framing.read_records(data)[1]
 
 
 def payloads(data: bytes) -> list[Any]:
@@ -97,7 +98,7 @@ def sse_blocks(data: bytes) -> list[tuple[str | None, str]]:
 
 def batches(data: bytes, src: str | None = None) -> list[list[ir.Event]]:
     """The IR batches a stream decodes to."""
-    return list(pipeline.decode(records(data), src=src))
+    return list(decoding.decode(records(data), src=src))
 
 
 def events(data: bytes, src: str | None = None) -> list[ir.Event]:

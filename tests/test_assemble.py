@@ -8,8 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatx import ir
-from chatx.collect.streams import Assembler, assemble, joined, load, other_items, streams_of
+from chatx.collect.assembler import Assembler, assemble
+from chatx.collect.items import joined
+from chatx.collect.streams import other_items, streams_of
 from chatx.pieces import Pieces
+from chatx.reading.framing import load
 from tests.streams import sse
 
 

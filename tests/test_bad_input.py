@@ -33,10 +33,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from chatx import pipeline
 from chatx.containers.lines import LineSplitter, LineTooLong
 from chatx.containers.payload import MAX_DEPTH
 from chatx.notes import Notes
+from chatx.reading import framing
 from tests.inprocess import Result, assert_clean, peak_rss, run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -262,7 +262,7 @@ def test_bad_input(tmp_path, name, command):
 def _stdout_is_data(command: str, result: Result) -> None:
     """stdout holds only what the command makes: a stream, JSON, or its report."""
     if command in ("convert", "strict") and result.stdout:
-        _, records = pipeline.read_records(result.stdout)
+        _, records = framing.read_records(result.stdout)
         assert all(r.error is None for r in records)
         assert result.stdout.endswith(b"\n\n"), "the last event is complete"
     elif command == "collect" and result.stdout:
@@ -398,7 +398,7 @@ def test_responses_event_after_the_terminal_event_is_said():
 
 def test_nothing_is_written_after_the_terminal_event():
     result = run(["convert", "-", "--to", "responses-event"], RESPONSES + LATE_DELTA)
-    *_, last = (r.data for r in pipeline.read_records(result.stdout)[1])
+    *_, last = (r.data for r in framing.read_records(result.stdout)[1])
     assert last["type"] == "response.completed"
 
 
@@ -466,9 +466,7 @@ def test_splitter_long_line_inside_one_chunk():
 @pytest.mark.parametrize("reader", ["sse", "jsonl"])
 def test_reader_says_the_line_of_a_long_line(reader, monkeypatch):
     from chatx import containers
-    from chatx.containers import sse
 
-    monkeypatch.setattr(sse, "MAX_LINE", 64)
     monkeypatch.setattr(LineSplitter.__init__, "__defaults__", (64,))
     r = containers.get(reader).reader()
     first = b'data: {"a":1}\n\n' if reader == "sse" else b'{"a":1}\n\n'
@@ -557,9 +555,9 @@ def test_open_records_lists_the_ignored_lines(tmp_path):
     path = tmp_path / "in.sse"
     path.write_bytes(chat_with(1, b" " + CHAT_BLOCKS[1]) + b"bogus\n\n")
     ignored: list[tuple[int, str]] = []
-    container, records = pipeline.open_records(str(path), None, ignored)
+    container, records = framing.open_records(str(path), None, ignored)
     assert container == "sse" and len(list(records)) == 7
     assert [line for line, _ in ignored] == [3, 17]
     notes = Notes()
-    pipeline.read_records(path.read_bytes(), notes=notes)
+    framing.read_records(path.read_bytes(), notes=notes)
     assert [(n.kind, n.line) for n in notes.items] == [("warning", 3), ("warning", 17)]

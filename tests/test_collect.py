@@ -18,9 +18,11 @@ from chatx.codecs.chat_chunk.final import to_chat
 from chatx.codecs.llama_stack_event.final import to_llama_stack
 from chatx.codecs.responses_event.final import to_response
 from chatx.collect import collect
-from chatx.collect.streams import Assembler, load, streams_of
+from chatx.collect.assembler import Assembler
+from chatx.collect.streams import streams_of
 from chatx.errors import UsageError
 from chatx.notes import Notes
+from chatx.reading.framing import load
 from tests.captures import CAPTURES, capture_params, captures
 from tests.streams import sse
 

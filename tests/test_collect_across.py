@@ -21,8 +21,9 @@ import pytest
 
 from chatx import ir
 from chatx.collect import collect, target_for
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
 from chatx.notes import Notes
+from chatx.reading.framing import load
 from tests.builders.anthropic_event import (
     ANTHROPIC,
     block_delta,

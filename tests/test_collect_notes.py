@@ -20,8 +20,8 @@ import pytest
 
 from chatx.cli import main
 from chatx.collect import collect_side
-from chatx.collect.streams import load
 from chatx.notes import Notes
+from chatx.reading.framing import load
 from tests.builders.chat_chunk import chunk
 from tests.streams import CHAT, convert, payloads, sse
 from tests.test_collect_rule import FIXTURES, FORMATS, streams

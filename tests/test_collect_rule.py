@@ -24,8 +24,9 @@ from typing import Any
 import pytest
 
 from chatx.collect import collect, target_for
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
 from chatx.notes import Notes
+from chatx.reading.framing import load
 from chatx.validation import validate_records
 from tests.builders.anthropic_event import ANTHROPIC
 from tests.builders.chat_chunk import chunk, usage_chunk

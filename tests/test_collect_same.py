@@ -28,9 +28,9 @@ import pytest
 
 from chatx import ir
 from chatx.collect import collect_side
-from chatx.collect.streams import load
 from chatx.notes import Notes
-from chatx.pipeline import decode
+from chatx.reading.decoding import decode
+from chatx.reading.framing import load
 from chatx.residue import lost_paths, reported
 from tests.captures import CAPTURES, captures
 from tests.streams import jsonl, payloads, sse

@@ -27,8 +27,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from chatx import pipeline
 from chatx.errors import ExitStatus
+from chatx.reading import framing
 from tests.inprocess import Result, assert_clean, run
 
 EXAMPLES = int(os.environ.get("CHATX_FUZZ_EXAMPLES", "0"))
@@ -151,7 +151,7 @@ def check(args: list[str], data: bytes) -> Result:
         container = "jsonl" if "jsonl" in args else "json" if "json" in args else "sse"
         if container == "json" and result.code != 0:
             return result  # an array stopped by an error is not closed
-        _, records = pipeline.read_records(result.stdout, container)
+        _, records = framing.read_records(result.stdout, container)
         assert all(r.error is None for r in records), result.stdout[-300:]
     return result
 
@@ -339,7 +339,7 @@ def _frame(payloads: list[Any], seed: bytes, path: Path) -> bytes:
 @st.composite
 def json_mutated(draw: st.DrawFn) -> bytes:
     path = draw(st.sampled_from(list(SEEDS)))
-    _, records = pipeline.read_records(SEEDS[path])
+    _, records = framing.read_records(SEEDS[path])
     payloads = ["[DONE]" if r.done else r.data for r in records if r.error is None]
     for _ in range(draw(st.integers(1, 5))):
         if not payloads:

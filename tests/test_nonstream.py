@@ -17,9 +17,11 @@ import pytest
 
 from chatx import codecs, pipeline
 from chatx.collect import DEFAULT_TARGET, collect
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
 from chatx.errors import NotRepresentable
 from chatx.notes import Notes
+from chatx.reading import framing
+from chatx.reading.framing import load
 from chatx.record import Record
 from chatx.validation import validate_records
 from tests.captures import CAPTURES, captures
@@ -329,10 +331,10 @@ def test_one_object_names_its_format(name: str) -> None:
 def test_a_pretty_printed_object_is_one_record() -> None:
     _, data, obj = fixture("responses-text")
     assert data.startswith(b"{\n")
-    container, records = pipeline.read_records(data)
+    container, records = framing.read_records(data)
     assert container == "json" and [r.data for r in records] == [obj]
     _, compact, _ = fixture("chat-tools")
-    assert pipeline.read_records(compact)[0] == "jsonl"
+    assert framing.read_records(compact)[0] == "jsonl"
 
 
 def test_chunks_that_say_chat_completion_are_still_chunks() -> None:
@@ -453,7 +455,7 @@ def test_collect_then_convert_then_collect_gives_the_same_object() -> None:
 
 
 def _holds_whole(path: Path) -> bool:
-    _, records = pipeline.read_records(path.read_bytes())
+    _, records = framing.read_records(path.read_bytes())
     return any(
         codec.whole is not None and codec.whole(record.data)
         for record in records

@@ -12,6 +12,7 @@ from chatx import ir, pipeline
 from chatx.errors import ChatxError, InputError, NotRepresentable
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
+from chatx.reading import decoding, framing
 from tests.builders.chat_chunk import chat_text, chunk
 from tests.builders.responses_event import ResponsesBuilder
 from tests.meaning import summarize
@@ -154,7 +155,7 @@ def test_unknown_format_names_are_refused():
 
 
 def test_read_records_frames_with_lines():
-    container, records = pipeline.read_records(CHAT_BODY)
+    container, records = framing.read_records(CHAT_BODY)
     assert container == "sse"
     assert [r.line for r in records] == list(range(1, 2 * len(records), 2))
     assert records[-1].done and not any(r.done for r in records[:-1])
@@ -162,8 +163,8 @@ def test_read_records_frames_with_lines():
 
 
 def test_decode_yields_ir_batches_one_per_record():
-    _, records = pipeline.read_records(CHAT_BODY)
-    batches = list(pipeline.decode(records))
+    _, records = framing.read_records(CHAT_BODY)
+    batches = list(decoding.decode(records))
     assert isinstance(batches[0][0], ir.StreamStart)
     texts = [e.text for b in batches for e in b if isinstance(e, ir.TextDelta)]
     assert texts == ["one ", "two ", "three ", "four ", "five"]
@@ -172,8 +173,8 @@ def test_decode_yields_ir_batches_one_per_record():
 
 
 def test_decode_detects_responses():
-    _, records = pipeline.read_records(ResponsesBuilder().message("hi").end().bytes())
-    events = [e for b in pipeline.decode(records) for e in b]
+    _, records = framing.read_records(ResponsesBuilder().message("hi").end().bytes())
+    events = [e for b in decoding.decode(records) for e in b]
     assert [e.text for e in events if isinstance(e, ir.TextDelta)] == ["hi"]
 
 

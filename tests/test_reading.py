@@ -104,7 +104,7 @@ def test_show_still_names_every_record(tmp_path):
     """show names each record after its decoder read it: a long one left raw too."""
     from collections import Counter
 
-    from chatx.pipeline import read_records
+    from chatx.reading.framing import read_records
     from chatx.show import record_kinds
 
     data = long_stream()

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from chatx import codecs
 from chatx.cli import app, main
-from chatx.collect.streams import load
+from chatx.reading.framing import load
 from chatx.show import record_kinds, render, safe
 from tests.captures import CAPTURES, captures
 from tests.streams import sse

@@ -114,7 +114,7 @@ def capture(
     body = _body(request_file, data)
     output = _check_output(output)
     return posting.capture(
-        posting.Request(
+        posting.CaptureRequest(
             base_url=base_url,
             endpoint=endpoint,
             body=body,

@@ -208,14 +208,14 @@ def _plan(
 ) -> tuple[list[Any], list[str]]:
     """The jobs of a many-file run (``--out-dir``) or of ``-o FILE --check``; what a
     walk passed over (a FIFO…) in ``passed``."""
-    from chatx import outdir
+    from chatx.outdir import planning
 
     if "-" in files:
         raise UsageError("--out-dir and --check read files and directories, not stdin (-)")
     if out_dir is not None:
         if output != "-":
             raise UsageError("-o and --out-dir do not go together: -o names one output file")
-        return outdir.plan(files, formats, out_dir, out_container, passed)
+        return planning.plan(files, formats, out_dir, out_container, passed)
     if output == "-" or len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
         raise UsageError("--check compares with --out-dir DIR, or with -o FILE for one input")
     from chatx.reading import finding, opening
@@ -225,7 +225,9 @@ def _plan(
         return [], [f"{files[0]}: {os.strerror(errno.ENOENT)}"]
     with finding.pick(address) as picked:  # FILE#N, or the only stream a file holds
         index = picked.stream.index if picked.stream is not None else None
-    return [outdir.Job(Path(address.file), picked.name, formats[0], Path(output), None, index)], []
+    return [
+        planning.Job(Path(address.file), picked.name, formats[0], Path(output), None, index)
+    ], []
 
 
 def run_many(
@@ -238,17 +240,17 @@ def run_many(
     quiet: bool,
 ) -> int:
     """Convert (or check) every job; say what happened on stderr; list stale files."""
-    from chatx import outdir
+    from chatx.outdir import running
 
     if workers < 1:
         raise UsageError("-j takes a number of processes, 1 or more")
-    tally = outdir.Tally()
+    tally = running.Tally()
     for problem in problems:
         _say("error", problem)
         tally.problem()
     several = len({job.target for job in jobs}) > 1
     stale = []
-    outcomes = outdir.run(jobs, settings, check=check, workers=workers)
+    outcomes = running.run(jobs, settings, check=check, workers=workers)
     with _progress(len(jobs)) as progress:
         for outcome in outcomes:
             tally.add(outcome)
@@ -278,10 +280,10 @@ def _say(kind: str | None, message: str) -> None:
     sys.stderr.write(prefix + escape_text(message) + "\n")
 
 
-class _Quiet:
+class _NoProgress:
     """No progress bar: messages go straight to stderr."""
 
-    def __enter__(self) -> _Quiet:
+    def __enter__(self) -> _NoProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -294,7 +296,7 @@ class _Quiet:
         return None
 
 
-class _Bar(_Quiet):
+class _Bar(_NoProgress):
     """A rich progress bar on stderr; messages are printed above it."""
 
     def __init__(self, total: int) -> None:
@@ -329,11 +331,11 @@ class _Bar(_Quiet):
         self.progress.advance(self.task)
 
 
-def _progress(total: int) -> _Quiet:
+def _progress(total: int) -> _NoProgress:
     """A bar for a multi-file run when stderr is a terminal; silent otherwise."""
     if total > 1 and sys.stderr.isatty():
         return _Bar(total)
-    return _Quiet()
+    return _NoProgress()
 
 
 def _load_request(path: Path | None) -> dict[str, Any] | None:

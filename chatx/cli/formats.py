@@ -150,7 +150,7 @@ def rules_format_option(param: typer.CallbackParam, value: str | None) -> str | 
 
 def formats_option(param: typer.CallbackParam, values: list[str] | None) -> list[str] | None:
     """Typer callback of ``--to`` (repeated, comma-separated, ``all``): each name checked
-    here; :func:`chatx.outdir.targets` expands them."""
+    here; :func:`chatx.settings.targets` expands them."""
     for value in values or ():
         for part in value.split(","):
             if part.strip() not in ("", "all"):

@@ -19,7 +19,7 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.textsafe import escape_text
 
 if TYPE_CHECKING:
-    from chatx.reading.finding import Stream
+    from chatx.reading.finding import Exchange
 
 
 def register(app: typer.Typer) -> None:
@@ -50,7 +50,7 @@ def ls(
     for file in files or ["-"]:
         if file == "-":
             reading_stdin()
-        rows: list[Stream] = []
+        rows: list[Exchange] = []
         try:
             trouble = _list(file, rows)
         except InputError as exc:
@@ -63,7 +63,7 @@ def ls(
     return int(status)
 
 
-def _list(spec: str, rows: list[Stream]) -> list[str]:
+def _list(spec: str, rows: list[Exchange]) -> list[str]:
     """Fill ``rows`` with what ``spec`` holds; return the errors to say after them."""
     from chatx.reading import finding, opening
 
@@ -100,7 +100,7 @@ def _gone() -> bytes:
     return b""
 
 
-def _bare(source: Any, address: Any) -> Stream:
+def _bare(source: Any, address: Any) -> Exchange:
     """A bare stream as its one stream, #0: its records counted, its format told."""
     from chatx.reading import finding
     from chatx.reading.framing import records_of
@@ -109,7 +109,7 @@ def _bare(source: Any, address: Any) -> Stream:
         raise InputError(
             f"no stream #{address.index}: a bare stream is one stream (#0)", file=address.name
         )
-    stream = finding.Stream(address.of(0), 0, None)
+    stream = finding.Exchange(address.of(0), 0, None)
     finding.judge(stream, records_of(source))
     if stream.kind == "unknown":
         return stream  # listed as what it looks like; no stream chatx reads (exit 2)
@@ -119,7 +119,7 @@ def _bare(source: Any, address: Any) -> Stream:
     return stream
 
 
-def _print(rows: list[Stream], output: str) -> None:
+def _print(rows: list[Exchange], output: str) -> None:
     if output == "json":
         import orjson
 
@@ -133,7 +133,7 @@ def _print(rows: list[Stream], output: str) -> None:
         sys.stdout.write(escape_text(text.rstrip()) + "\n")
 
 
-def _cells(row: Stream) -> list[str]:
+def _cells(row: Exchange) -> list[str]:
     """address, format, records, method and URL, status, model, and what a row that is
     not a stream is."""
     what = {
@@ -149,15 +149,15 @@ def _cells(row: Stream) -> list[str]:
     return [row.address, row.format or "-", records, request, status, row.model or "-", what]
 
 
-def _method(row: Stream) -> str | None:
+def _method(row: Exchange) -> str | None:
     return row.entry.method if row.entry is not None else None
 
 
-def _url(row: Stream) -> str | None:
+def _url(row: Exchange) -> str | None:
     return row.entry.url if row.entry is not None else None
 
 
-def _json(row: Stream) -> dict[str, Any]:
+def _json(row: Exchange) -> dict[str, Any]:
     entry = row.entry
     return {
         "address": row.address,

@@ -12,7 +12,7 @@ from chatx.cli.formats import complete_format, rules_format_option
 from chatx.errors import UsageError
 
 if TYPE_CHECKING:  # the rules are imported by the command, not at every start
-    from chatx.validation.rules import Rule
+    from chatx.validation.rule import Rule
 
 
 def register(app: typer.Typer) -> None:

@@ -93,7 +93,7 @@ def validate(
         for file, name in each(spec):
             try:
                 if isinstance(file, str) and os.path.isdir(file):  # one with no captures
-                    from chatx.outdir import NO_CAPTURES
+                    from chatx.outdir.walking import NO_CAPTURES
 
                     raise InputError(NO_CAPTURES, file=name)
                 result = check_file(
@@ -124,10 +124,10 @@ def _inputs(files: list[str]) -> Iterator[tuple[str, bool]]:
         if file == "-" or not os.path.isdir(file):
             yield file, False
             continue
-        from chatx import outdir
+        from chatx.outdir.walking import walk
 
         passed: list[str] = []
-        found = outdir.walk(Path(file), passed)
+        found = walk(Path(file), passed)
         for message in passed:  # a FIFO would wait for a writer forever
             sys.stderr.write(f"chatx: warning: {escape_text(message)}\n")
         yield from [(str(path), True) for path in found] or [(file, False)]
@@ -193,7 +193,7 @@ def check_file(
 ) -> FileResult:
     """Check one file (``-`` is stdin; or an input :func:`chatx.reading.finding.each` opened),
     printing findings as they come."""
-    from chatx.pipeline import open_records
+    from chatx.reading.framing import open_records
     from chatx.validation import validate_records
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings

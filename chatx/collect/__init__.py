@@ -70,7 +70,7 @@ def collect_side(
     it (:mod:`chatx.collect.notes`); a same-format object's builder says its own."""
     from chatx.collect.assembler import assemble
     from chatx.collect.streams import other_items
-    from chatx.pipeline import decode
+    from chatx.reading.decoding import decode
 
     target = target_for(fmt, side.format)
     side.decode_only()

@@ -27,13 +27,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from chatx import ir
-from chatx.collect.items import Cited, Item, Lane, OtherItem, OtherItems, ToolCall, joined
+from chatx.collect.items import Cited, CollectedCall, Item, Lane, OtherItem, OtherItems
 from chatx.collect.residue import accumulate, settle
 from chatx.errors import UsageError
 from chatx.pieces import Pieces
 from chatx.residue import lost_paths, reported
-
-__all__ = ["Assembler", "Cited", "Item", "Lane", "OtherItem", "ToolCall", "assemble", "joined"]
 
 # Record-level fields a client keeps on the final object (the openai SDK copies them).
 _KEPT_META = ("system_fingerprint", "service_tier")
@@ -187,7 +185,9 @@ class Assembler:
             item.opened = event.extra
         if event.kind == "tool_call":
             call = event.call if event.call is not None else len(lane.tool_calls)
-            item.call = lane.tool_calls[call] = ToolCall(call, event.call_id, event.name, event.id)
+            item.call = lane.tool_calls[call] = CollectedCall(
+                call, event.call_id, event.name, event.id
+            )
         lane.items.append(item)
         lane.open = item
 
@@ -252,7 +252,7 @@ class Assembler:
         call = lane.tool_calls.get(event.call)
         if call is None:  # a fragment for a call never opened: keep it all the same
             item = Item("tool_call")
-            item.call = call = lane.tool_calls[event.call] = ToolCall(event.call)
+            item.call = call = lane.tool_calls[event.call] = CollectedCall(event.call)
             lane.items.append(item)
         if event.fragment:
             call.fragments.append(event.fragment)

@@ -1,6 +1,6 @@
 """What an :class:`~chatx.collect.assembler.Assembler` builds from a stream: per lane (chat
 choice) the items in output order (:class:`Item`: message text and refusal, reasoning, a
-tool call's :class:`ToolCall`, other items the IR has no words for), with what a
+tool call's :class:`CollectedCall`, other items the IR has no words for), with what a
 message cites (:class:`Cited`) and what a web search found (``Item.search``).
 
 Format-free, as the Assembler is: the codecs' final-object builders read these.
@@ -15,7 +15,16 @@ from typing import Any, Literal
 from chatx import ir
 from chatx.pieces import Pieces
 
-__all__ = ["Cited", "Item", "Lane", "OtherItem", "OtherItems", "PartKind", "ToolCall", "joined"]
+__all__ = [
+    "Cited",
+    "Item",
+    "Lane",
+    "OtherItem",
+    "OtherItems",
+    "PartKind",
+    "CollectedCall",
+    "joined",
+]
 
 PartKind = Literal["summary", "text"]
 
@@ -45,7 +54,7 @@ OtherItems = Callable[[ir.Passthrough], OtherItem | None]
 
 
 @dataclass(slots=True, eq=False)
-class ToolCall:
+class CollectedCall:
     """One function call: ``call`` numbers it within the lane from 0."""
 
     call: int
@@ -89,7 +98,7 @@ class Item:
     reasoning: dict[tuple[PartKind, int], Pieces] = field(default_factory=dict)
     logprobs: list[Any] = field(default_factory=list)
     refusal_logprobs: list[Any] = field(default_factory=list)
-    call: ToolCall | None = None
+    call: CollectedCall | None = None
     data: Any = None
     done: bool = False
     patch: dict[str, Any] = field(default_factory=dict)
@@ -128,7 +137,7 @@ class Lane:
     index: int
     role: str = "assistant"
     items: list[Item] = field(default_factory=list)
-    tool_calls: dict[int, ToolCall] = field(default_factory=dict)
+    tool_calls: dict[int, CollectedCall] = field(default_factory=dict)
     finish: str | None = None  # chat vocabulary, see ir.FINISH_REASONS
     raw_finish: str | None = None  # the source's own word when it differs
     stop_sequence: str | None = None  # the stop sequence matched (see ir.Finish)
@@ -167,7 +176,7 @@ class Lane:
         return [lp for i in self.items for lp in i.refusal_logprobs]
 
     @property
-    def calls(self) -> list[ToolCall]:
+    def calls(self) -> list[CollectedCall]:
         return [self.tool_calls[n] for n in sorted(self.tool_calls)]
 
     def others(self) -> list[Item]:

@@ -10,26 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from chatx import codecs, ir, pipeline
+from chatx import codecs, ir
 from chatx.collect.assembler import Assembler, assemble
-from chatx.collect.items import Item, Lane, OtherItem, ToolCall, joined
-from chatx.reading.framing import Side, load, open_side
+from chatx.collect.items import OtherItem
+from chatx.reading import decoding
+from chatx.reading.framing import Side
 from chatx.record import Record
-
-__all__ = [
-    "Assembler",
-    "Item",
-    "Lane",
-    "OtherItem",
-    "Side",
-    "ToolCall",
-    "assemble",
-    "joined",
-    "load",
-    "open_side",
-    "other_items",
-    "streams_of",
-]
 
 
 def other_items(event: ir.Passthrough) -> OtherItem | None:
@@ -44,5 +30,5 @@ def streams_of(side: Side, records: Iterable[Record] | None = None) -> list[Asse
     if records is None:
         side.decode_only()
         records = side.records()
-    batches = pipeline.decode(records, side.format, side.notes)
+    batches = decoding.decode(records, side.format, side.notes)
     return assemble(batches, other_items)

@@ -14,7 +14,8 @@ from chatx.containers import jsonarray, jsonl, sse
 from chatx.containers.base import Reader, Writer
 from chatx.containers.jsonarray import JSONArrayReader, JSONArrayWriter
 from chatx.containers.jsonl import JSONLReader, JSONLWriter
-from chatx.containers.sse import BOM, SSEReader, SSEWriter
+from chatx.containers.lines import BOM
+from chatx.containers.sse import SSEReader, SSEWriter
 from chatx.errors import InputError, UsageError
 from chatx.limits import MAX_LINE, size
 

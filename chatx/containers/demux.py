@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from chatx.containers.bodies import BodyError, Entry
+from chatx.containers.bodies import Entry
 from chatx.containers.lines import BOM
 from chatx.errors import InputError
 
-__all__ = ["KINDS", "BodyError", "Entry", "decidable", "detect", "entries"]
+__all__ = ["KINDS", "decidable", "detect", "entries"]
 
 KINDS = {
     "har": "HAR 1.2 (browser devtools, Playwright, Polly.JS, proxies)",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from chatx.errors import InputError
 from chatx.limits import MAX_LINE
 
-__all__ = ["BOM", "MAX_LINE", "LineSplitter", "LineTooLong"]
+__all__ = ["BOM", "LineSplitter", "LineTooLong"]
 
 BOM = b"\xef\xbb\xbf"
 

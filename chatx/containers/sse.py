@@ -12,11 +12,11 @@ from typing import Any
 import orjson
 
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
-from chatx.containers.lines import BOM, MAX_LINE, LineSplitter, LineTooLong
+from chatx.containers.lines import BOM, LineSplitter, LineTooLong
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
-__all__ = ["BOM", "MAX_LINE", "SSEReader", "SSEWriter", "probe"]
+__all__ = ["SSEReader", "SSEWriter", "probe"]
 
 _SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
 MAX_IGNORED = 100  # lines that are no SSE field said one by one; the rest are counted

@@ -11,7 +11,9 @@ from typing import Any
 
 import orjson
 
-from chatx.collect.streams import Assembler, Lane, streams_of
+from chatx.collect.assembler import Assembler
+from chatx.collect.items import Lane
+from chatx.collect.streams import streams_of
 from chatx.containers.payload import nests_too_deep
 from chatx.diffing.values import Difference, DiffResult, FieldFilter, compare
 from chatx.reading.framing import Side

@@ -14,14 +14,14 @@ if TYPE_CHECKING:
 Mode = Literal["wire", "semantic"]
 
 
-class _Absent:
+class _Missing:
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "<absent>"
 
 
-ABSENT: Any = _Absent()
+ABSENT: Any = _Missing()
 """The value on the side of a difference where the key or event does not exist."""
 
 

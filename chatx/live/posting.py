@@ -32,7 +32,7 @@ _ERROR_BODY_SHOWN = 64 << 10  # an error body longer than this is cut on stderr
 
 
 @dataclass(slots=True)
-class Request:
+class CaptureRequest:
     base_url: str
     endpoint: HttpApi
     body: dict[str, Any]
@@ -62,7 +62,7 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def headers(request: Request) -> dict[str, str]:
+def headers(request: CaptureRequest) -> dict[str, str]:
     sent = {
         "content-type": "application/json",
         "accept": "text/event-stream",
@@ -96,7 +96,7 @@ def parse_header(text: str) -> tuple[str, str]:
     return name.lower(), value.strip()
 
 
-def capture(request: Request) -> int:
+def capture(request: CaptureRequest) -> int:
     import httpx2
 
     body = {**request.body, "stream": True}
@@ -132,7 +132,7 @@ def _http_error(url: str, response: Any) -> int:
     return ExitStatus.ERROR
 
 
-def _receive(request: Request, body: dict[str, Any], response: Any) -> int:
+def _receive(request: CaptureRequest, body: dict[str, Any], response: Any) -> int:
     import httpx2
 
     recording = Recording(request.out, body)

@@ -31,7 +31,7 @@ import orjson
 
 from chatx import atomic
 from chatx.live.timing import Clock
-from chatx.outdir import REQUEST_SUFFIX
+from chatx.outdir.walking import REQUEST_SUFFIX
 
 PART_SUFFIX = ".part"
 

@@ -19,15 +19,16 @@ from typing import Any
 import orjson
 
 from chatx import codecs
-from chatx.collect.streams import Assembler, Side, open_side, streams_of
-from chatx.collect.streams import load as load_side
+from chatx.collect.assembler import Assembler
+from chatx.collect.streams import streams_of
 from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
 from chatx.live import timing
 from chatx.live.recorded_files import request_path
-from chatx.outdir import CAPTURE_SUFFIXES, REQUEST_SUFFIX, walk
-from chatx.outdir.walking import capture_stem
+from chatx.outdir.walking import CAPTURE_SUFFIXES, REQUEST_SUFFIX, capture_stem, walk
 from chatx.reading import finding, opening
+from chatx.reading.framing import Side, open_side
+from chatx.reading.framing import load as load_side
 from chatx.record import Record
 
 _BLOCK = 1 << 16

@@ -70,7 +70,7 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-class _Quiet(logging.Filter):
+class _QuietLog(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.getMessage() == _CUT:
             return False
@@ -83,7 +83,7 @@ def _logging(command: str) -> None:
     logger = logging.getLogger("uvicorn")
     if not any(isinstance(h, _Handler) for h in logger.handlers):
         handler = _Handler(command)
-        handler.addFilter(_Quiet())
+        handler.addFilter(_QuietLog())
         logger.addHandler(handler)
     logger.propagate = False
 

@@ -25,26 +25,3 @@ Four modules, in the run's order: :mod:`~chatx.outdir.walking` (what a walk find
 (the streams they read, a file of recorded exchanges read once for all its jobs),
 :mod:`~chatx.outdir.running` (converting, writing or checking, counting).
 """
-
-from chatx.outdir.planning import Job, out_container_of, output_name, plan
-from chatx.outdir.running import Outcome, Status, Tally, convert_job, run
-from chatx.outdir.walking import CAPTURE_SUFFIXES, NO_CAPTURES, REQUEST_SUFFIX, walk
-from chatx.settings import Settings, targets  # a many-file run's, and one stream's
-
-__all__ = [
-    "CAPTURE_SUFFIXES",
-    "NO_CAPTURES",
-    "REQUEST_SUFFIX",
-    "Job",
-    "Outcome",
-    "Settings",
-    "Status",
-    "Tally",
-    "convert_job",
-    "out_container_of",
-    "output_name",
-    "plan",
-    "run",
-    "targets",
-    "walk",
-]

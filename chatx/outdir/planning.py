@@ -13,7 +13,7 @@ from pathlib import Path, PurePath
 from chatx import codecs, containers
 from chatx.errors import InputError, UsageError
 from chatx.outdir.sources import planned, stem_of
-from chatx.outdir.walking import NO_CAPTURES, Source, resolved, sources_under
+from chatx.outdir.walking import NO_CAPTURES, InputFile, resolved, sources_under
 from chatx.reading import finding, opening
 
 
@@ -85,8 +85,8 @@ def plan(
 
 def _sources(
     inputs: Sequence[str], out_dir: Path, passed: list[str] | None
-) -> tuple[list[Source], list[str]]:
-    sources: list[Source] = []
+) -> tuple[list[InputFile], list[str]]:
+    sources: list[InputFile] = []
     problems: list[str] = []
     for given in inputs:
         path = Path(given)
@@ -96,9 +96,9 @@ def _sources(
                 problems.append(f"{given}: {NO_CAPTURES}")
             sources += found
         elif path.exists():
-            sources.append(Source(path, given, PurePath()))
+            sources.append(InputFile(path, given, PurePath()))
         elif (address := opening.parse(given)).index is not None:
-            sources.append(Source(Path(address.file), address.file, PurePath(), address.index))
+            sources.append(InputFile(Path(address.file), address.file, PurePath(), address.index))
         else:
             problems.append(f"{given}: {os.strerror(2)}")
     return sources, problems

@@ -55,7 +55,7 @@ def capture_stem(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Source:
+class InputFile:
     """An input of a many-file run: the file, how messages name it, and where its
     outputs go under the output directory."""
 
@@ -75,7 +75,7 @@ def walk(top: Path, passed: list[str] | None = None) -> list[Path]:
 
 def sources_under(
     top: Path, out_dir: Path | None, passed: list[str] | None = None
-) -> Iterator[Source]:
+) -> Iterator[InputFile]:
     """Captures under ``top``, sorted, each with its directory relative to ``top``; what
     an earlier run wrote into ``out_dir`` (when given: a file there named like an output)
     is left out, and so is what is no regular file (a FIFO would wait for a writer
@@ -103,7 +103,7 @@ def sources_under(
                 if passed is not None:
                     passed.append(f"{path}: {kind}, not a capture file: skipped")
                 continue
-            yield Source(path, str(path), here.relative_to(top), walked=True)
+            yield InputFile(path, str(path), here.relative_to(top), walked=True)
 
 
 def _not_a_file(path: Path) -> str | None:

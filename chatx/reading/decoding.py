@@ -9,13 +9,12 @@ from collections.abc import Iterable, Iterator
 from chatx import codecs, ir
 from chatx.arguments import as_bytes
 from chatx.codecs.base import open_decoder
-from chatx.drive import Drive, bug_text, debug
+from chatx.drive import Drive
 from chatx.notes import Notes
 from chatx.reading.framing import read_records
 from chatx.record import Record
 
-PROBE_RECORDS = codecs.PROBE_RECORDS  # where callers have found it
-__all__ = ["PROBE_RECORDS", "bug_text", "debug", "decode"]
+__all__ = ["decode"]
 
 
 def decode(

@@ -28,7 +28,7 @@ UNKNOWN = "unknown"  # a Stream's kind: a stream of events no codec reads
 
 
 @dataclass(slots=True)
-class Stream:
+class Exchange:
     """One exchange of a file (or a bare file, as its one stream ``#0``) as ``ls`` lists it.
 
     ``format`` is set when chatx can read the body: a stream (``kind`` "stream") or a
@@ -58,10 +58,10 @@ class Stream:
         return self.format is not None
 
 
-def classify(entry: Entry, address: str) -> Stream:
+def classify(entry: Entry, address: str) -> Exchange:
     """What ``entry``'s body is: its records counted, its format told as every command
     tells it; the body is kept (``data``) for a command to read."""
-    stream = Stream(address, entry.index, entry)
+    stream = Exchange(address, entry.index, entry)
     try:
         stream.data = entry.body()
     except BodyError as exc:
@@ -78,7 +78,7 @@ def classify(entry: Entry, address: str) -> Stream:
     return stream
 
 
-def judge(stream: Stream, framed: tuple[str, Iterator[Record]] | None) -> None:
+def judge(stream: Exchange, framed: tuple[str, Iterator[Record]] | None) -> None:
     """Count ``framed`` records and tell their format into ``stream``."""
     if framed is None:
         return
@@ -108,7 +108,7 @@ def judge(stream: Stream, framed: tuple[str, Iterator[Record]] | None) -> None:
             stream.kind, stream.note = "object", described
 
 
-def _records_of(stream: Stream) -> tuple[str, Iterator[Record]] | None:
+def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
     data = stream.data
     try:
         name = containers.detect(data[: containers.sniffed(data)])
@@ -181,7 +181,7 @@ def entries(source: Source) -> Iterator[Entry]:
         raise exc.located(source.name) from None
 
 
-def streams(source: Source, only: int | None = None) -> Iterator[Stream]:
+def streams(source: Source, only: int | None = None) -> Iterator[Exchange]:
     """Each exchange of ``source`` (a file of exchanges) told apart; ``only``: just that
     one (an InputError when the file has no exchange of that number)."""
     count = 0
@@ -213,7 +213,7 @@ class Picked:
 
     source: Source
     name: str
-    stream: Stream | None = None
+    stream: Exchange | None = None
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (FILE#N, why)
 
     @property
@@ -263,7 +263,7 @@ def pick(spec: str | Address) -> Picked:
         return _only(source)
 
 
-def _readable(stream: Stream) -> Stream:
+def _readable(stream: Exchange) -> Exchange:
     if stream.kind == "unreadable":
         raise InputError(f"its body cannot be decoded ({stream.note})", file=stream.address)
     if stream.kind == "unknown":
@@ -276,13 +276,13 @@ def _readable(stream: Stream) -> Stream:
     return stream
 
 
-def _described(stream: Stream) -> str:
+def _described(stream: Exchange) -> str:
     """A non-stream exchange in words: its kind, and why chatx cannot read it."""
     return f"{stream.kind} ({stream.note})" if stream.note else stream.kind
 
 
 def _only(source: Source) -> Picked:
-    found: Stream | None = None
+    found: Exchange | None = None
     addresses: list[str] = []
     skipped: list[tuple[str, str]] = []
     total = unknown = 0
@@ -322,11 +322,11 @@ def none_streaming(name: str, total: int, skipped: list[str], unknown: int = 0) 
                      file=name)  # fmt: skip
 
 
-def each(spec: str) -> Iterator[tuple[str | Source | Stream, str]]:
+def each(spec: str) -> Iterator[tuple[str | Source | Exchange, str]]:
     """Every stream ``spec`` holds, for a command that reads them all (validate): an
     address as given (read by name), a bare input opened (a :class:`Source`), or each
     stream of a file of exchanges, one at a time (not its non-streaming objects).
-    Trouble is a :class:`Stream` with ``error`` set, for the caller to say where it says
+    Trouble is a :class:`Exchange` with ``error`` set, for the caller to say where it says
     the others'."""
     address = parse(spec)
     if address.index is not None:
@@ -344,7 +344,7 @@ def each(spec: str) -> Iterator[tuple[str | Source | Stream, str]]:
         yield from _each(source)
 
 
-def _each(source: Source) -> Iterator[tuple[str | Source | Stream, str]]:
+def _each(source: Source) -> Iterator[tuple[str | Source | Exchange, str]]:
     total, readable, skipped, unknown = 0, 0, [], 0
     try:
         for stream in streams(source):
@@ -360,8 +360,8 @@ def _each(source: Source) -> Iterator[tuple[str | Source | Stream, str]]:
                 readable += 1
                 yield stream, stream.address
     except InputError as exc:
-        yield Stream(source.name, -1, None, error=exc), source.name
+        yield Exchange(source.name, -1, None, error=exc), source.name
         return
     if not readable:
         error = none_streaming(source.name, total, [], unknown)
-        yield Stream(source.name, -1, None, error=error), source.name
+        yield Exchange(source.name, -1, None, error=error), source.name

@@ -44,12 +44,12 @@ def read_records(
 
 
 def open_records(
-    file: str | opening.Source | finding.Stream,
+    file: str | opening.Source | finding.Exchange,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
-    :class:`chatx.reading.finding.Stream` read already) and frame it into records as they are read.
+    :class:`chatx.reading.finding.Exchange` read already) and frame it into records as they are read.
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
@@ -72,7 +72,7 @@ def frame_bytes(
 
 
 def _open(
-    file: str | opening.Source | finding.Stream,
+    file: str | opening.Source | finding.Exchange,
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
@@ -80,7 +80,7 @@ def _open(
     """(name, container, reader, records, the request recorded with it) of ``file``: a
     path, ``-``, ``FILE#N``, or a stream a file of exchanges holds; ``notes`` gets the
     exchanges skipped on the way."""
-    if isinstance(file, finding.Stream):
+    if isinstance(file, finding.Exchange):
         if file.error is not None:
             raise file.error
         framed = _from_bytes(file.data, container, ignored, file.address)

@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from chatx.containers import compressed, demux
-from chatx.containers.lines import MAX_LINE
 from chatx.errors import InputError
-from chatx.limits import MAX_LAYERS
+from chatx.limits import MAX_LAYERS, MAX_LINE
 
 _ADDRESS = re.compile(r"^(.*)#(\d+)$", re.S)
 _READ = 1 << 16

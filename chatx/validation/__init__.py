@@ -23,7 +23,8 @@ from chatx.errors import UsageError
 from chatx.reading.framing import frame_bytes
 from chatx.record import Record
 from chatx.validation.base import Checker, Finding
-from chatx.validation.rules import RULES, Rule, get_rule, rules_for
+from chatx.validation.rule import Rule
+from chatx.validation.rules import RULES, get_rule, rules_for
 
 __all__ = [
     "Checker",

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from chatx import codecs
-from chatx.validation.rule import Rule, Severity
+from chatx.validation.rule import Rule
 from chatx.validation.stream_rules import STREAM_RULES
 
-__all__ = ["RULES", "STREAM_RULES", "Rule", "Severity", "get_rule", "rules_for"]
+__all__ = ["RULES", "get_rule", "rules_for"]
 
 
 def _collect() -> dict[str, Rule]:

@@ -22,8 +22,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from chatx import outdir, pipeline
+from chatx import pipeline, settings
 from chatx.errors import ExitStatus
+from chatx.outdir import planning, running
 from tests.builders.chat_chunk import chat_text, chunk
 from tests.builders.responses_event import ResponsesBuilder
 from tests.streams import CHAT, RESPONSES, sse
@@ -276,13 +277,13 @@ def test_out_dir_replaces_a_hard_link_to_an_input_without_writing_through_it(tmp
 def test_out_dir_write_errors_name_the_output_not_its_temporary_file(tmp_path, monkeypatch):
     source = tmp_path / "a.sse"
     source.write_bytes(CHAT_BODY)
-    jobs, _ = outdir.plan([str(source)], [CHAT], tmp_path / "out")
+    jobs, _ = planning.plan([str(source)], [CHAT], tmp_path / "out")
 
     def full(source: str, target: str) -> None:  # said of the temporary file
         raise OSError(28, os.strerror(28), source)
 
     monkeypatch.setattr(os, "replace", full)
-    outcome = outdir.convert_job(jobs[0], outdir.Settings())
+    outcome = running.convert_job(jobs[0], settings.Settings())
     assert outcome.status == "failed"
     assert outcome.error == f"{tmp_path}/out/a.chat-chunk.sse: {os.strerror(28)}"
     assert leftovers(tmp_path / "out") == []

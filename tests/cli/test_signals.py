@@ -18,6 +18,7 @@ import pytest
 
 from chatx import pipeline
 from chatx.errors import ExitStatus
+from chatx.reading import framing
 from tests.builders.chat_chunk import chat_text
 from tests.inprocess import run
 from tests.streams import sse
@@ -59,7 +60,7 @@ def no_traceback(stderr: bytes) -> None:
 def complete_sse(data: bytes) -> None:
     """Every event in ``data`` is whole: it ends at a blank line and each payload parses."""
     assert data.endswith(b"\n\n"), data[-200:]
-    _, records = pipeline.read_records(data)
+    _, records = framing.read_records(data)
     assert records and all(r.error is None for r in records)
 
 

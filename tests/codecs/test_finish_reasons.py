@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.builders.chat_chunk import chat_text
 from tests.builders.responses_event import ResponsesBuilder

@@ -18,10 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatx import codecs, pipeline
+from chatx import codecs
 from chatx.errors import ChatxError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
+from chatx.reading import decoding, framing
 from chatx.reading.framing import load
 from chatx.record import Record
 from chatx.validation import validate_records
@@ -135,7 +136,7 @@ def test_a_responses_capture_with_a_chat_chunk_appended_reads_the_same_every_way
 
 def test_every_command_reads_the_mixed_capture_as_responses():
     assert load(MIXED, "<input>").format == RESPONSES
-    batches = list(pipeline.decode(pipeline.read_records(MIXED)[1]))
+    batches = list(decoding.decode(framing.read_records(MIXED)[1]))
     texts = [e.text for batch in batches for e in batch if type(e).__name__ == "TextDelta"]
     assert "".join(texts) == "Hello world"
     assert validate_records(MIXED) == validate_records(MIXED, RESPONSES)
@@ -148,7 +149,7 @@ def _framed(payloads: list[Any], container: str, names: bool) -> bytes:
 
 
 def _payloads(path: Path) -> list[Any]:
-    return [r.data for r in pipeline.read_records(path.read_bytes())[1] if not r.done]
+    return [r.data for r in framing.read_records(path.read_bytes())[1] if not r.done]
 
 
 @st.composite
@@ -242,7 +243,7 @@ def _named_at_once() -> list[Path]:
     """The fixtures whose first record names its format (all but Azure's empty first)."""
     out = []
     for path in fixture_files():
-        records = pipeline.read_records(path.read_bytes())[1]
+        records = framing.read_records(path.read_bytes())[1]
         first = next(r for r in records if not r.error and not r.done)
         if codecs.certain(first) is not None:
             out.append(path)
@@ -273,7 +274,7 @@ def test_every_fixture_whose_first_record_names_its_format_is_told_at_once():
     # The others are shapes with no name on them: Azure's empty first chunk, a stream
     # that is one error frame.
     for path in fixture_files():
-        records = pipeline.read_records(path.read_bytes())[1]
+        records = framing.read_records(path.read_bytes())[1]
         first = next(r for r in records if not r.error and not r.done)
         assert (path in NAMED_AT_ONCE) == _names_itself(first.data), path
     assert len(NAMED_AT_ONCE) > len(fixture_files()) // 2

@@ -11,7 +11,7 @@ import pytest
 
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.call_order import whole_json
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.builders.chat_chunk import chunk, usage_chunk
 from tests.paths import ROOT

@@ -21,7 +21,8 @@ from chatx import codecs, ir
 from chatx.codecs.base import open_decoder
 from chatx.containers.payload import lenient_dumps, parse
 from chatx.notes import Notes
-from chatx.pipeline import Transcoder, read_records
+from chatx.pipeline import Transcoder
+from chatx.reading.framing import read_records
 from chatx.record import Record
 from tests.builders.chat_chunk import chat_text, chunk
 from tests.builders.responses_event import ResponsesBuilder

@@ -336,7 +336,8 @@ DIFFERS = {
 
 
 def _lanes(data: bytes) -> list[int]:
-    from chatx.collect.streams import load, streams_of
+    from chatx.collect.streams import streams_of
+    from chatx.reading.framing import load
 
     side = load(data, "capture")
     return sorted({lane.index for s in streams_of(side) for lane in s.choices}) or [0]

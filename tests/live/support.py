@@ -13,11 +13,12 @@ import httpx2
 import orjson
 
 from chatx.collect import DEFAULT_TARGET, collect
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
 from chatx.live import server
 from chatx.live.app import ServeApp
 from chatx.live.endpoints import endpoints
 from chatx.live.served_captures import load as load_captures
+from chatx.reading.framing import load
 from tests.paths import ROOT
 
 ROOT = ROOT

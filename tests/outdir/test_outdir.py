@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from chatx import codecs, outdir, pipeline
+from chatx import codecs, outdir, pipeline, settings
 from chatx.errors import ExitStatus, UsageError
+from chatx.outdir import planning, running
 from tests.builders.chat_chunk import chat_text, chunk
 from tests.builders.responses_event import ResponsesBuilder
 from tests.streams import CHAT, RESPONSES, sse
@@ -72,19 +73,19 @@ def captures(tmp_path: Path) -> Path:
 
 
 def test_targets_repeated_comma_separated_all_and_aliases_once():
-    assert outdir.targets(["responses-event,chat-chunk", "chat-chunk"]) == [RESPONSES, CHAT]
-    assert outdir.targets(["all"]) == FORMATS
+    assert settings.targets(["responses-event,chat-chunk", "chat-chunk"]) == [RESPONSES, CHAT]
+    assert settings.targets(["all"]) == FORMATS
     assert FORMATS[:3] == [CHAT, RESPONSES, LLAMA]  # registry order
-    assert outdir.targets([" chat-chunk , "]) == [CHAT]
+    assert settings.targets([" chat-chunk , "]) == [CHAT]
     with pytest.raises(UsageError, match="unknown format"):
-        outdir.targets(["chat-chunk,nope"])
+        settings.targets(["chat-chunk,nope"])
     with pytest.raises(UsageError):
-        outdir.targets([","])
+        settings.targets([","])
 
 
 def test_output_name_is_stem_format_container():
-    assert outdir.output_name("capture", RESPONSES, "sse") == "capture.responses-event.sse"
-    jobs, problems = outdir.plan(["a/x.jsonl"], [CHAT, RESPONSES], Path("out"), "jsonl")
+    assert planning.output_name("capture", RESPONSES, "sse") == "capture.responses-event.sse"
+    jobs, problems = planning.plan(["a/x.jsonl"], [CHAT, RESPONSES], Path("out"), "jsonl")
     assert problems == ["a/x.jsonl: No such file or directory"] and jobs == []
 
 
@@ -92,7 +93,7 @@ def test_files_go_flat_and_directories_keep_relative_paths(tmp_path, captures):
     single = tmp_path / "single.sse"
     single.write_bytes(CHAT_BODY)
     out = tmp_path / "out"
-    jobs, problems = outdir.plan([str(single), str(captures)], [RESPONSES, CHAT], out)
+    jobs, problems = planning.plan([str(single), str(captures)], [RESPONSES, CHAT], out)
     assert problems == []
     assert [str(j.output.relative_to(out)) for j in jobs] == [
         "single.responses-event.sse",
@@ -111,27 +112,27 @@ def test_files_go_flat_and_directories_keep_relative_paths(tmp_path, captures):
 def test_out_container_names_the_extension(tmp_path):
     source = tmp_path / "a.sse"
     source.write_bytes(CHAT_BODY)
-    jobs, _ = outdir.plan([str(source)], [RESPONSES, LLAMA], tmp_path / "out", "jsonl")
+    jobs, _ = planning.plan([str(source)], [RESPONSES, LLAMA], tmp_path / "out", "jsonl")
     assert [j.output.name for j in jobs] == ["a.responses-event.jsonl", "a.llama-stack-event.jsonl"]
 
 
 def test_a_walk_leaves_out_earlier_outputs_in_the_output_dir(captures):
     out = captures / "converted"
-    first, _ = outdir.plan([str(captures)], [RESPONSES], out)
-    list(outdir.run(first, outdir.Settings()))
+    first, _ = planning.plan([str(captures)], [RESPONSES], out)
+    list(running.run(first, settings.Settings()))
     (captures / "beside.chat-chunk.sse").write_bytes(CHAT_BODY)  # named like an output
-    again, _ = outdir.plan([str(captures)], [RESPONSES], out)
+    again, _ = planning.plan([str(captures)], [RESPONSES], out)
     assert [j.source for j in again] == sorted(
         [j.source for j in first] + [captures / "beside.chat-chunk.sse"]
     )
     # Outputs written beside the inputs are left out too, inputs named like them are not.
-    beside, _ = outdir.plan([str(captures)], [CHAT], captures)
+    beside, _ = planning.plan([str(captures)], [CHAT], captures)
     assert captures / "beside.chat-chunk.sse" not in [j.source for j in beside]
 
 
 def test_an_empty_directory_is_a_problem_not_a_pass(tmp_path):
     (tmp_path / "empty").mkdir()
-    jobs, problems = outdir.plan([str(tmp_path / "empty")], [CHAT], tmp_path / "out")
+    jobs, problems = planning.plan([str(tmp_path / "empty")], [CHAT], tmp_path / "out")
     assert jobs == [] and "no captures" in problems[0]
 
 
@@ -140,15 +141,15 @@ def test_two_inputs_with_one_output_name_are_refused(tmp_path):
         (tmp_path / sub).mkdir()
         (tmp_path / sub / "x.sse").write_bytes(CHAT_BODY)
     with pytest.raises(UsageError, match="would both write .*give their directory"):
-        outdir.plan([str(tmp_path / "a/x.sse"), str(tmp_path / "b/x.sse")], [CHAT], tmp_path)
+        planning.plan([str(tmp_path / "a/x.sse"), str(tmp_path / "b/x.sse")], [CHAT], tmp_path)
     # Beside each other, only the suffix tells them apart: giving the directory cannot help.
     for name in ("x.jsonl", "x.sse.gz"):
         (tmp_path / "b" / name).write_bytes(CHAT_BODY)
         with pytest.raises(UsageError, match="would both write .*differ only in suffix"):
-            outdir.plan([str(tmp_path / "b")], [CHAT], tmp_path / "out")
+            planning.plan([str(tmp_path / "b")], [CHAT], tmp_path / "out")
         (tmp_path / "b" / name).unlink()
     # The same file named twice is converted once.
-    jobs, _ = outdir.plan([str(tmp_path / "b/x.sse")] * 2, [CHAT], tmp_path / "out")
+    jobs, _ = planning.plan([str(tmp_path / "b/x.sse")] * 2, [CHAT], tmp_path / "out")
     assert len(jobs) == 1
 
 
@@ -157,7 +158,7 @@ def test_an_output_that_would_overwrite_an_input_is_refused(tmp_path):
     (tmp_path / "a.chat-chunk.sse").write_bytes(CHAT_BODY)
     names = [str(tmp_path / "a.sse"), str(tmp_path / "a.chat-chunk.sse")]
     with pytest.raises(UsageError, match="overwrite the input"):
-        outdir.plan(names, [CHAT], tmp_path)
+        planning.plan(names, [CHAT], tmp_path)
 
 
 # -- paths never leave DIR ---------------------------------------------------------------
@@ -173,11 +174,11 @@ def test_odd_input_names_stay_inside_the_output_dir(tmp_path, name):
     source = work / name
     source.resolve().write_bytes(CHAT_BODY)
     out = tmp_path / "deep" / "out"
-    jobs, _ = outdir.plan([str(source)], [CHAT], out)
+    jobs, _ = planning.plan([str(source)], [CHAT], out)
     for job in jobs:
         assert job.output.parent == out
         assert ".." not in job.output.relative_to(out).parts
-        assert outdir.convert_job(job, outdir.Settings()).status == "written"
+        assert running.convert_job(job, settings.Settings()).status == "written"
     assert {p.parent for p in tmp_path.rglob("*.chat-chunk.sse")} <= {out}
 
 
@@ -186,7 +187,7 @@ def test_relative_and_absolute_inputs_above_the_cwd_stay_inside(tmp_path, monkey
     here = tmp_path / "here"
     here.mkdir()
     monkeypatch.chdir(here)
-    jobs, _ = outdir.plan(["../up.sse", str(tmp_path / "up.sse")], [CHAT], Path("out"))
+    jobs, _ = planning.plan(["../up.sse", str(tmp_path / "up.sse")], [CHAT], Path("out"))
     assert [str(j.output) for j in jobs] == ["out/up.chat-chunk.sse"]  # once: same file
 
 
@@ -196,8 +197,8 @@ def test_a_symlink_under_dir_pointing_outside_is_not_written_through(tmp_path, c
     out = tmp_path / "out"
     out.mkdir()
     (out / "openai").symlink_to(outside, target_is_directory=True)
-    jobs, _ = outdir.plan([str(captures)], [CHAT], out)
-    outcomes = list(outdir.run(jobs, outdir.Settings()))
+    jobs, _ = planning.plan([str(captures)], [CHAT], out)
+    outcomes = list(running.run(jobs, settings.Settings()))
     escaped = [o for o in outcomes if o.job.output.parent.name == "openai"]
     assert escaped and all(o.status == "failed" for o in escaped)
     assert "outside" in escaped[0].error
@@ -210,7 +211,7 @@ def test_a_symlinked_directory_is_not_walked(tmp_path, captures):
     elsewhere.mkdir()
     (elsewhere / "far.sse").write_bytes(CHAT_BODY)
     (captures / "link").symlink_to(elsewhere, target_is_directory=True)
-    jobs, _ = outdir.plan([str(captures)], [CHAT], tmp_path / "out")
+    jobs, _ = planning.plan([str(captures)], [CHAT], tmp_path / "out")
     assert all("far" not in j.name for j in jobs)
 
 
@@ -219,8 +220,8 @@ def test_a_symlinked_directory_is_not_walked(tmp_path, captures):
 
 def test_outputs_are_what_convert_writes_and_are_rewritten_only_when_changed(tmp_path, captures):
     out = tmp_path / "out"
-    jobs, _ = outdir.plan([str(captures)], [RESPONSES, CHAT], out)
-    first = list(outdir.run(jobs, outdir.Settings()))
+    jobs, _ = planning.plan([str(captures)], [RESPONSES, CHAT], out)
+    first = list(running.run(jobs, settings.Settings()))
     assert [o.status for o in first] == ["written"] * len(jobs)
     for job in jobs:
         expected = pipeline.convert(job.source.read_bytes(), dst=job.target)
@@ -229,7 +230,7 @@ def test_outputs_are_what_convert_writes_and_are_rewritten_only_when_changed(tmp
     stale.write_bytes(b"old\n")
     for path in (stale, kept):
         os.utime(path, ns=(1_000_000_000, 1_000_000_000))
-    second = {o.job.output: o.status for o in outdir.run(jobs, outdir.Settings())}
+    second = {o.job.output: o.status for o in running.run(jobs, settings.Settings())}
     assert second[stale] == "written" and stale.stat().st_mtime_ns != 1_000_000_000
     assert second[kept] == "unchanged" and kept.stat().st_mtime_ns == 1_000_000_000
     assert list(out.rglob(".*.tmp")) == []
@@ -237,16 +238,16 @@ def test_outputs_are_what_convert_writes_and_are_rewritten_only_when_changed(tmp
 
 def test_check_writes_nothing_and_names_stale_and_missing(tmp_path, captures):
     out = tmp_path / "out"
-    jobs, _ = outdir.plan([str(captures)], [RESPONSES], out)
-    assert {o.status for o in outdir.run(jobs, outdir.Settings(), check=True)} == {"missing"}
+    jobs, _ = planning.plan([str(captures)], [RESPONSES], out)
+    assert {o.status for o in running.run(jobs, settings.Settings(), check=True)} == {"missing"}
     assert not out.exists()
-    list(outdir.run(jobs, outdir.Settings()))
+    list(running.run(jobs, settings.Settings()))
     jobs[0].output.write_bytes(b"stale")
     jobs[1].output.unlink()
-    outcomes = list(outdir.run(jobs, outdir.Settings(), check=True))
+    outcomes = list(running.run(jobs, settings.Settings(), check=True))
     assert [o.status for o in outcomes] == ["stale", "missing", "unchanged"]
     assert jobs[0].output.read_bytes() == b"stale" and not jobs[1].output.exists()
-    tally = outdir.Tally()
+    tally = running.Tally()
     for outcome in outcomes:
         tally.add(outcome)
     assert tally.exit_status == ExitStatus.FAILED
@@ -258,8 +259,8 @@ def test_a_failing_input_is_reported_with_file_and_line_and_the_rest_goes_on(tmp
     bad.write_bytes(b'data: {"id": "x"}\n\ndata: {"not": "chat"}\n\n')
     good = tmp_path / "good.sse"
     good.write_bytes(CHAT_BODY)
-    jobs, _ = outdir.plan([str(bad), str(good)], [RESPONSES], tmp_path / "out")
-    first, second = outdir.run(jobs, outdir.Settings())
+    jobs, _ = planning.plan([str(bad), str(good)], [RESPONSES], tmp_path / "out")
+    first, second = running.run(jobs, settings.Settings())
     assert first.status == "failed" and re.match(rf"{re.escape(str(bad))}:\d+: ", first.error)
     assert first.exit_status == ExitStatus.ERROR and not first.job.output.exists()
     assert second.status == "written"
@@ -268,8 +269,8 @@ def test_a_failing_input_is_reported_with_file_and_line_and_the_rest_goes_on(tmp
 def test_skipped_records_are_written_but_the_run_ends_in_2(tmp_path):
     cut = tmp_path / "cut.sse"
     cut.write_bytes(HALF_WRITTEN)
-    (job,), _ = outdir.plan([str(cut)], [RESPONSES], tmp_path / "out")
-    outcome = outdir.convert_job(job, outdir.Settings())
+    (job,), _ = planning.plan([str(cut)], [RESPONSES], tmp_path / "out")
+    outcome = running.convert_job(job, settings.Settings())
     assert outcome.status == "written" and outcome.exit_status == ExitStatus.ERROR
     assert any(n.kind == "skipped" and n.line for n in outcome.notes)
 
@@ -277,14 +278,14 @@ def test_skipped_records_are_written_but_the_run_ends_in_2(tmp_path):
 def test_several_choices_fail_one_choice_targets_unless_choice_is_given(tmp_path):
     n2 = tmp_path / "n2.sse"
     n2.write_bytes(TWO_CHOICES)
-    jobs, _ = outdir.plan([str(n2)], [CHAT, RESPONSES], tmp_path / "out")
-    to_chat, to_responses = outdir.run(jobs, outdir.Settings())
+    jobs, _ = planning.plan([str(n2)], [CHAT, RESPONSES], tmp_path / "out")
+    to_chat, to_responses = running.run(jobs, settings.Settings())
     assert to_chat.status == "written"
     assert to_responses.status == "failed"
     assert re.match(
         rf"{re.escape(str(n2))}:\d+: the stream has several choices", to_responses.error
     )
-    _, picked = outdir.run(jobs, outdir.Settings(choice=1))
+    _, picked = running.run(jobs, settings.Settings(choice=1))
     assert picked.status == "written"
     assert picked.job.output.read_bytes() == pipeline.convert(TWO_CHOICES, dst=RESPONSES, choice=1)
 
@@ -298,8 +299,8 @@ def test_strict_loss_fails_the_file_with_exit_1(tmp_path):
         .end()
         .bytes()
     )
-    (job,), _ = outdir.plan([str(source)], [CHAT], tmp_path / "out")
-    outcome = outdir.convert_job(job, outdir.Settings(strict=True))
+    (job,), _ = planning.plan([str(source)], [CHAT], tmp_path / "out")
+    outcome = running.convert_job(job, settings.Settings(strict=True))
     assert outcome.status == "failed" and outcome.exit_status == ExitStatus.FAILED
 
 
@@ -309,10 +310,10 @@ def test_parallel_run_says_and_writes_what_a_serial_run_does(tmp_path, captures)
     runs = {}
     for workers in (1, 3):
         out = tmp_path / f"out{workers}"
-        jobs, _ = outdir.plan([str(captures)], outdir.targets(["all"]), out)
+        jobs, _ = planning.plan([str(captures)], settings.targets(["all"]), out)
         outcomes = [
             (o.status, o.error, [str(n) for n in o.notes], o.exit_status)
-            for o in outdir.run(jobs, outdir.Settings(), workers=workers)
+            for o in running.run(jobs, settings.Settings(), workers=workers)
         ]
         runs[workers] = (outcomes, tree(out))
     assert runs[1] == runs[3]
@@ -324,13 +325,13 @@ def test_parallel_run_says_and_writes_what_a_serial_run_does(tmp_path, captures)
 
 
 def test_tally_exit_status_is_the_worst():
-    tally = outdir.Tally()
+    tally = running.Tally()
     assert tally.exit_status == ExitStatus.OK
-    job = outdir.Job(Path("a"), "a", CHAT, Path("b"))
-    tally.add(outdir.Outcome(job, "stale"))
+    job = planning.Job(Path("a"), "a", CHAT, Path("b"))
+    tally.add(running.Outcome(job, "stale"))
     assert tally.exit_status == ExitStatus.FAILED
-    tally.add(outdir.Outcome(job, "failed", error="x", exit_status=ExitStatus.ERROR))
-    tally.add(outdir.Outcome(job, "written"))
+    tally.add(running.Outcome(job, "failed", error="x", exit_status=ExitStatus.ERROR))
+    tally.add(running.Outcome(job, "written"))
     assert tally.exit_status == ExitStatus.ERROR
     assert tally.summary(check=False) == "2 converted, 0 unchanged, 1 written, 1 failed"
 
@@ -466,4 +467,3 @@ def test_outdir_is_four_modules_under_400_lines_each():
     sizes = {p.name: len(p.read_text().splitlines()) for p in package.glob("*.py")}
     assert set(sizes) == {"__init__.py", "walking.py", "planning.py", "sources.py", "running.py"}
     assert max(sizes.values()) < 400, sizes
-    assert outdir.walk is outdir.walking.walk and outdir.run is outdir.running.run

@@ -22,9 +22,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from chatx import atomic, outdir, pipeline
+from chatx import atomic, pipeline, settings
 from chatx.cli.output import OutputError, OutputFile
 from chatx.live.recorded_files import Recording
+from chatx.outdir import planning, running
 from tests.builders.chat_chunk import chat_text
 from tests.inprocess import assert_clean, run
 from tests.live.support import FIXTURES, Running
@@ -175,11 +176,11 @@ def test_o_another_user_s_symlink_is_refused(
 # -- --out-dir: its temporary files -----------------------------------------------------------
 
 
-def out_dir_job(tmp_path: Path) -> outdir.Job:
+def out_dir_job(tmp_path: Path) -> planning.Job:
     source = tmp_path / "a.sse"
     source.write_bytes(BODY)
     (tmp_path / "out").mkdir()
-    jobs, problems = outdir.plan([str(source)], [CHAT], tmp_path / "out")
+    jobs, problems = planning.plan([str(source)], [CHAT], tmp_path / "out")
     assert problems == [] and len(jobs) == 1
     return jobs[0]
 
@@ -192,7 +193,7 @@ def test_out_dir_goes_through_nothing_planted_at_the_name_main_used(
     new file outside, /dev/null (and the output became a symlink to it)."""
     job = out_dir_job(tmp_path)
     PLANTS[plant](job.output.parent / f".{job.output.name}.{os.getpid()}.tmp", outside)
-    outcome = outdir.convert_job(job, outdir.Settings())
+    outcome = running.convert_job(job, settings.Settings())
     assert outcome.status == "written", outcome.error
     not_a_symlink_chatx_made(job.output, pipeline.convert(BODY, dst=CHAT))
     untouched(outside)
@@ -201,7 +202,7 @@ def test_out_dir_goes_through_nothing_planted_at_the_name_main_used(
 def test_out_dir_goes_through_no_fifo_planted_at_the_name_main_used(tmp_path: Path) -> None:
     job = out_dir_job(tmp_path)
     reader = fifo_with_a_reader(job.output.parent / f".{job.output.name}.{os.getpid()}.tmp")
-    outcome = outdir.convert_job(job, outdir.Settings())
+    outcome = running.convert_job(job, settings.Settings())
     assert read_all(reader) == b""
     assert outcome.status == "written", outcome.error
     not_a_symlink_chatx_made(job.output, pipeline.convert(BODY, dst=CHAT))
@@ -218,7 +219,7 @@ def test_out_dir_temporary_names_are_unpredictable(
     job = out_dir_job(tmp_path)
     for text in ("one", "two", "three"):
         (tmp_path / "a.sse").write_bytes(sse(chat_text(text)))
-        assert outdir.convert_job(job, outdir.Settings()).status == "written"
+        assert running.convert_job(job, settings.Settings()).status == "written"
     names = [Path(p).name for p in made]
     assert len(set(names)) == 3 and all(n.startswith(".a.chat-chunk.sse.") for n in names)
     assert str(os.getpid()) not in "".join(names)
@@ -230,7 +231,7 @@ def test_out_dir_a_fifo_at_an_output_name_is_neither_read_nor_replaced(tmp_path:
     job = out_dir_job(tmp_path)
     os.mkfifo(job.output)
     for check in (False, True):
-        outcome = outdir.convert_job(job, outdir.Settings(), check=check)
+        outcome = running.convert_job(job, settings.Settings(), check=check)
         assert outcome.status == "failed"
         assert outcome.error == f"{job.output}: a FIFO is there, not a file: not replaced"
     assert stat.S_ISFIFO(job.output.lstat().st_mode)

@@ -35,11 +35,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatx.collect import collect
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
 from chatx.live import replay
 from chatx.live.app import ServeApp
 from chatx.live.choose import header_names, header_value
 from chatx.live.served_captures import load as load_captures
+from chatx.reading.framing import load
 from tests.live.support import FIXTURES, ROOT, TIMEOUT, Running
 
 HOUR = 3600.0  # a delay no test waits out: the streams under it stay open

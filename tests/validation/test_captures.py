@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.paths import SHARED
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.record import Record
 from chatx.validation import make_checker, validate_records
 from tests.paths import ROOT

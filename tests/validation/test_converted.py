@@ -25,7 +25,8 @@ from chatx import codecs
 from chatx.codecs.base import EncodeOptions
 from chatx.errors import UsageError
 from chatx.notes import Notes
-from chatx.pipeline import convert, read_records
+from chatx.pipeline import convert
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests import captures as capture_files
 from tests.meaning import lanes_of

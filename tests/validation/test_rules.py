@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import RULES, validate_records
-from chatx.validation.rules import Rule
+from chatx.validation.rule import Rule
 from tests.paths import ROOT
 
 FIXTURES = ROOT / "fixtures" / "validate"

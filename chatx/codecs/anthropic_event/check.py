@@ -69,7 +69,7 @@ COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache
 
 
 @dataclass(slots=True)
-class Block:
+class CheckedBlock:
     kind: str
     line: int  # where its content_block_start is
     stop_line: int | None = None
@@ -78,11 +78,11 @@ class Block:
 
 
 @dataclass(slots=True)
-class Message:
+class CheckedMessage:
     started: bool = False  # message_start seen, or reported missing (ANT001)
     end_line: int | None = None  # message_stop or error event
     end_what: str = ""
-    blocks: dict[int, Block] = field(default_factory=dict)
+    blocks: dict[int, CheckedBlock] = field(default_factory=dict)
     next_index: int = 0
     delta_line: int | None = None  # the first message_delta
     stop_reason: Any = None
@@ -102,7 +102,7 @@ class AnthropicChecker(Checker):
 
     def __init__(self, file: str = "<input>", container: str | None = None) -> None:
         super().__init__(file, container)
-        self.message = Message()
+        self.message = CheckedMessage()
         self.last_line, self.last_index = 0, -1  # the current message's last record
 
     def check(self, record: Record) -> None:
@@ -162,7 +162,7 @@ class AnthropicChecker(Checker):
     def _message_start(self, data: dict[str, Any]) -> None:
         if self.message.open:
             self._unended(f"the message_start at line {self.line} begins another")
-        self.message = message = Message(started=True)
+        self.message = message = CheckedMessage(started=True)
         self.last_line, self.last_index = self.line, self.index
         body = data.get("message")
         if not isinstance(body, dict):
@@ -229,11 +229,11 @@ class AnthropicChecker(Checker):
         message.next_index = max(message.next_index, index + 1)
         if kind not in DELTAS_OF and kind not in WHOLE_BLOCKS:
             self.report("ANT005", f"unknown content block type {kind!r}")
-        message.blocks[index] = Block(
+        message.blocks[index] = CheckedBlock(
             kind, self.line, fragments=Pieces() if kind in TOOL_INPUT else None
         )
 
-    def _open_block(self, data: dict[str, Any], etype: str) -> tuple[int, Block] | None:
+    def _open_block(self, data: dict[str, Any], etype: str) -> tuple[int, CheckedBlock] | None:
         """The block an event addresses, if it is open (ANT008 otherwise)."""
         index = self._index(data, etype)
         if index is None:

@@ -74,7 +74,7 @@ def web_citation(cite: ir.Citation) -> dict[str, Any]:
     }
 
 
-class Citations:
+class AnthropicCitations:
     """Another format's citations in the anthropic encoder's text blocks. ``written`` is
     the message it shares with the content blocks, ``open_text`` opens a text block
     (closing the one open)."""

@@ -29,11 +29,11 @@ from chatx.notes import Notes
 from chatx.residue import MetaReport, NullResidue, merge, report
 
 from . import records as r
-from .citations import Citations
+from .citations import AnthropicCitations
 from .content import Content, merged
-from .ending import Ending
-from .runs import Runs
-from .searches import Searches
+from .ending import AnthropicEnding
+from .runs import AnthropicRuns
+from .searches import AnthropicSearches
 from .written import Written
 
 NAME = r.NAME
@@ -68,10 +68,10 @@ class AnthropicEncoder:
         self.written = written = Written(notes, self.own)
         self.content = content = Content(written, notes, self._step)
         self.queue = content.queue
-        self.citations = Citations(written, notes, content.open_text)
-        self.searches = Searches(written, notes, content.close_block)
-        self.runs = Runs(written, notes, self.queue, self.lost_meta, self.feed)
-        self.ending = ending = Ending(written, content, self.queue, notes)
+        self.citations = AnthropicCitations(written, notes, content.open_text)
+        self.searches = AnthropicSearches(written, notes, content.close_block)
+        self.runs = AnthropicRuns(written, notes, self.queue, self.lost_meta, self.feed)
+        self.ending = ending = AnthropicEnding(written, content, self.queue, notes)
         self.handlers: dict[type, Callable[[Any, list[Any]], None]] = {
             ir.StreamStart: self._stream_start,
             ir.StreamEnd: self._stream_end,

@@ -18,7 +18,7 @@ from .written import Written
 
 
 @dataclass(slots=True, eq=False)
-class Ending:
+class AnthropicEnding:
     """Writes the message's usage, stop reason, ending and errors. ``content`` closes the
     open block and ``queue`` releases the calls it holds before the ending."""
 

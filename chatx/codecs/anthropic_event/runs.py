@@ -26,7 +26,7 @@ from .written import Written
 
 
 @dataclass(slots=True, eq=False)
-class Runs:
+class AnthropicRuns:
     """The anthropic encoder's loop for runs. ``written`` is the message it shares with
     the content blocks, ``queue`` the tool calls held open, ``feed`` the encoder's, which
     writes a record the long way."""

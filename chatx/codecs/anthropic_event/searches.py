@@ -85,7 +85,7 @@ def tool_id(item_id: str) -> str:
     return "srvtoolu_" + (item_id[3:] if item_id.startswith("ws_") else item_id)
 
 
-class Searches:
+class AnthropicSearches:
     """Another format's web searches in the anthropic encoder: each written whole, as
     its two blocks, once it ends. ``written`` is the message (its block count, the
     losses said once), ``close_block`` closes the block open."""

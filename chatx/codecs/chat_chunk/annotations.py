@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream
+from chatx.codecs.chat_chunk.chunks import ChatStream, Choices, Chunks
 from chatx.codecs.cited import without_cited_parts
 from chatx.notes import Notes
 
@@ -43,18 +43,18 @@ def annotation(cite: ir.Citation, start: int, end: int) -> dict[str, Any]:
     }
 
 
-class Citations:
+class ChatCitations:
     """Places another format's citations as a choice's annotations.
 
     ``texts`` holds, per lane with a message item open, where the item's text began in
-    the content (``Stream.said``) and the citations that wait for its end;
+    the content (``ChatStream.said``) and the citations that wait for its end;
     ``annotated`` the annotations placed, per lane, that wait for its finish; ``cited``
     the lanes whose open message item had a citation written; ``lane`` the lane of the
     last message item opened."""
 
     __slots__ = ("annotated", "chunks", "cited", "lane", "notes", "stream", "texts")
 
-    def __init__(self, stream: Stream, chunks: Chunks, notes: Notes) -> None:
+    def __init__(self, stream: ChatStream, chunks: Chunks, notes: Notes) -> None:
         self.stream = stream
         self.chunks = chunks
         self.notes = notes

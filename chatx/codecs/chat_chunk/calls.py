@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.plain import Lane
+from chatx.codecs.chat_chunk.plain import ChoiceState
 from chatx.notes import Notes
 
 _ENTRY_KEYS = ("index", "id", "type", "function")
@@ -35,7 +35,7 @@ class CallEntry:
     fextra: dict[str, Any]
 
     @classmethod
-    def read(cls, entry: dict[str, Any], lane: Lane, notes: Notes) -> CallEntry:
+    def read(cls, entry: dict[str, Any], lane: ChoiceState, notes: Notes) -> CallEntry:
         call = entry.get("index")
         if not isinstance(call, int):
             # Mistral sends a whole call without an index: a call with an id is new.

@@ -35,7 +35,7 @@ CONTENT_FIELDS = (
 
 
 @dataclass(slots=True)
-class ToolCall:
+class CheckedCall:
     line: int  # where the call's first entry is
     record: int
     index: int
@@ -47,7 +47,7 @@ class Choice:
     finish: str | None = None
     finish_line: int = 0
     finish_record: int = 0
-    calls: dict[int, ToolCall] = field(default_factory=dict)
+    calls: dict[int, CheckedCall] = field(default_factory=dict)
     last_line: int = 0
     last_index: int = 0
 
@@ -197,7 +197,9 @@ class ChatChecker(Checker):
                 function = {}
             call = state.calls.get(entry["index"])
             if call is None:
-                call = state.calls[entry["index"]] = ToolCall(self.line, self.index, entry["index"])
+                call = state.calls[entry["index"]] = CheckedCall(
+                    self.line, self.index, entry["index"]
+                )
                 self._check_first_entry(entry, function)
             elif entry.get("id") or function.get("name"):
                 what = "id" if entry.get("id") else "function.name"

@@ -1,5 +1,5 @@
 """The chunks the chat encoder writes: a batch's choices and deltas gathered, then the
-chunk around them (the stream's id, its residue merged back). :class:`Stream` is what
+chunk around them (the stream's id, its residue merged back). :class:`ChatStream` is what
 the encoder's parts share of the stream being written."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ Choices = dict[int, dict[str, Any]]
 
 
 @dataclass(slots=True, eq=False)
-class Stream:
+class ChatStream:
     """The stream being written, as the encoder and its parts share it: what its chunks
     say of it and what each choice has said so far. Sets and dicts are cleared, never
     replaced, so a part may hold one."""
@@ -69,7 +69,7 @@ class Chunks:
 
     __slots__ = ("notes", "own", "stream")
 
-    def __init__(self, stream: Stream, notes: Notes) -> None:
+    def __init__(self, stream: ChatStream, notes: Notes) -> None:
         self.stream = stream
         self.notes = notes
         self.own = stream.own

@@ -24,7 +24,7 @@ from chatx.codecs.chat_chunk.fields import (
     split_logprobs,
     stop_string,
 )
-from chatx.codecs.chat_chunk.plain import Lane, PlainChunks
+from chatx.codecs.chat_chunk.plain import ChoiceState, PlainChunks
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -44,7 +44,7 @@ class ChatChunkDecoder:
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
-        self.lanes: dict[int, Lane] = {}
+        self.lanes: dict[int, ChoiceState] = {}
         self.plain = PlainChunks(self.lanes)
         self._reset()
 
@@ -191,7 +191,7 @@ class ChatChunkDecoder:
         if extra or delta_extra:
             out.append(ir.Meta(number, extra, delta_extra or None))
 
-    def _lane(self, choice: dict[str, Any], position: int) -> tuple[int, Lane]:
+    def _lane(self, choice: dict[str, Any], position: int) -> tuple[int, ChoiceState]:
         """The choice's number (its position when it has no integer index) and lane."""
         number = choice.get("index")
         if not isinstance(number, int):
@@ -199,13 +199,13 @@ class ChatChunkDecoder:
             number = position
         lane = self.lanes.get(number)
         if lane is None:
-            lane = self.lanes[number] = Lane()
+            lane = self.lanes[number] = ChoiceState()
         return number, lane
 
     def _finish_reason(
         self,
         number: int,
-        lane: Lane,
+        lane: ChoiceState,
         choice: dict[str, Any],
         extra: dict[str, Any],
         out: list[ir.Event],
@@ -229,7 +229,7 @@ class ChatChunkDecoder:
     def _delta(
         self,
         number: int,
-        lane: Lane,
+        lane: ChoiceState,
         delta: dict[str, Any],
         lps: tuple[Any, Any],
         out: list[ir.Event],
@@ -273,7 +273,7 @@ class ChatChunkDecoder:
         return text_lp, refusal_lp
 
     def _function_call(
-        self, number: int, lane: Lane, function: dict[str, Any], out: list[ir.Event],
+        self, number: int, lane: ChoiceState, function: dict[str, Any], out: list[ir.Event],
         delta_extra: Carried,
     ) -> None:  # fmt: skip
         """The functions API's call (``finish_reason: function_call``, openai-python
@@ -299,7 +299,7 @@ class ChatChunkDecoder:
     def _reasoning(
         self,
         number: int,
-        lane: Lane,
+        lane: ChoiceState,
         delta: dict[str, Any],
         out: list[ir.Event],
         delta_extra: dict[str, Any],
@@ -314,7 +314,7 @@ class ChatChunkDecoder:
                     delta_extra[name] = value
 
     def _seal(
-        self, number: int, lane: Lane, tokens: list[signatures.Token], out: list[ir.Event]
+        self, number: int, lane: ChoiceState, tokens: list[signatures.Token], out: list[ir.Event]
     ) -> None:
         """The open reasoning item ends with each token; a redacted block, or a token
         for an item already sealed or none open, is a reasoning item of its own."""
@@ -329,7 +329,7 @@ class ChatChunkDecoder:
     def _refusal(
         self,
         number: int,
-        lane: Lane,
+        lane: ChoiceState,
         value: Any,
         logprobs: Any,
         out: list[ir.Event],
@@ -346,7 +346,7 @@ class ChatChunkDecoder:
     def _content(
         self,
         number: int,
-        lane: Lane,
+        lane: ChoiceState,
         value: Any,
         logprobs: Any,
         out: list[ir.Event],
@@ -367,7 +367,7 @@ class ChatChunkDecoder:
             delta_extra["content"] = value
         return False
 
-    def _content_part(self, number: int, lane: Lane, part: Any, out: list[ir.Event]) -> None:
+    def _content_part(self, number: int, lane: ChoiceState, part: Any, out: list[ir.Event]) -> None:
         if not isinstance(part, dict):
             return
         text = part.get("text")
@@ -382,7 +382,12 @@ class ChatChunkDecoder:
                     out.append(ir.ReasoningDelta(number, piece["text"]))
 
     def _tool_calls(
-        self, number: int, lane: Lane, calls: Any, out: list[ir.Event], delta_extra: dict[str, Any]
+        self,
+        number: int,
+        lane: ChoiceState,
+        calls: Any,
+        out: list[ir.Event],
+        delta_extra: dict[str, Any],
     ) -> None:
         if not isinstance(calls, list) or not calls:
             delta_extra["tool_calls"] = calls
@@ -399,7 +404,7 @@ class ChatChunkDecoder:
             out += read.start(number)
 
     def _switch(
-        self, number: int, lane: Lane, kind: str, call: int | None, out: list[ir.Event]
+        self, number: int, lane: ChoiceState, kind: str, call: int | None, out: list[ir.Event]
     ) -> None:
         if lane.open == kind and lane.open_call == call and lane.seal is None:
             return
@@ -410,7 +415,7 @@ class ChatChunkDecoder:
         if kind != "tool_call":
             out.append(ir.ItemStart(number, kind))  # type: ignore[arg-type]
 
-    def _close(self, number: int, lane: Lane, out: list[ir.Event]) -> None:
+    def _close(self, number: int, lane: ChoiceState, out: list[ir.Event]) -> None:
         if lane.open is not None:
             end = ir.ItemEnd(number, lane.open, lane.open_call)  # type: ignore[arg-type]
             if lane.seal is not None:

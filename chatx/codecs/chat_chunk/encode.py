@@ -12,13 +12,13 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from chatx.codecs.chat_chunk.annotations import Citations
+from chatx.codecs.chat_chunk.annotations import ChatCitations
 from chatx.codecs.chat_chunk.calls import first_entry, join_fragment
-from chatx.codecs.chat_chunk.chunks import Batch, Chunks, Stream, append, extend
+from chatx.codecs.chat_chunk.chunks import Batch, ChatStream, Chunks, append, extend
 from chatx.codecs.chat_chunk.fields import usage_object
 from chatx.codecs.chat_chunk.finishing import Finishes
 from chatx.codecs.chat_chunk.mend import error_object, later_entry
-from chatx.codecs.chat_chunk.runs import Runs
+from chatx.codecs.chat_chunk.runs import ChatRuns
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.record import DONE
@@ -39,7 +39,7 @@ def chat_id(source_id: str) -> str:
 class ChatChunkEncoder:
     """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error frame).
 
-    Its parts share the :class:`~chatx.codecs.chat_chunk.chunks.Stream`: ``chunks``
+    Its parts share the :class:`~chatx.codecs.chat_chunk.chunks.ChatStream`: ``chunks``
     builds a chunk and says residue lost, ``citations`` places another format's
     citations, ``finishes`` writes finish reasons, ``runs`` encodes a run of deltas.
     ``handlers`` is the table from an event's type to the method that writes it into
@@ -51,11 +51,11 @@ class ChatChunkEncoder:
         self.own = own = options.source_format == NAME
         self.reasoning_field = options.reasoning_field
         self.lost_meta = MetaReport(notes)
-        self.stream = stream = Stream(own)
+        self.stream = stream = ChatStream(own)
         self.chunks = chunks = Chunks(stream, notes)
-        self.citations = citations = Citations(stream, chunks, notes)
+        self.citations = citations = ChatCitations(stream, chunks, notes)
         self.finishes = Finishes(stream, chunks, citations, notes)
-        self.runs = Runs(stream, self.feed, self.lost_meta, options.reasoning_field)
+        self.runs = ChatRuns(stream, self.feed, self.lost_meta, options.reasoning_field)
         # Bound once: the per-event code calls them with no hop to ``chunks``.
         self._delta = chunks.delta
         self._residue = chunks.residue
@@ -93,7 +93,7 @@ class ChatChunkEncoder:
         }
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
-        """Encode a :class:`~chatx.codecs.template.DeltaRun` (:class:`Runs`)."""
+        """Encode a :class:`~chatx.codecs.template.DeltaRun` (:class:`ChatRuns`)."""
         return self.runs.encode(run)
 
     def feed(self, events: list[ir.Event]) -> list[Any]:

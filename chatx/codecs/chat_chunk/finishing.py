@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.annotations import Citations
-from chatx.codecs.chat_chunk.chunks import Choices, Chunks, Stream
+from chatx.codecs.chat_chunk.annotations import ChatCitations
+from chatx.codecs.chat_chunk.chunks import ChatStream, Choices, Chunks
 from chatx.codecs.finish import exact
 from chatx.notes import Notes
 
@@ -17,7 +17,9 @@ class Finishes:
 
     __slots__ = ("chunks", "citations", "notes", "own", "stream")
 
-    def __init__(self, stream: Stream, chunks: Chunks, citations: Citations, notes: Notes) -> None:
+    def __init__(
+        self, stream: ChatStream, chunks: Chunks, citations: ChatCitations, notes: Notes
+    ) -> None:
         self.stream = stream
         self.chunks = chunks
         self.citations = citations

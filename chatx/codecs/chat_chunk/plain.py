@@ -26,7 +26,7 @@ _ITEM_OF = {
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta, ir.ToolArgsDelta)
 
 
-class Lane:
+class ChoiceState:
     """What the decoder knows of one choice: the item open in it, its calls."""
 
     __slots__ = ("open", "open_call", "calls", "started", "finished", "seal", "said", "base")
@@ -96,7 +96,7 @@ class PlainChunks:
 
     __slots__ = ("envelope", "expect", "lanes", "null_metas")
 
-    def __init__(self, lanes: dict[int, Lane]) -> None:
+    def __init__(self, lanes: dict[int, ChoiceState]) -> None:
         self.lanes = lanes
         self.reset()
 

@@ -7,21 +7,21 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk.chunks import Stream
+from chatx.codecs.chat_chunk.chunks import ChatStream
 from chatx.codecs.template import DeltaRun
 from chatx.residue import MetaReport
 
 Feed = Callable[[list[ir.Event]], list[Any]]
 
 
-class Runs:
+class ChatRuns:
     """The chat encoder's loop for runs: ``feed`` is the encoder's, which builds a run's
     first chunk the long way."""
 
     __slots__ = ("feed", "lost_meta", "own", "reasoning_field", "stream")
 
     def __init__(
-        self, stream: Stream, feed: Feed, lost_meta: MetaReport, reasoning_field: str | None
+        self, stream: ChatStream, feed: Feed, lost_meta: MetaReport, reasoning_field: str | None
     ) -> None:
         self.stream = stream
         self.feed = feed

@@ -33,7 +33,7 @@ from chatx.residue import MetaReport
 
 from . import records as r
 from .calls import Calls
-from .ending import Ending
+from .ending import LlamaStackEnding
 from .generation import LS, Generation, patch
 from .text import Text
 
@@ -57,7 +57,7 @@ class LlamaStackEncoder:
         self.generation = g = Generation(notes, own)
         self.text = text = Text(g, notes)
         self.calls = calls = Calls(g, text, notes, self._step)
-        self.ending = ending = Ending(g, text, calls, notes)
+        self.ending = ending = LlamaStackEnding(g, text, calls, notes)
         self.queue = calls.queue
         self.handlers: dict[type, Callable[[Any, list[Any]], bool | None]] = {
             ir.TextDelta: text.text,

@@ -22,7 +22,7 @@ NO_MESSAGE = "An error occurred during streaming"
 
 
 @dataclass(slots=True, eq=False)
-class Ending:
+class LlamaStackEnding:
     """Writes how the generation ends. ``text`` ends the message and ``calls`` closes
     the calls still open before an error frame."""
 

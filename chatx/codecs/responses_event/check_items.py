@@ -14,10 +14,10 @@ from chatx.codecs.responses_event.check_shapes import (
     FAMILIES,
     PART_CONTAINER,
     PART_TEXT_FIELD,
+    CheckedItem,
+    CheckedPart,
+    CheckedText,
     Digest,
-    Item,
-    Part,
-    Text,
     differing_field,
     nth,
     short,
@@ -36,7 +36,7 @@ class ItemTracker:
 
     def __init__(self, checker: Checker) -> None:
         self.c = checker
-        self.items: dict[int, Item] = {}
+        self.items: dict[int, CheckedItem] = {}
         self.ids: dict[str, int] = {}
         self.next_index = 0
         self.closed: list[tuple[int, Any]] = []
@@ -44,7 +44,9 @@ class ItemTracker:
 
     # -- lookups ---------------------------------------------------------------------
 
-    def item_for(self, data: dict[str, Any], etype: str, *, required: bool = True) -> Item | None:
+    def item_for(
+        self, data: dict[str, Any], etype: str, *, required: bool = True
+    ) -> CheckedItem | None:
         """The open item an event names, reporting a missing, unknown or closed one."""
         index = data.get("output_index")
         if index is None and not required:
@@ -111,7 +113,7 @@ class ItemTracker:
                 )
         if isinstance(item_id, str):
             self.ids.setdefault(item_id, index)
-        self.items[index] = Item(
+        self.items[index] = CheckedItem(
             index, item_id if isinstance(item_id, str) else None, item.get("type"), self.c.line
         )
         self.next_index = max(self.next_index, index + 1)
@@ -136,7 +138,7 @@ class ItemTracker:
         if final.get("status") == "incomplete":
             self.incomplete_at = item.output_index
 
-    def _check_closing(self, item: Item, final: dict[str, Any]) -> None:
+    def _check_closing(self, item: CheckedItem, final: dict[str, Any]) -> None:
         """Every part is done, arguments are done, and the item repeats what streamed."""
         for part in item.parts.values():
             if not part.closed:
@@ -170,7 +172,7 @@ class ItemTracker:
                 "before function_call_arguments.done",
             )
 
-    def _agree(self, got: Any, want: str | Digest, where: str, item: Item) -> None:
+    def _agree(self, got: Any, want: str | Digest, where: str, item: CheckedItem) -> None:
         if got != want:
             self.c.report(
                 "RSP025",
@@ -198,7 +200,7 @@ class ItemTracker:
                 f"{etype} has {index_field} {index}; the next part of "
                 f"item {item.output_index} is {item.next_part[kind]}",
             )
-        item.parts[(kind, index)] = Part(kind, index, part.get("type"))
+        item.parts[(kind, index)] = CheckedPart(kind, index, part.get("type"))
         item.next_part[kind] = max(item.next_part[kind], index + 1)
 
     def part_done(self, data: dict[str, Any], etype: str, kind: str) -> None:
@@ -218,7 +220,7 @@ class ItemTracker:
                 )
         part.closed = True
 
-    def _open_part(self, data: dict[str, Any], etype: str, kind: str) -> Part | None:
+    def _open_part(self, data: dict[str, Any], etype: str, kind: str) -> CheckedPart | None:
         item = self.item_for(data, etype)
         if item is None:
             return None
@@ -246,7 +248,7 @@ class ItemTracker:
     def value_event(self, data: dict[str, Any], etype: str, name: str, delta: bool) -> None:
         """A ``.delta`` or ``.done`` of a streamed text, summary or arguments value."""
         family = FAMILIES[name]
-        item: Item | None
+        item: CheckedItem | None
         if family.part is not None:
             part = self._open_part(data, etype, family.part)
             if part is None:
@@ -254,14 +256,14 @@ class ItemTracker:
             item = self.items[data["output_index"]]  # _open_part found it
             if part.type is not None and part.type != family.part_type:
                 self.c.report("RSP022", f"{etype} in a {part.type} part")
-            text, order_rule = part.text or Text(name), "RSP019"
+            text, order_rule = part.text or CheckedText(name), "RSP019"
             part.text = text
         else:
             item = self.item_for(data, etype)
             if item is None:
                 return
             sub = data.get(family.index_field) if family.index_field else None
-            text = item.values.setdefault((name, sub), Text(name))
+            text = item.values.setdefault((name, sub), CheckedText(name))
             order_rule = "RSP021"
         if item.type is not None and item.type != family.item_type:
             self.c.report("RSP022", f"{etype} in a {item.type} item")
@@ -270,7 +272,7 @@ class ItemTracker:
         else:
             self._done(text, data, etype, family.done_field, order_rule)
 
-    def _delta(self, text: Text, data: dict[str, Any], etype: str, order_rule: str) -> None:
+    def _delta(self, text: CheckedText, data: dict[str, Any], etype: str, order_rule: str) -> None:
         piece = data.get("delta")
         if not isinstance(piece, str):
             self.c.report("RSP030", f"{etype} has no string delta")
@@ -280,7 +282,7 @@ class ItemTracker:
             text.deltas.append(piece)
 
     def _done(
-        self, text: Text, data: dict[str, Any], etype: str, done_field: str, order_rule: str
+        self, text: CheckedText, data: dict[str, Any], etype: str, done_field: str, order_rule: str
     ) -> None:
         value = data.get(done_field)
         if not isinstance(value, str):

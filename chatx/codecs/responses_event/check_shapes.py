@@ -72,7 +72,7 @@ PART_CONTAINER = {"content": "content", "summary": "summary"}
 
 
 @dataclass(slots=True)
-class Text:
+class CheckedText:
     """One streamed value: its deltas so far and, once done, the done event's copy."""
 
     family: str
@@ -84,18 +84,18 @@ class Text:
 
 
 @dataclass(slots=True)
-class Part:
+class CheckedPart:
     """A content part (or reasoning summary part) between its added and done events."""
 
     kind: str
     index: int
     type: str | None
-    text: Text | None = None
+    text: CheckedText | None = None
     closed: bool = False
 
 
 @dataclass(slots=True)
-class Item:
+class CheckedItem:
     """An output item, from output_item.added to output_item.done."""
 
     output_index: int
@@ -104,9 +104,9 @@ class Item:
     line: int
     done: bool = False
     id_mismatch: bool = False
-    parts: dict[tuple[str, int], Part] = field(default_factory=dict)
+    parts: dict[tuple[str, int], CheckedPart] = field(default_factory=dict)
     next_part: dict[str, int] = field(default_factory=lambda: {"content": 0, "summary": 0})
-    values: dict[tuple[str, Any], Text] = field(default_factory=dict)
+    values: dict[tuple[str, Any], CheckedText] = field(default_factory=dict)
 
 
 def nth(value: Any, index: int) -> Any:

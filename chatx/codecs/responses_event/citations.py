@@ -70,7 +70,7 @@ def annotation(cite: ir.Citation, start: int, end: int) -> dict[str, Any]:
     }
 
 
-class Citations:
+class ResponsesCitations:
     """Another format's citations in the Responses encoder: kept on the open message's
     ``output_text`` part (``open_part`` opens one), said as its annotations when it
     closes. ``lost_meta`` reports a citation with no place."""

@@ -18,9 +18,9 @@ from chatx.pieces import Pieces
 from chatx.residue import MetaReport, merge, report
 
 from . import shapes
-from .citations import Citations
+from .citations import ResponsesCitations
 from .envelope import item_id
-from .searches import Searches
+from .searches import ResponsesSearches
 from .written import OpenItem, OpenPart, ResponseState
 
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
@@ -38,15 +38,15 @@ class Items:
     lost_meta: MetaReport
     step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
     own: bool = field(init=False)  # the source is this format
-    citations: Citations = field(init=False)
-    searches: Searches = field(init=False)
+    citations: ResponsesCitations = field(init=False)
+    searches: ResponsesSearches = field(init=False)
     queue: CallQueue = field(init=False)
 
     def __post_init__(self) -> None:
         self.own = self.state.own
         emit = self.state.emit
-        self.citations = Citations(self.notes, self.lost_meta, emit, self.part)
-        self.searches = Searches(self.notes, emit, self.new_item, self.close)
+        self.citations = ResponsesCitations(self.notes, self.lost_meta, emit, self.part)
+        self.searches = ResponsesSearches(self.notes, emit, self.new_item, self.close)
         self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     def open(

@@ -95,7 +95,7 @@ class SearchState:
         return {"id": iid, "type": ITEM, "status": status, "action": action}
 
 
-class Searches:
+class ResponsesSearches:
     """Another format's web search steps in the Responses encoder, as one
     ``web_search_call`` item: ``open_item`` opens an item (closing the one open) with
     the next output index, ``close`` closes the open item."""

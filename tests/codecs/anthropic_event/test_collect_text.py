@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from chatx.collect import collect
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
+from chatx.reading.framing import load
 from tests.builders.anthropic_event import (
     ANTHROPIC,
     block_delta,

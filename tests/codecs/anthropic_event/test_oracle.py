@@ -165,7 +165,8 @@ def server_cases() -> list[Any]:
 @pytest.mark.parametrize("path", server_cases())
 def test_collect_gives_a_server_tool_call_the_input_the_sdk_parses(path: Path) -> None:
     from chatx.collect import collect
-    from chatx.collect.streams import load, streams_of
+    from chatx.collect.streams import streams_of
+    from chatx.reading.framing import load
 
     data = path.read_bytes()
     side = load(data, path.name)

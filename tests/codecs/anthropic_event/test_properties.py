@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from chatx import codecs
 from chatx.errors import ChatxError
-from chatx.pipeline import Transcoder, read_records
+from chatx.pipeline import Transcoder
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.builders.anthropic_event import (
     ANTHROPIC,

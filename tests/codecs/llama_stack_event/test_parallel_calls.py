@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from chatx import ir
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.codecs.llama_stack_event.support import (
     OWN,

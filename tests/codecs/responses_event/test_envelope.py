@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chatx.codecs.base import EncodeOptions
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.builders.chat_chunk import chat_text
 from tests.captures import SPEC
