@@ -19,11 +19,11 @@ from chatx.arguments import as_bytes
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder, convert
-from chatx.reading.decoding import decode
-from chatx.reading.framing import read_records
 
 if TYPE_CHECKING:
     from chatx.diffing import DiffResult
+    from chatx.reading.decoding import decode
+    from chatx.reading.framing import read_records
     from chatx.validation import Finding
 
 
@@ -33,6 +33,20 @@ def diff(a: Any, b: Any, **kwargs: Any) -> DiffResult:
     from chatx.diffing import diff as _diff
 
     return _diff(as_bytes(a, "diff()"), as_bytes(b, "diff()"), **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    """``decode`` and ``read_records``, imported when first asked for: the commands, which
+    import this package, do not read a stream so (``convert`` never decodes alone)."""
+    if name == "decode":
+        from chatx.reading.decoding import decode
+
+        return decode
+    if name == "read_records":
+        from chatx.reading.framing import read_records
+
+        return read_records
+    raise AttributeError(f"module 'chatx' has no attribute {name!r}")
 
 
 def validate(records: Any, fmt: str | None = None, **kwargs: Any) -> list[Finding]:

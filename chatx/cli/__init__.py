@@ -27,14 +27,15 @@ from chatx.cli import streams
 from chatx.cli.streams import error
 from chatx.errors import ChatxError, ExitStatus
 
-app = typer.Typer(
-    name="chatx",
-    help="A stream transcoder for LLM streaming output (chatx formats lists the formats).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+_SETTINGS: dict[str, Any] = {
+    "name": "chatx",
+    "help": "A stream transcoder for LLM streaming output (chatx formats lists the formats).",
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+}
+app = typer.Typer(**_SETTINGS)
 
 _COMMANDS = (
     "convert",
@@ -57,31 +58,58 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the program is, so it unwinds like Ctrl-C (exit 143)."""
 
 
-def _register() -> None:
+def _register(target: Any = None, names: tuple[str, ...] = _COMMANDS) -> None:
     """Add each command once (main() runs many times in one test process)."""
-    have = {c.name for c in app.registered_commands}
-    for module in _COMMANDS:
+    target = app if target is None else target
+    have = {c.name for c in target.registered_commands}
+    for module in names:
         if module in have:
             continue
-        imported = __import__(f"chatx.cli.{module}", fromlist=["register"])
-        imported.register(app)
+        # chatx/cli/NAME.py holds the command NAME (a function of that name) and its HELP.
+        imported = __import__(f"chatx.cli.{module}", fromlist=["HELP"])
+        target.command(module, help=imported.HELP)(getattr(imported, module))
 
 
-_built: tuple[tuple[int, ...], Any] = ((), None)
+_built: dict[str | None, tuple[tuple[int, ...], Any]] = {}
 
 
-def _command() -> Any:
-    """The click command for ``app``, built again only when the registered commands change."""
-    global _built
+def _command(name: str | None = None) -> Any:
+    """The click command for ``app``, built again only when the registered commands change.
+    With ``name`` (the command a run names), a group of that command alone: a run loads
+    the module of its own command, not the other ten (``--help`` and a name chatx does
+    not know get them all)."""
     from chatx.cli import root
 
-    _register()
-    key = tuple(map(id, app.registered_commands))
-    if _built[0] != key or _built[1] is None:
-        command = typer.main.get_command(app)
+    target = app if name is None else _alone(name)
+    _register(target, _COMMANDS if name is None else (name,))
+    key = tuple(map(id, target.registered_commands))
+    built = _built.get(name)
+    if built is None or built[0] != key:
+        command = typer.main.get_command(target)
         command.params += root.options()
-        _built = (key, command)
-    return _built[1]
+        built = _built[name] = (key, command)
+    return built[1]
+
+
+_apps: dict[str, typer.Typer] = {}
+
+
+def _alone(name: str) -> typer.Typer:
+    """A Typer app like ``app`` holding one command; its callback, which does nothing,
+    keeps it a group, so the command is still named on the command line."""
+    if name not in _apps:
+        alone = _apps[name] = typer.Typer(**_SETTINGS)
+        alone.callback()(_nothing)
+    return _apps[name]
+
+
+def _nothing() -> None:
+    pass
+
+
+def _named(args: list[str]) -> str | None:
+    """The command ``args`` name, when they start with one chatx has."""
+    return args[0] if args and args[0] in _COMMANDS else None
 
 
 def reading_stdin(fmt: str | None = None) -> None:
@@ -117,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["CHATX_DEBUG"] = "1"
     try:
         with _signals(), _quiet_gc(), streams.quiet_stderr(), _whole_writes():
-            code = _run(_command, args, debug)
+            code = _run(lambda: _command(_named(args)), args, debug)
             try:
                 sys.stdout.flush()
             except BrokenPipeError:

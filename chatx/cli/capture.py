@@ -12,13 +12,10 @@ import typer
 from chatx.cli.formats import complete_format, format_option
 from chatx.errors import UsageError
 
-
-def register(app: typer.Typer) -> None:
-    app.command(
-        "capture",
-        help="Post a request with streaming on; write the response body as it arrives into "
-        "-o OUT and the request beside it as OUT.request.json (no keys).",
-    )(capture)
+HELP = (
+    "Post a request with streaming on; write the response body as it arrives into "
+    "-o OUT and the request beside it as OUT.request.json (no keys)."
+)  # the command's line in chatx --help
 
 
 def capture(

@@ -11,16 +11,10 @@ from chatx.cli.formats import SourceFormat, complete_format, format_option
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import ExitStatus
 
-
-def register(app: typer.Typer) -> None:
-    # main() registers on every call (tests call it many times): add the command once.
-    if any(c.name == "collect" for c in app.registered_commands):
-        return
-    app.command(
-        "collect",
-        help="Print the final object a client would build from a stream (its format's "
-        "non-streaming object, e.g. a chat.completion or a response) as JSON.",
-    )(collect)
+HELP = (
+    "Print the final object a client would build from a stream (its format's "
+    "non-streaming object, e.g. a chat.completion or a response) as JSON."
+)  # the command's line in chatx --help
 
 
 def collect(

@@ -28,10 +28,7 @@ from chatx.textsafe import escape_text
 _REASONING: dict[str, Literal["summary", "text"]] = {"summary": "summary", "text": "text"}
 
 
-def register(app: typer.Typer) -> None:
-    app.command("convert", help="Convert a stream to another format (stdin to stdout by default).")(
-        convert
-    )
+HELP = "Convert a stream to another format (stdin to stdout by default)."  # the command's line in chatx --help
 
 
 def convert(

@@ -18,16 +18,11 @@ if TYPE_CHECKING:
 _WINDOW = 40  # characters of a long string shown around where it starts to differ
 
 
-def register(app: typer.Typer) -> None:
-    # main() registers on every call (tests call it many times): add the command once.
-    if any(c.name == "diff" for c in app.registered_commands):
-        return
-    app.command(
-        "diff",
-        help="Compare two streams, event by event (--wire, the default for "
-        "one format) or by what a client builds (--semantic, the "
-        "default across formats).",
-    )(diff)
+HELP = (
+    "Compare two streams, event by event (--wire, the default for "
+    "one format) or by what a client builds (--semantic, the "
+    "default across formats)."
+)  # the command's line in chatx --help
 
 
 def diff(

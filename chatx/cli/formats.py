@@ -16,13 +16,10 @@ import typer
 
 from chatx.errors import UsageError
 
-
-def register(app: typer.Typer) -> None:
-    app.command(
-        "formats",
-        help="List the stream formats (codecs), their aliases, the containers, the files of "
-        "recorded exchanges and the compressions chatx reads.",
-    )(formats)
+HELP = (
+    "List the stream formats (codecs), their aliases, the containers, the files of "
+    "recorded exchanges and the compressions chatx reads."
+)  # the command's line in chatx --help
 
 
 def formats(

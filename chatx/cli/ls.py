@@ -22,12 +22,10 @@ if TYPE_CHECKING:
     from chatx.reading.finding import Exchange
 
 
-def register(app: typer.Typer) -> None:
-    app.command(
-        "ls",
-        help="List the streams in files (HAR, VCR cassettes, recordings, httprr traces, "
-        "bare streams), with the FILE#N address every command takes.",
-    )(ls)
+HELP = (
+    "List the streams in files (HAR, VCR cassettes, recordings, httprr traces, "
+    "bare streams), with the FILE#N address every command takes."
+)  # the command's line in chatx --help
 
 
 def ls(

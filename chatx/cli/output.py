@@ -20,7 +20,6 @@ import stat
 import sys
 from typing import Any, BinaryIO
 
-from chatx import atomic
 from chatx.errors import ChatxError, InputError, UsageError
 
 # Large writes for a file no one reads until it is renamed into place.
@@ -70,6 +69,8 @@ class OutputFile:
         self.live = False
 
     def __enter__(self) -> OutputFile:
+        from chatx import atomic  # writing a file, not stdout
+
         try:  # /dev/stdout is a descriptor's name, nothing to follow
             target = self.path if _descriptor(self.path) else atomic.own_target(self.path)
         except atomic.PlacementError as exc:
@@ -99,6 +100,8 @@ class OutputFile:
     def _create(self, target: str, existing: os.stat_result | None) -> tuple[str, int]:
         """A new file beside ``target``, with the mode ``target`` has (or a new file
         would get)."""
+        from chatx import atomic
+
         try:
             temporary, fd = atomic.temporary_beside(target)
         except FileExistsError:

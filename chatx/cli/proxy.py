@@ -20,14 +20,12 @@ if TYPE_CHECKING:
 HOST = "127.0.0.1"
 
 
-def register(app: typer.Typer) -> None:
-    app.command(
-        "proxy",
-        help="Forward requests to --upstream unchanged, stream the answers back, and record "
-        "each one into --record DIR as a capture (its request beside it, secrets left out). "
-        "With --upstream-api, also translate requests of every other API into the "
-        "upstream's and its answers back.",
-    )(proxy)
+HELP = (
+    "Forward requests to --upstream unchanged, stream the answers back, and record "
+    "each one into --record DIR as a capture (its request beside it, secrets left out). "
+    "With --upstream-api, also translate requests of every other API into the "
+    "upstream's and its answers back."
+)  # the command's line in chatx --help
 
 
 def proxy(

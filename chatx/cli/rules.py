@@ -15,10 +15,7 @@ if TYPE_CHECKING:  # the rules are imported by the command, not at every start
     from chatx.validation.rule import Rule
 
 
-def register(app: typer.Typer) -> None:
-    app.command("rules", help="List the validation rules, or explain one: chatx rules RSP005.")(
-        rules
-    )
+HELP = "List the validation rules, or explain one: chatx rules RSP005."  # the command's line in chatx --help
 
 
 def rules(

@@ -20,12 +20,10 @@ HOST = "127.0.0.1"
 _SKIPPED_SHOWN = 5  # files a walk found that are no capture, said one by one
 
 
-def register(app: typer.Typer) -> None:
-    app.command(
-        "serve",
-        help="Replay captures as an OpenAI-compatible server (chat, Responses, Llama Stack): "
-        "each request gets a capture transcoded into the API it called.",
-    )(serve)
+HELP = (
+    "Replay captures as an OpenAI-compatible server (chat, Responses, Llama Stack): "
+    "each request gets a capture transcoded into the API it called."
+)  # the command's line in chatx --help
 
 
 def serve(

@@ -9,16 +9,10 @@ import typer
 from chatx.cli.formats import SourceFormat
 from chatx.errors import ExitStatus
 
-
-def register(app: typer.Typer) -> None:
-    # main() registers on every call (tests call it many times): add the command once.
-    if any(c.name == "show" for c in app.registered_commands):
-        return
-    app.command(
-        "show",
-        help="Show what a client would reconstruct from a stream: message, "
-        "reasoning, tool calls, usage, finish reason.",
-    )(show)
+HELP = (
+    "Show what a client would reconstruct from a stream: message, "
+    "reasoning, tool calls, usage, finish reason."
+)  # the command's line in chatx --help
 
 
 def show(

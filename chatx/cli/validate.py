@@ -24,11 +24,7 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.record import Record
 from chatx.textsafe import escape_text
 
-
-def register(app: typer.Typer) -> None:
-    app.command(
-        "validate", help="Check streams against their format's rules (`chatx rules` lists them)."
-    )(validate)
+HELP = "Check streams against their format's rules (`chatx rules` lists them)."  # the command's line in chatx --help
 
 
 def validate(

@@ -9,13 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
 
-from chatx.containers import jsonarray, jsonl, sse
 from chatx.containers.base import Reader, Writer
-from chatx.containers.jsonarray import JSONArrayReader, JSONArrayWriter
-from chatx.containers.jsonl import JSONLReader, JSONLWriter
 from chatx.containers.lines import BOM
-from chatx.containers.sse import SSEReader, SSEWriter
 from chatx.errors import InputError, UsageError
 from chatx.limits import MAX_LINE, size
 
@@ -23,12 +21,6 @@ __all__ = [
     "CONTAINERS",
     "Container",
     "Head",
-    "JSONArrayReader",
-    "JSONArrayWriter",
-    "JSONLReader",
-    "JSONLWriter",
-    "SSEReader",
-    "SSEWriter",
     "detect",
     "get",
     "ready",
@@ -50,16 +42,62 @@ class Container:
     probe: Callable[[bytes], int]
 
 
+class _Made:
+    """A reader or writer class of a container's module, the module imported when the
+    first one is made: a stream read as SSE loads nothing of JSON lines or arrays."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module = module
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(import_module(self.module), self.name)(*args, **kwargs)
+
+
+_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+def _sse(head: bytes) -> int:
+    """Score 0..100 that ``head`` (the first bytes) starts an event stream."""
+    return 100 if head.removeprefix(BOM).lstrip().startswith(_SSE_FIELDS) else 0
+
+
+def _jsonl(head: bytes) -> int:
+    """Score 0..100 that ``head`` (the first bytes) starts JSON lines."""
+    text = head.removeprefix(BOM).lstrip()
+    # A lone "{" line is no JSON line: one object printed over several lines (json).
+    return 100 if text[:1] == b"{" and not _lone_brace(text) else 0
+
+
+def _json_array(head: bytes) -> int:
+    """Score 0..100 that ``head`` (the first bytes) starts a JSON array, or one object
+    printed over several lines (its first line a lone ``{``)."""
+    text = head.removeprefix(BOM).lstrip()
+    return 100 if text[:1] == b"[" or _lone_brace(text) else 0
+
+
+def _lone_brace(text: bytes) -> bool:
+    """Whether ``text`` (blanks stripped) starts with a line that is only ``{``: no JSON
+    line is, every pretty-printer begins an object so."""
+    return text[:1] == b"{" and text[1:].lstrip(b" \t")[:1] in (b"\n", b"\r")
+
+
+def _container(name: str, description: str, module: str, kind: str, probe: Any) -> Container:
+    module = f"chatx.containers.{module}"
+    return Container(name, description, _Made(module, f"{kind}Reader"),
+                     _Made(module, f"{kind}Writer"), probe)  # fmt: skip
+
+
 CONTAINERS: dict[str, Container] = {
     c.name: c
     for c in (
-        Container("sse", "server-sent events (data: lines)", SSEReader, SSEWriter, sse.probe),
-        Container("jsonl", "JSON lines, one payload per line", JSONLReader, JSONLWriter,
-                  jsonl.probe),
-        Container("json", "one JSON array of payloads", JSONArrayReader, JSONArrayWriter,
-                  jsonarray.probe),
+        _container("sse", "server-sent events (data: lines)", "sse", "SSE", _sse),
+        _container("jsonl", "JSON lines, one payload per line", "jsonl", "JSONL", _jsonl),
+        _container("json", "one JSON array of payloads", "jsonarray", "JSONArray", _json_array),
     )
-}  # fmt: skip
+}
 
 
 def get(name: str) -> Container:

@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from chatx.containers.bodies import Entry
 from chatx.containers.lines import BOM
 from chatx.errors import InputError
+
+if TYPE_CHECKING:  # a bare stream loads nothing of the bodies exchanges hold
+    from chatx.containers.bodies import Entry
 
 __all__ = ["KINDS", "decidable", "detect", "entries"]
 

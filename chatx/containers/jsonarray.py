@@ -415,16 +415,3 @@ class JSONArrayWriter:
     def finish(self) -> bytes:
         """End of output: close the array (an empty one if nothing was written)."""
         return b"[]\n" if self._sep == b"[\n" else b"\n]\n"
-
-
-def probe(head: bytes) -> int:
-    """Score 0..100 that ``head`` (the first bytes) starts a JSON array, or one object
-    printed over several lines (its first line a lone ``{``)."""
-    text = head.removeprefix(BOM).lstrip()
-    return 100 if text[:1] == b"[" or lone_brace(text) else 0
-
-
-def lone_brace(text: bytes) -> bool:
-    """Whether ``text`` (blanks stripped) starts with a line that is only ``{``: no JSON
-    line is, every pretty-printer begins an object so."""
-    return text[:1] == b"{" and text[1:].lstrip(b" \t")[:1] in (b"\n", b"\r")

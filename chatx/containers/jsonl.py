@@ -8,8 +8,7 @@ from typing import Any
 import orjson
 
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
-from chatx.containers.jsonarray import lone_brace
-from chatx.containers.lines import BOM, LineSplitter, LineTooLong
+from chatx.containers.lines import LineSplitter, LineTooLong
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
@@ -114,10 +113,3 @@ class JSONLWriter:
     def finish(self) -> bytes:
         """End of output: nothing to close."""
         return b""
-
-
-def probe(head: bytes) -> int:
-    """Score 0..100 that ``head`` (the first bytes) starts JSON lines."""
-    text = head.removeprefix(BOM).lstrip()
-    # A lone "{" line is no JSON line: one object printed over several lines (json).
-    return 100 if text[:1] == b"{" and not lone_brace(text) else 0

@@ -12,13 +12,12 @@ from typing import Any
 import orjson
 
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
-from chatx.containers.lines import BOM, LineSplitter, LineTooLong
+from chatx.containers.lines import LineSplitter, LineTooLong
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
-__all__ = ["SSEReader", "SSEWriter", "probe"]
+__all__ = ["SSEReader", "SSEWriter"]
 
-_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
 MAX_IGNORED = 100  # lines that are no SSE field said one by one; the rest are counted
 
 
@@ -275,8 +274,3 @@ def _event_line(name: Any) -> bytes:
     if not isinstance(name, str) or "\n" in name or "\r" in name:
         return b""
     return b"event: " + name.encode() + b"\n"
-
-
-def probe(head: bytes) -> int:
-    """Score 0..100 that ``head`` (the first bytes) starts an event stream."""
-    return 100 if head.removeprefix(BOM).lstrip().startswith(_SSE_FIELDS) else 0

@@ -12,15 +12,17 @@ import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatx import codecs, containers
 from chatx.containers import demux
-from chatx.containers.bodies import BodyError, Entry
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.reading.opening import Address, Source, open_source, parse
 from chatx.record import Record
+
+if TYPE_CHECKING:  # a bare stream loads nothing of the bodies exchanges hold
+    from chatx.containers.bodies import Entry
 
 _READ = 1 << 16
 _FIRST_READ = 1 << 10
@@ -61,6 +63,8 @@ class Exchange:
 def classify(entry: Entry, address: str) -> Exchange:
     """What ``entry``'s body is: its records counted, its format told as every command
     tells it; the body is kept (``data``) for a command to read."""
+    from chatx.containers.bodies import BodyError
+
     stream = Exchange(address, entry.index, entry)
     try:
         stream.data = entry.body()

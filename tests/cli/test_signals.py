@@ -142,7 +142,7 @@ def wait_for_handler(proc: subprocess.Popen[bytes], signum: int) -> None:
 def test_a_signal_while_the_commands_load_ends_the_run_quietly(monkeypatch):
     from chatx import cli
 
-    def loading():
+    def loading(name: str | None = None):  # the command a run names, or None
         raise cli.Terminated
 
     monkeypatch.setattr(cli, "_command", loading)
@@ -262,13 +262,15 @@ def test_usage_errors_are_said_the_chatx_way():
 
 def test_main_can_run_many_times_in_one_process():
     """Each call registers nothing twice and leaves no signal handler behind."""
-    from chatx.cli import app
+    from chatx.cli import _apps, app
 
     before = signal.getsignal(signal.SIGTERM)
     for _ in range(3):
         assert run(["formats"]).code == 0
-    names = [c.name for c in app.registered_commands]
-    assert len(names) == len(set(names))
+    for registered in (app, *_apps.values()):
+        names = [c.name for c in registered.registered_commands]
+        assert len(names) == len(set(names))
+    assert [c.name for c in _apps["formats"].registered_commands] == ["formats"]
     assert signal.getsignal(signal.SIGTERM) is before
 
 

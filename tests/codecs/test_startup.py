@@ -94,6 +94,51 @@ def test_anthropic_to_chat_loads_anthropic_decoder_and_chat_encoder_only() -> No
     assert "chatx.codecs.responses_event.encode" not in loaded
 
 
+def _chatx_modules(argv: list[str]) -> tuple[int, list[str]]:
+    """Run the CLI on ``argv`` in a fresh interpreter: its exit status and every chatx
+    module it loaded (sorted)."""
+    script = (
+        "import os, sys, json\n"
+        "from chatx.cli import main\n"
+        "sys.stdout = open(os.devnull, 'w')\n"
+        f"code = main({argv!r})\n"
+        "loaded = sorted(m for m in sys.modules if m == 'chatx' or m.startswith('chatx.'))\n"
+        "sys.__stdout__.write(json.dumps([code, loaded]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=120
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    code, loaded = json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
+    return code, loaded
+
+
+def test_one_stream_convert_loads_its_own_command_and_reading_steps_only() -> None:
+    """A bare SSE stream converted to stdout: the convert command alone of the eleven,
+    opening and finding (a bare stream is told from a file of exchanges) but not the
+    bodies of exchanges, no reader of the other containers, no reading of records or
+    decoding outside the Transcoder, no output file, no whole-object reader."""
+    source = str(FIXTURES / "chat-chunk" / "text.sse")
+    code, loaded = _chatx_modules(["convert", source, "--to", "responses-event", "-q"])
+    assert code == 0
+    others = ("validate", "rules", "diff", "show", "collect", "ls", "capture", "proxy", "serve")
+    assert [m for m in loaded if m.removeprefix("chatx.cli.") in others] == []
+    for module in (
+        "chatx.reading.framing",
+        "chatx.reading.decoding",
+        "chatx.containers.bodies",
+        "chatx.containers.members",
+        "chatx.containers.jsonl",
+        "chatx.containers.jsonarray",
+        "chatx.atomic",
+        "chatx.codecs.whole",
+        "chatx.codecs.chat_chunk.whole",
+    ):
+        assert module not in loaded
+    # 78 before these were deferred (issue 24); a new module on this path shows here.
+    assert len(loaded) <= 58, loaded
+
+
 def _hooks(codec: codecs.Codec) -> list[tuple[str, object]]:
     described = codec.describe
     hooks = [

@@ -9,10 +9,9 @@ encoder can put it back.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatx import ir
-from chatx.codecs.chat_chunk import annotations_in, signatures, whole
 from chatx.codecs.chat_chunk.calls import CallEntry
 from chatx.codecs.chat_chunk.fields import (
     MISSING,
@@ -25,11 +24,13 @@ from chatx.codecs.chat_chunk.fields import (
     stop_string,
 )
 from chatx.codecs.chat_chunk.plain import ChoiceState, PlainChunks
-from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
 from chatx.residue import Carried
+
+if TYPE_CHECKING:
+    from chatx.codecs.chat_chunk import signatures
 
 _CHUNK_KEYS = frozenset(("id", "object", "created", "model", "choices", "usage", "error"))
 _CHOICE_KEYS = frozenset(("index", "delta", "finish_reason", "logprobs"))
@@ -79,17 +80,30 @@ class ChatChunkDecoder:
                 line=record.line,
                 expected='{"object": "chat.completion.chunk", …}',
             )
-        if (not self.started or self.ended) and whole.is_completion(data):
-            # A chat.completion: read as the chunks it stands for, a stream of its own.
-            if self.ended:
-                self._reset()
-            return expand(self.general, whole.chunks(data), record.line)
+        if not self.started or self.ended:
+            expanded = self._completion(data, record.line)
+            if expanded is not None:
+                return expanded
         if self.ended and data:
             # Two streams back to back (what chatx writes for concatenated captures):
             # a chunk after [DONE] starts the next one.
             self.notes.warning("record after [DONE]: read as the start of another stream")
             self._reset()
         return self._chunk(data, record.line)
+
+    def _completion(self, data: dict[str, Any], line: int) -> list[ir.Event] | None:
+        """A chat.completion, before a stream or after one: read as the chunks it stands
+        for, a stream of its own (the reader of whole objects loaded only for one)."""
+        if data.get("object") != "chat.completion":  # a chunk's is chat.completion.chunk
+            return None
+        from chatx.codecs.chat_chunk import whole
+        from chatx.codecs.whole import expand
+
+        if not whole.is_completion(data):
+            return None
+        if self.ended:
+            self._reset()
+        return expand(self.general, whole.chunks(data), line)
 
     def _chunk(self, data: dict[str, Any], line: int) -> list[ir.Event]:
         """A chunk, an error frame, or Azure's first chunk that is neither."""
@@ -248,6 +262,8 @@ class ChatChunkDecoder:
         text_lp, refusal_lp = lps
         self._reasoning(number, lane, delta, out, delta_extra)
         if type(delta_extra) is Carried:  # after the reasoning text it may vouch for
+            from chatx.codecs.chat_chunk import signatures  # a delta with more than chat's fields
+
             self._seal(number, lane, signatures.read(delta, delta_extra.rest), out)
         if "content" in delta and self._content(
             number, lane, delta["content"], text_lp, out, delta_extra
@@ -259,6 +275,8 @@ class ChatChunkDecoder:
             refusal_lp = None
         if "annotations" in delta and type(delta_extra) is Carried and not lane.finished:
             # Citations of the open message item (one opens for them when none is).
+            from chatx.codecs.chat_chunk import annotations_in
+
             base = lane.base if lane.open == "message" else lane.said
             cites, delta_extra.rest["annotations"] = annotations_in.events(
                 number, delta["annotations"], base
