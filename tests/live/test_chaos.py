@@ -13,9 +13,10 @@ import openai
 import orjson
 import pytest
 
-from chatx.collect.streams import load, streams_of
+from chatx.collect.streams import streams_of
 from chatx.live import asgi
 from chatx.live.chaos import NONE, Chaos, Faults, malformed
+from chatx.reading.framing import load
 from tests.inprocess import assert_clean, run
 from tests.live.support import FIXTURES, post, serving
 

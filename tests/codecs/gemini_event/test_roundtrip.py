@@ -22,7 +22,7 @@ import pytest
 
 from chatx.notes import Notes
 from chatx.pipeline import convert as pipeline_convert
-from chatx.pipeline import read_records
+from chatx.reading.framing import read_records
 from chatx.validation import validate_records
 from tests.captures import CAPTURES, capture_params, captures, skip_without_captures
 from tests.meaning import summarize
