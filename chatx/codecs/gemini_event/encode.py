@@ -23,25 +23,25 @@ from chatx.residue import MetaReport, merge, report
 from . import records as r
 from .ending import Ending
 from .parts import Parts
-from .written import Batch, Written
+from .written import GeminiBatch, GeminiWritten
 
 
 class GeminiEncoder:
     """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error
-    object). Its parts share the :class:`~.written.Written`: ``parts`` writes each
+    object). Its parts share the :class:`~.written.GeminiWritten`: ``parts`` writes each
     candidate's parts, ``ending`` finishes, usage and errors. ``handlers`` is the table
-    from an event's type to the method that writes it into the :class:`~.written.Batch`."""
+    from an event's type to the method that writes it into the :class:`~.written.GeminiBatch`."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
         self.notes = notes
         self.options = options
         self.own = own = options.source_format == r.NAME
-        self.written = written = Written(own)
+        self.written = written = GeminiWritten(own)
         self.parts = Parts(written, notes)
         self.ending = Ending(written, notes)
         self.lost_meta = MetaReport(notes)
         self.ended = False
-        self.handlers: dict[type, Callable[[Any, Batch], None]] = {
+        self.handlers: dict[type, Callable[[Any, GeminiBatch], None]] = {
             ir.TextDelta: self._text,
             ir.ReasoningDelta: self._reasoning,
             ir.ToolArgsDelta: self._args,
@@ -62,7 +62,7 @@ class GeminiEncoder:
         return run.replay(self.feed, self.notes)
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
-        batch = Batch()
+        batch = GeminiBatch()
         handlers = self.handlers
         for event in events:
             handlers[type(event)](event, batch)
@@ -76,7 +76,7 @@ class GeminiEncoder:
             self.ending.close(batch, self._chunk(batch))
         return batch.out
 
-    def _chunk(self, batch: Batch) -> dict[str, Any] | None:
+    def _chunk(self, batch: GeminiBatch) -> dict[str, Any] | None:
         """The chunk of another format's batch, or None when it says nothing."""
         lanes = sorted(batch.parts.keys() | batch.finish.keys())
         candidates = [
@@ -92,7 +92,7 @@ class GeminiEncoder:
     def finish(self) -> list[Any]:
         """End of input: the calls and the finishing chunk still held; an ending where
         the input had none only when asked (``--finish``)."""
-        batch = Batch()
+        batch = GeminiBatch()
         written = self.written
         if self.own:
             if self.options.finish and not self.ended and not written.failed:
@@ -114,7 +114,7 @@ class GeminiEncoder:
 
     # -- the stream -----------------------------------------------------------------
 
-    def _start(self, event: ir.StreamStart, batch: Batch) -> None:
+    def _start(self, event: ir.StreamStart, batch: GeminiBatch) -> None:
         if not self.own:
             self.parts.flush_all(batch)
             self.ending.release(batch.out)
@@ -124,7 +124,7 @@ class GeminiEncoder:
         self.written.restart(event.id, event.model, create)
         self.ended = False
 
-    def _end(self, event: ir.StreamEnd, batch: Batch) -> None:
+    def _end(self, event: ir.StreamEnd, batch: GeminiBatch) -> None:
         self.ended = True
         if self.own:
             return
@@ -145,19 +145,19 @@ class GeminiEncoder:
             batch.usage, self.written.usage = self.written.usage, None
         self.ending.release(batch.out)
 
-    def _unshown(self, batch: Batch) -> None:
+    def _unshown(self, batch: GeminiBatch) -> None:
         """A candidate that said nothing is written all the same, empty, at the end."""
         if self.written.failed:
             return
         for lane in self.written.lanes - self.written.shown:
             batch.lane_parts(lane)
 
-    def _lane_start(self, event: ir.LaneStart, batch: Batch) -> None:
+    def _lane_start(self, event: ir.LaneStart, batch: GeminiBatch) -> None:
         self.written.lanes.add(event.lane)
 
     # -- content --------------------------------------------------------------------
 
-    def _text(self, event: ir.TextDelta, batch: Batch) -> None:
+    def _text(self, event: ir.TextDelta, batch: GeminiBatch) -> None:
         lane = event.lane
         if self.own:
             merge(self.parts.add(batch, lane, r.text_part(event.text)), event.extra)
@@ -167,7 +167,7 @@ class GeminiEncoder:
         self.parts.text(batch, lane, event.text, thought=False)
         self._said(event.extra, event.logprobs, "delta.")
 
-    def _reasoning(self, event: ir.ReasoningDelta, batch: Batch) -> None:
+    def _reasoning(self, event: ir.ReasoningDelta, batch: GeminiBatch) -> None:
         lane = event.lane
         if self.own:
             merge(self.parts.add(batch, lane, r.thought_part(event.text)), event.extra)
@@ -177,7 +177,7 @@ class GeminiEncoder:
         self.parts.text(batch, lane, event.text, thought=True)
         self._said(event.extra, None, "reasoning.")
 
-    def _refusal(self, event: ir.RefusalDelta, batch: Batch) -> None:
+    def _refusal(self, event: ir.RefusalDelta, batch: GeminiBatch) -> None:
         # Gemini has no refusal: its text is the answer's, and that it was one is lost.
         if "refusal" not in self.written.said:
             self.written.said.add("refusal")
@@ -193,7 +193,7 @@ class GeminiEncoder:
         if logprobs:
             self.notes.lost_field("logprobs")
 
-    def _item_start(self, event: ir.ItemStart, batch: Batch) -> None:
+    def _item_start(self, event: ir.ItemStart, batch: GeminiBatch) -> None:
         if event.kind == "tool_call":
             self.written.lanes.add(event.lane)
             if not self.own:
@@ -202,10 +202,10 @@ class GeminiEncoder:
         elif event.extra and not self.own:
             report(event.extra, self.notes, "item.")
 
-    def _args(self, event: ir.ToolArgsDelta, batch: Batch) -> None:
+    def _args(self, event: ir.ToolArgsDelta, batch: GeminiBatch) -> None:
         self.parts.args(event)
 
-    def _item_end(self, event: ir.ItemEnd, batch: Batch) -> None:
+    def _item_end(self, event: ir.ItemEnd, batch: GeminiBatch) -> None:
         if event.kind == "tool_call":
             self.parts.call_end(batch, event)
         elif event.kind == "reasoning":
@@ -213,7 +213,7 @@ class GeminiEncoder:
         if event.extra and not self.own:
             report(event.extra, self.notes, "item.")
 
-    def _passthrough(self, event: ir.Passthrough, batch: Batch) -> None:
+    def _passthrough(self, event: ir.Passthrough, batch: GeminiBatch) -> None:
         data = event.data
         if event.format == r.NAME and isinstance(data, dict) and "part" in data:
             if self.own or isinstance(data.get("lane"), int):
@@ -234,7 +234,7 @@ class GeminiEncoder:
 
     # -- residue, the end of a candidate --------------------------------------------
 
-    def _meta(self, event: ir.Meta, batch: Batch) -> None:
+    def _meta(self, event: ir.Meta, batch: GeminiBatch) -> None:
         if not self.own:
             self.lost_meta(event)
             return
@@ -249,7 +249,7 @@ class GeminiEncoder:
             merge(candidate, event.extra)
         batch.closed.append(candidate)
 
-    def _finish(self, event: ir.Finish, batch: Batch) -> None:
+    def _finish(self, event: ir.Finish, batch: GeminiBatch) -> None:
         if self.own:
             self.written.finished.add(event.lane)  # its chunks said it
             return
@@ -260,13 +260,13 @@ class GeminiEncoder:
         self.parts.lone_signature(batch, event.lane)
         self.ending.finish(batch, event)
 
-    def _usage(self, event: ir.Usage, batch: Batch) -> None:
+    def _usage(self, event: ir.Usage, batch: GeminiBatch) -> None:
         if self.written.failed and not self.own:
             self.notes.lost("usage after an error has no place in Gemini")
         elif not self.own:
             self.ending.usage(batch, event)
 
-    def _error(self, event: ir.Error, batch: Batch) -> None:
+    def _error(self, event: ir.Error, batch: GeminiBatch) -> None:
         if self.own:
             error = {"error": r.error_object(event.code, event.message, event.type)}
             if event.extra:

@@ -10,7 +10,7 @@ from chatx.notes import Notes
 from chatx.residue import report
 
 from . import records as r
-from .written import Batch, Written
+from .written import GeminiBatch, GeminiWritten
 
 
 def usage_metadata(event: ir.Usage, notes: Notes) -> dict[str, Any]:
@@ -44,16 +44,16 @@ def usage_metadata(event: ir.Usage, notes: Notes) -> dict[str, Any]:
 
 class Ending:
     """Finish reasons, usage and errors from another format. Gemini puts the usage on
-    the chunk that finishes the last candidate: that chunk waits (``Written.held``) for
+    the chunk that finishes the last candidate: that chunk waits (``GeminiWritten.held``) for
     a usage event after it, and goes out with the next chunk, the end or the drain."""
 
     __slots__ = ("written", "notes")
 
-    def __init__(self, written: Written, notes: Notes) -> None:
+    def __init__(self, written: GeminiWritten, notes: Notes) -> None:
         self.written = written
         self.notes = notes
 
-    def finish(self, batch: Batch, event: ir.Finish) -> None:
+    def finish(self, batch: GeminiBatch, event: ir.Finish) -> None:
         word, exact = r.gemini_reason(event.reason, event.raw)
         if not exact:
             self.notes.lost(f"finish reason {event.reason!r} has no Gemini word: written as OTHER")
@@ -64,7 +64,7 @@ class Ending:
         batch.finish[event.lane] = word
         self.written.finished.add(event.lane)
 
-    def usage(self, batch: Batch, event: ir.Usage) -> None:
+    def usage(self, batch: GeminiBatch, event: ir.Usage) -> None:
         if event.extra:
             report(event.extra, self.notes, "usage.")
         if event.cache_write:
@@ -79,7 +79,7 @@ class Ending:
         else:
             written.usage = usage  # for the chunk that finishes the last candidate
 
-    def error(self, batch: Batch, event: ir.Error) -> None:
+    def error(self, batch: GeminiBatch, event: ir.Error) -> None:
         """An error ends the stream: Gemini's error object, as a failed request's body
         says it (``code`` the HTTP status, ``status`` the gRPC word)."""
         self.release(batch.out)
@@ -95,7 +95,7 @@ class Ending:
         batch.out.append({"error": r.error_object(code, event.message, status)})
         self.written.failed = True
 
-    def close(self, batch: Batch, chunk: dict[str, Any] | None) -> None:
+    def close(self, batch: GeminiBatch, chunk: dict[str, Any] | None) -> None:
         """The batch's chunk: out now, or held when it finishes the last candidate."""
         written = self.written
         if chunk is None:

@@ -15,7 +15,7 @@ from chatx.notes import Notes
 from chatx.residue import merge, report
 
 from . import records as r
-from .written import Batch, Call, Written
+from .written import Call, GeminiBatch, GeminiWritten
 
 
 def is_base64(token: str) -> bool:
@@ -44,11 +44,11 @@ class Parts:
 
     __slots__ = ("written", "notes")
 
-    def __init__(self, written: Written, notes: Notes) -> None:
+    def __init__(self, written: GeminiWritten, notes: Notes) -> None:
         self.written = written
         self.notes = notes
 
-    def add(self, batch: Batch, lane: int, part: dict[str, Any]) -> dict[str, Any]:
+    def add(self, batch: GeminiBatch, lane: int, part: dict[str, Any]) -> dict[str, Any]:
         """Place ``part`` in ``lane``, with the signature waiting there."""
         signature = self.written.signatures.pop(lane, None)
         if signature is not None:
@@ -56,13 +56,13 @@ class Parts:
         batch.lane_parts(lane).append(part)
         return part
 
-    def lone_signature(self, batch: Batch, lane: int) -> None:
+    def lone_signature(self, batch: GeminiBatch, lane: int) -> None:
         """A signature no part came for: a part of its own, as Gemini 3 writes one."""
         signature = self.written.signatures.pop(lane, None)
         if signature is not None:
             batch.lane_parts(lane).append({"thoughtSignature": signature})
 
-    def text(self, batch: Batch, lane: int, text: str, thought: bool) -> dict[str, Any]:
+    def text(self, batch: GeminiBatch, lane: int, text: str, thought: bool) -> dict[str, Any]:
         parts = batch.parts.get(lane)
         if not self.written.own and parts and lane not in self.written.signatures:
             last = parts[-1]
@@ -71,7 +71,7 @@ class Parts:
                 return last
         return self.add(batch, lane, r.thought_part(text) if thought else r.text_part(text))
 
-    def signature(self, batch: Batch, event: ir.ItemEnd) -> None:
+    def signature(self, batch: GeminiBatch, event: ir.ItemEnd) -> None:
         token = event.signature if event.signature is not None else event.encrypted
         if token is not None and not self.written.own and not is_base64(token):
             # Gemini's thoughtSignature is bytes, written in base64: another service's
@@ -85,7 +85,7 @@ class Parts:
 
     # -- calls ----------------------------------------------------------------------
 
-    def call_start(self, batch: Batch, event: ir.ItemStart) -> None:
+    def call_start(self, batch: GeminiBatch, event: ir.ItemStart) -> None:
         written = self.written
         call = Call(event.name, event.call_id)
         written.calls[(event.lane, event.call or 0)] = call
@@ -104,7 +104,7 @@ class Parts:
         if event.extra and not self.written.own:
             report(event.extra, self.notes, "tool_call.")
 
-    def call_end(self, batch: Batch, event: ir.ItemEnd) -> None:
+    def call_end(self, batch: GeminiBatch, event: ir.ItemEnd) -> None:
         written = self.written
         key = (event.lane, event.call or 0)
         call = written.calls.get(key)
@@ -127,17 +127,17 @@ class Parts:
                 break
             self._write_call(batch, lane, number, held)
 
-    def flush(self, batch: Batch, lane: int) -> None:
+    def flush(self, batch: GeminiBatch, lane: int) -> None:
         """Every call of ``lane`` still held, as its arguments stand."""
         for (held_lane, number), call in list(self.written.calls.items()):
             if held_lane == lane:
                 self._write_call(batch, lane, number, call)
 
-    def flush_all(self, batch: Batch) -> None:
+    def flush_all(self, batch: GeminiBatch) -> None:
         for lane in sorted({lane for lane, _ in self.written.calls}):
             self.flush(batch, lane)
 
-    def _write_call(self, batch: Batch, lane: int, number: int, call: Call) -> None:
+    def _write_call(self, batch: GeminiBatch, lane: int, number: int, call: Call) -> None:
         del self.written.calls[(lane, number)]
         text = "".join(call.fragments)
         call_id = call.id or r.derived_call_id(self.written.id, lane, number)

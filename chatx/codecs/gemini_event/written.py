@@ -21,7 +21,7 @@ class Call:
         self.extra: dict[str, Any] = {}
 
 
-class Batch:
+class GeminiBatch:
     """The chunk one batch builds: each lane's parts and finish word, the candidates a
     Gemini source's residue closed, the usage, the chunk's own residue."""
 
@@ -43,7 +43,7 @@ class Batch:
         return parts
 
 
-class Written:
+class GeminiWritten:
     """The response being written: its id, model and time, the lanes started and
     finished, the signatures waiting for a part, the calls being written, the finishing
     chunk held for the usage that may follow it, the losses said once."""

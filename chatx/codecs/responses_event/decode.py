@@ -16,9 +16,9 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.responses_event import citations, shapes, whole
-from chatx.codecs.responses_event.deltas import Deltas
+from chatx.codecs.responses_event.deltas import DeltaReader
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
-from chatx.codecs.responses_event.items import Items
+from chatx.codecs.responses_event.items import ItemReader
 from chatx.codecs.responses_event.read_response import NAME, ReadResponse
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
@@ -28,7 +28,7 @@ from chatx.residue import diff
 
 _MAPPED_ENVELOPE = frozenset(("id", "object", "created_at", "model", "status", "output", "usage"))
 _UNSET = object()
-# Derived events: what they say is kept as a patch where it differs (Items.derived).
+# Derived events: what they say is kept as a patch where it differs (ItemReader.derived).
 _DERIVED = (
     "response.content_part.added",
     "response.reasoning_summary_part.added",
@@ -71,8 +71,8 @@ class ResponsesDecoder:
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
         self.read = read = ReadResponse(notes)
-        self.items = items = Items(read)
-        self.deltas = deltas = Deltas(read)
+        self.items = items = ItemReader(read)
+        self.deltas = deltas = DeltaReader(read)
         self.handlers: dict[str, Callable[[dict[str, Any]], list[ir.Event]]] = {
             "response.output_text.delta": deltas.text,
             "response.refusal.delta": deltas.refusal,

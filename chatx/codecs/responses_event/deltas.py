@@ -25,7 +25,7 @@ _DELTA_KEYS = frozenset(
 )
 
 
-class Deltas:
+class DeltaReader:
     """The Responses decoder's part that reads delta events into the item they add to
     (:class:`~chatx.codecs.responses_event.read_response.ReadResponse`'s ``items``)."""
 

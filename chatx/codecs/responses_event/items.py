@@ -50,7 +50,7 @@ def _number(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-class Items:
+class ItemReader:
     """The Responses decoder's part that reads items: added and done, and the derived
     events between. It shares the
     :class:`~chatx.codecs.responses_event.read_response.ReadResponse` with the decoder."""
