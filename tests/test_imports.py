@@ -201,3 +201,16 @@ def test_schema_without_the_openai_sdk_is_a_usage_error(
         "chatx: error: --schema needs the openai SDK, which is not installed "
         "(pip install 'chatx[schema]')\n"
     )
+
+
+def test_every_class_name_is_defined_once() -> None:
+    """A class name says which step and which format it is: two modules defining one name
+    (``Stream`` five times, ``Citations`` three times, issue 24) make a reader look up
+    which one an import means."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}
