@@ -20,7 +20,7 @@ import orjson
 
 from chatx.atomic import PlacementError
 from chatx.containers.payload import TOO_DEEP, nests_too_deep
-from chatx.live import asgi
+from chatx.live import asgi, endpoints
 from chatx.live.errors import ApiError
 from chatx.live.gateway import Gateway, ModelMap
 from chatx.live.recorded_files import Namer, Recording
@@ -174,7 +174,7 @@ class ProxyApp:
             await self._forward(scope, receive, tracked)
         except ApiError as exc:
             self.log(f"{scope['method']} {scope['path']}: {exc.status} {exc.message}")
-            await asgi.respond_error(tracked, exc)
+            await asgi.respond_error(tracked, exc, _api_of(scope["path"]))
         except asgi.Disconnected:
             pass
         except Exception as exc:  # a bug: one line on stderr, a 500 body for the client
@@ -183,7 +183,8 @@ class ProxyApp:
             said = self.upstream.redact(repr(exc))
             self.log(f"{scope['method']} {scope['path']}: internal error: {said}")
             if not tracked.started:
-                await asgi.respond_error(tracked, ApiError(500, f"chatx proxy: {said}"))
+                failed = ApiError(500, f"chatx proxy: {said}")
+                await asgi.respond_error(tracked, failed, _api_of(scope["path"]))
 
     async def _open(self) -> None:
         import httpx2
@@ -308,3 +309,11 @@ class ProxyApp:
             )
         if not found:
             self.findings(f"chatx: proxy: {escape_text(str(path))}: no findings")
+
+
+def _api_of(path: str) -> str | None:
+    """The API whose path the client asked (``/v1/messages``: Anthropic's), so that an
+    error chatx makes (the upstream unreachable, a refused target) comes in the shape that
+    client reads; OpenAI's for any other path."""
+    found = endpoints.by_path(path)
+    return found.api if found is not None else None

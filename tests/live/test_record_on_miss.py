@@ -176,6 +176,22 @@ def test_an_upstream_that_is_gone_is_a_502(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_upstream_that_is_gone_answers_each_client_in_its_apis_shape(tmp_path: Path) -> None:
+    """The 502 chatx makes is read by the client that asked: the anthropic SDK sees an
+    Anthropic error body, not OpenAI's."""
+    with Running(StandIn()) as upstream:
+        gone = upstream.url
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    with serve(tmp_path, gone, on_miss="upstream", record_mode="new") as one:
+        answer = post(f"{one.url}/v1/messages", body, **{"x-api-key": KEY})
+    assert answer.status_code == 502
+    error = orjson.loads(answer.content)
+    assert error["type"] == "error"
+    assert error["error"]["message"].startswith("chatx proxy: upstream")
+    assert KEY not in answer.text
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_command_records_from_its_upstream_and_replays_without_it(tmp_path: Path) -> None:
     folder = tmp_path / "new" / "cassettes"  # made by the command
     with Running(StandIn()) as upstream:
