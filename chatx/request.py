@@ -479,6 +479,18 @@ def shared_extra(
     return kept
 
 
+def read_body(body: Any, api: str, what: str, model_key: str = "model") -> Request:
+    """The request ``body`` of ``api`` opens: a JSON object (else an InputError saying
+    ``what`` it should be), its model, and the form :func:`finish_body` writes it back in
+    when the same API writes it: its top-level keys in order and the null or empty values
+    it sent."""
+    expect(body, dict, "the request", what)
+    request = Request(api=api, model=body.get(model_key))
+    request.form["keys"] = list(body)
+    request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
+    return request
+
+
 def finish_body(body: dict[str, Any], request: Request, api: str) -> dict[str, Any]:
     """A written body as sent: read from the same API, its own top-level keys in its own
     order (``Request.form["keys"]``), a null or empty value it sent kept

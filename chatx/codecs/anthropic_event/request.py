@@ -26,8 +26,8 @@ from chatx.request import (
     Request,
     Tool,
     effort_as_budget,
-    expect,
     finish_body,
+    read_body,
     shared_extra,
 )
 
@@ -59,10 +59,7 @@ DEFAULT_MAX_TOKENS = 8192
 
 def read(body: Any) -> Mapped:
     """An Anthropic Messages request body as the neutral request."""
-    expect(body, dict, "the request", "an Anthropic messages request object")
-    request = Request(api=API, model=body.get("model"))
-    request.form["keys"] = list(body)
-    request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
+    request = read_body(body, API, "an Anthropic messages request object")
     request.extra = {k: v for k, v in body.items() if k not in _NAMED}
     if body.get("system") is not None:
         request.instructions = read_system(body["system"])

@@ -23,10 +23,10 @@ from chatx.request import (
     Request,
     Tool,
     budget_as_effort,
-    expect,
     extra_lost,
     finish_body,
     json_schema_format,
+    read_body,
     shared_extra,
 )
 
@@ -78,10 +78,7 @@ _NAMED = frozenset(
 
 def read(body: Any) -> Mapped:
     """A chat request body as the neutral request."""
-    expect(body, dict, "the request", "a chat completions request object")
-    request = Request(api=API, model=body.get("model"))
-    request.form["keys"] = list(body)
-    request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
+    request = read_body(body, API, "a chat completions request object")
     read_messages(body.get("messages"), request)
     if body.get("tools") is not None:
         request.tools = read_tools(body["tools"])

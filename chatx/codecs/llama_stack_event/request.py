@@ -37,6 +37,7 @@ from chatx.request import (
     extra_lost,
     finish_body,
     flat_name,
+    read_body,
     shared_extra,
 )
 
@@ -50,10 +51,8 @@ _ROLES = ("system", "user", "assistant", "tool")
 
 def read(body: Any) -> Mapped:
     """A Llama Stack chat-completion request body as the neutral request."""
-    expect(body, dict, "the request", "a Llama Stack chat-completion request object")
-    request = Request(api=API, model=body.get("model_id"), stream=body.get("stream") is True)
-    request.form["keys"] = list(body)
-    request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
+    request = read_body(body, API, "a Llama Stack chat-completion request object", "model_id")
+    request.stream = body.get("stream") is True
     request.extra = {k: v for k, v in body.items() if k not in _NAMED}
     for number, message in enumerate(expect(body.get("messages"), list, "messages", "an array")):
         request.turns += _read_message(message, f"messages[{number}]")

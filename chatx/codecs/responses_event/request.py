@@ -23,10 +23,10 @@ from chatx.request import (
     Part,
     Request,
     budget_as_effort,
-    expect,
     extra_lost,
     finish_body,
     json_schema_format,
+    read_body,
     shared_extra,
 )
 
@@ -72,10 +72,7 @@ _NAMED = frozenset(
 
 def read(body: Any) -> Mapped:
     """A Responses request body as the neutral request."""
-    expect(body, dict, "the request", "a Responses create request object")
-    request = Request(api=API, model=body.get("model"))
-    request.form["keys"] = list(body)
-    request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
+    request = read_body(body, API, "a Responses create request object")
     instructions = body.get("instructions")
     if isinstance(instructions, str):
         request.instructions = [Part(kind="text", text=instructions, plain=True)]
