@@ -19,6 +19,9 @@ FOLDERS = {
     "responses-event": "responses",
     "anthropic-event": "anthropic-messages",
     "llama-stack-event": "llama-stack",  # no real bodies: hand-written ones only
+    # none in ../shared: the google-genai SDK's own (tests/requests/gemini_sdk.py) and
+    # hand-written ones
+    "gemini-event": "gemini",
 }
 HERE = Path(__file__).parent / "fixtures"
 

@@ -104,6 +104,10 @@ class _Dropped:
             head = path.split(" ", 1)[0]
             if re.match(r"^turns\[\d+\]\.parts\[\d+\]\.", head):
                 continue  # a part's own field (its cache_control): no meaning
+            part = re.match(r"^(turns\[\d+\])\.(parts\[\d+\])$", head)
+            if part is not None:  # one part of a turn: that part's media alone
+                self.fields.setdefault(part.group(1), set()).add(part.group(2))
+                continue
             found = re.match(r"^((?:turns|tools|instructions)\[\d+\])\.?([a-z_]*)", head)
             if found is None:
                 self.wholes.add(re.split(r"[ .\[]", head, maxsplit=1)[0])
@@ -165,7 +169,11 @@ def _turn(turn: Turn, lost: set[str] | None) -> Entry | None:
 
 def _content(parts: list[Part], lost: set[str]) -> Entry:
     text = "".join(p.text or "" for p in parts if p.kind == "text")
-    media = [(p.kind, _media(p)) for p in parts if p.kind not in ("text", "other")]
+    media = [
+        (p.kind, _media(p))
+        for n, p in enumerate(parts)
+        if p.kind not in ("text", "other") and f"parts[{n}]" not in lost
+    ]
     return {"text": text, "media": [] if "parts" in lost else media}
 
 
@@ -193,6 +201,8 @@ def _tool_name(kind: str, name: str, namespace: str | None) -> str:
 
 
 def _tool(kind: str, name: str, parameters: Any, grammar: Any) -> Entry:
+    if parameters == {"type": "object", "properties": {}}:
+        parameters = None  # no parameters, as an API that requires a schema says it
     return {"kind": kind, "name": name, "parameters": parameters, "grammar": grammar}
 
 
@@ -291,13 +301,13 @@ def across(name: str, body: Any, source: str, target: str) -> Outcome:
     out.lost = [*read.lost, *written.lost]
     if sdk.has_types(target):  # a model the source lacks is filled in: none is invented
         out.errors = sdk.errors(target, {"model": "a-model", **written.body})
-    came = restore(mapping(target).read(written.body).body, written.names)
+    came = restore(_routed(target, mapping(target).read(written.body).body, request), written.names)
     said = settled(meaning(request, out.lost))
     heard = comparable(said, meaning(came, []))
     out.kept = said == heard
     back = mapping(source).write(came)
     out.back_lost = back.lost
-    again = mapping(source).read(back.body).body
+    again = _routed(source, mapping(source).read(back.body).body, came)
     once = settled(meaning(came, back.lost))
     out.round_trip = comparable(once, meaning(again, [])) == once and out.kept
     if not out.kept:
@@ -305,6 +315,17 @@ def across(name: str, body: Any, source: str, target: str) -> Outcome:
     elif not out.round_trip:
         out.differs = "back: " + _first_difference(once, comparable(once, meaning(again, [])))
     return out
+
+
+def _routed(codec: str, request: Request, sent: Request) -> Request:
+    """``request`` read from a body of ``codec``'s API with what that API's path says: a
+    Gemini body holds neither the model nor whether it streams, which the gateway puts in
+    the path it posts to (``models/{model}:streamGenerateContent``) and reads from a
+    client's."""
+    path = codecs.get(codec).http
+    if path is not None and "{model}" in path.path:
+        request.model, request.stream = sent.model, sent.stream
+    return request
 
 
 def _first_difference(one: Any, two: Any, path: str = "") -> str:

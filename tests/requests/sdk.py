@@ -1,6 +1,6 @@
 """A request body checked against its API's SDK request types: openai's
 ``CompletionCreateParams`` and ``ResponseCreateParams``, anthropic's
-``MessageCreateParams``.
+``MessageCreateParams``, google-genai's ``Content``, ``Tool``, ``GenerationConfig``….
 
 The SDK types are TypedDicts whose ``messages``, ``input``, ``tools`` and content parts are
 ``Iterable[...]``, which a pydantic ``TypeAdapter`` validates lazily: ``validate_python``
@@ -39,11 +39,33 @@ def adapter(codec: str) -> TypeAdapter[Any]:
         return TypeAdapter(
             messages.MessageCreateParamsStreaming | messages.MessageCreateParamsNonStreaming
         )
+    if codec == "gemini-event":
+        return TypeAdapter(_gemini_request())
     raise KeyError(f"no SDK request type for {codec}")
 
 
+def _gemini_request() -> type:
+    """google-genai has no type for the REST body itself, only for its pieces: a model of
+    them, under the SDK's own rules (either spelling of a field, no field it does not
+    know)."""
+    from google.genai import _common, types
+
+    class GenerateContentRequest(_common.BaseModel):
+        model: str | None = None
+        contents: list[types.Content]
+        system_instruction: types.Content | None = None
+        tools: list[types.Tool] | None = None
+        tool_config: types.ToolConfig | None = None
+        generation_config: types.GenerationConfig | None = None
+        safety_settings: list[types.SafetySetting] | None = None
+        cached_content: str | None = None
+        labels: dict[str, str] | None = None
+
+    return GenerateContentRequest
+
+
 def has_types(codec: str) -> bool:
-    return codec in ("chat-chunk", "responses-event", "anthropic-event")
+    return codec in ("chat-chunk", "responses-event", "anthropic-event", "gemini-event")
 
 
 def walk(value: Any) -> Any:

@@ -8,7 +8,7 @@ Each chunk a whole ``GenerateContentResponse`` (``candidates``, ``usageMetadata`
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, lazy
+from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 from chatx.codecs.gemini_event.probe import probe
 
 CODEC = Codec(
@@ -41,5 +41,9 @@ CODEC = Codec(
         "/v1beta/models/{model}:generateContent",
         key_header="x-goog-api-key",
         stream_path="/v1beta/models/{model}:streamGenerateContent",
+    ),
+    requests=RequestMapping(
+        lazy("chatx.codecs.gemini_event.request", "read"),
+        lazy("chatx.codecs.gemini_event.request", "write"),
     ),
 )

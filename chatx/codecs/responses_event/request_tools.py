@@ -105,7 +105,7 @@ def write_tool(tool: Tool, same: bool, lost: list[str], path: str) -> dict[str, 
 
 
 # Anthropic's web search tools and what Responses' web_search calls the same settings.
-_WEB_SEARCH = ("web_search_20250305", "web_search_20260209")
+_WEB_SEARCH = ("web_search_20250305", "web_search_20260209", "web_search")  # Gemini's googleSearch
 
 
 def _builtin(tool: Tool, same: bool, lost: list[str], path: str) -> dict[str, Any] | None:
