@@ -16,6 +16,13 @@ back (see :func:`chatx.residue.merge`), which is how ``A -> A`` reproduces a str
 values; encoders of another format report non-empty ``extra`` as not representable.
 Empty values (``None``, ``""``, ``[]``, ``{}``) never become events: they carry no
 content, so they travel in ``extra`` and are never reported.
+
+``extra`` holds source fields only. What a decoder tells its own codec's encoder beyond
+them (an Anthropic record kept whole, an event made for other formats only, the
+Responses envelope as it came) rides in ``own``: an :class:`Own` of the source codec's
+class (``ChatOwn``, ``ResponsesOwn``, ``AnthropicOwn``, ``LlamaStackOwn``, each in its
+codec's ``own.py``), read by that codec's encoder and final-object builder only, never
+reported as lost, never a field of any output.
 """
 
 from __future__ import annotations
@@ -36,6 +43,17 @@ ReasoningKind = Literal["summary", "text"]
 # (TextDelta(lane=0, text=…, logprobs=…, extra=…, obfuscation=…) against
 # TextDelta(0, …): +0.5 to +0.8 us an event at load 20, 40-60% of the Llama Stack
 # decoder's own time per record). Each field's docstring says what it holds.
+
+
+class Own:
+    """A codec's own note on an event, beside its source fields: what the decoder of
+    format A tells A's encoder (and A's final-object builder) so that ``A -> A`` writes
+    the stream as it came. Each codec subclasses it once with typed, slotted attributes
+    (``chatx/codecs/<format>/own.py``); the encoder of another format never reads it, and
+    residue reports, collect's residue and diffs never see it: it is no source field."""
+
+    __slots__ = ()
+
 
 # Finish reasons use the chat vocabulary; encoders map them to their format's words.
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call", "error")
@@ -59,6 +77,9 @@ class StreamStart:
     extra: dict[str, Any] = field(default_factory=dict)
     """The source's envelope fields the IR has no name for (Responses: the ``response``
     object's settings)."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -139,6 +160,9 @@ class Meta:
     meaning: Citation | None = None
     """What the record says in words a target with a place for it writes (a citation); a
     target without reports ``extra``."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -174,6 +198,9 @@ class ItemStart:
     """A tool call's function name."""
     extra: dict[str, Any] = field(default_factory=dict)
     """The source's fields of the opening record the IR has no name for."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -190,6 +217,9 @@ class TextDelta:
     """The source's fields of the record the IR has no name for."""
     obfuscation: str | None = None
     """The padding the source put beside the piece (see OBFUSCATION)."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -227,6 +257,9 @@ class ReasoningDelta:
     chat encoder can keep it."""
     obfuscation: str | None = None
     """The padding the source put beside the piece (see OBFUSCATION)."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -243,6 +276,9 @@ class ToolArgsDelta:
     """The source's fields of the record the IR has no name for."""
     obfuscation: str | None = None
     """The padding the source put beside the piece (see OBFUSCATION)."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -267,6 +303,9 @@ class ItemEnd:
     """A token vouching for the reasoning text shown (Anthropic's ``signature_delta``)."""
     encrypted: str | None = None
     """The reasoning itself, withheld (Anthropic's ``redacted_thinking`` data)."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -289,6 +328,9 @@ class Usage:
     cache_write: int | None = None
     """Input tokens written to the prompt cache (Anthropic's cache_creation_input_tokens),
     counted in ``input`` as ``cached`` is."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -307,6 +349,9 @@ class Finish:
     stop_sequence: str | None = None
     """The stop sequence that ended the text (Anthropic's ``stop_sequence``): the string
     matched, which the text leaves out."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 @dataclass(slots=True)
@@ -358,6 +403,9 @@ class StreamEnd:
     extra: dict[str, Any] = field(default_factory=dict)
     """The source's closing fields the encoder cannot derive (Responses: terminal
     ``response`` fields that differ from the start)."""
+    own: Own | None = None
+    """The source codec's own note (see :class:`Own`): read by the same codec only, never
+    reported as lost."""
 
 
 Event = (

@@ -183,6 +183,7 @@ class Assembler:
         item = Item(event.kind, event.id)
         if event.extra:
             item.opened = event.extra
+        item.own = event.own
         if event.kind == "tool_call":
             call = event.call if event.call is not None else len(lane.tool_calls)
             item.call = lane.tool_calls[call] = CollectedCall(

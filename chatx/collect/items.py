@@ -105,6 +105,9 @@ class Item:
     # The residue of the record that opened it: the source format's own fields of the
     # item as it began (an Anthropic text block's "citations": []).
     opened: dict[str, Any] = field(default_factory=dict)
+    # The source codec's own note on the record that opened it (see ir.Own): what that
+    # codec's final builder may read, no field of the item.
+    own: ir.Own | None = None
     # The residue of the record that ended it, but the done item's own fields (``patch``).
     closed: dict[str, Any] = field(default_factory=dict)
     format: str | None = None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from chatx import ir
 from chatx.codecs.chat_chunk.calls import CallEntry
 from chatx.codecs.chat_chunk.fields import (
+    FUNCTION_CALL,
     MISSING,
     beside_choices,
     decode_error,
@@ -73,7 +74,7 @@ class ChatChunkDecoder:
         """Decode a record that is no plain chunk (:mod:`.plain`)."""
         data = record.data
         if record.done:
-            return self._end(True)
+            return self._end()
         if not isinstance(data, dict):
             raise InputError(
                 f"a chat chunk must be a JSON object, not {kind_of(data)}",
@@ -148,15 +149,14 @@ class ChatChunkDecoder:
                 self._close(number, lane, out)
             self.ended = True
             return out
-        return self._end(False)
+        return self._end()
 
-    def _end(self, done: bool) -> list[ir.Event]:
+    def _end(self) -> list[ir.Event]:
         out: list[ir.Event] = []
         for number, lane in self.lanes.items():
             self._close(number, lane, out)
         if self.started and not self.ended:
-            # "~done": whether the source wrote [DONE] (Groq's error path and Writer don't).
-            out.append(ir.StreamEnd({} if done else {"~done": False}))
+            out.append(ir.StreamEnd())
         self.ended = True
         return out
 
@@ -297,8 +297,9 @@ class ChatChunkDecoder:
         """The functions API's call (``finish_reason: function_call``, openai-python
         0.27): one call per choice, no index nor id, read as tool call 0 with an id made
         of the stream's and the choice's (a Responses function_call item needs one). The
-        field stays residue that chat output writes back as it came (its events marked
-        ``~function_call`` are not written again); another format has the call."""
+        field stays residue that chat output writes back as it came (its start's own note
+        says ``function_call``, and chat output writes no tool call of it); another format
+        has the call."""
         entry: dict[str, Any] = {"index": 0, "function": function}
         if 0 not in lane.calls and not (function.get("name") or function.get("arguments")):
             return  # an empty stub some servers send beside their tool_calls: no call
@@ -311,7 +312,7 @@ class ChatChunkDecoder:
         lane.calls.add(read.call)
         self._switch(number, lane, "tool_call", read.call, out)
         start = read.start(number)
-        start[0].extra["~function_call"] = True  # type: ignore[union-attr]
+        start[0].own = FUNCTION_CALL  # type: ignore[union-attr]
         out += start
 
     def _reasoning(

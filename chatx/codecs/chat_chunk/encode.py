@@ -15,7 +15,7 @@ from chatx.codecs.base import EncodeOptions
 from chatx.codecs.chat_chunk.annotations import ChatCitations
 from chatx.codecs.chat_chunk.calls import first_entry, join_fragment
 from chatx.codecs.chat_chunk.chunks import Batch, ChatStream, Chunks, append, extend
-from chatx.codecs.chat_chunk.fields import usage_object
+from chatx.codecs.chat_chunk.fields import ChatOwn, usage_object
 from chatx.codecs.chat_chunk.finishing import Finishes
 from chatx.codecs.chat_chunk.mend import error_object, later_entry
 from chatx.codecs.chat_chunk.runs import ChatRuns
@@ -269,8 +269,8 @@ class ChatChunkEncoder:
     def _end(self, event: ir.StreamEnd, batch: Batch) -> None:
         self.ended = True
         self.unfinished_end = True  # checked once the batch's own chunk is written
-        # "~done" (whether a chat source wrote [DONE]) does not decide the output's: a
-        # JSON-lines source has none to write, and SSE output ends with it all the same.
+        # Whether a chat source wrote [DONE] does not decide the output's: a JSON-lines
+        # source has none to write, and SSE output ends with it all the same.
         if event.extra and not self.own:
             self._residue(event.extra, "response.")
 
@@ -294,7 +294,8 @@ class ChatChunkEncoder:
             if event.kind == "message" and not self.own:
                 self.citations.text_start(event.lane)
             return
-        if self.own and event.extra.get("~function_call"):
+        own = event.own
+        if type(own) is ChatOwn and own.function_call:
             self.legacy.add((event.lane, event.call))
             return
         self.stream.called.add(event.lane)

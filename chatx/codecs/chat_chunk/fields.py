@@ -13,6 +13,22 @@ from chatx.usage import decode_usage as read_usage
 # Tells a key that is absent from one present with a null value.
 MISSING = object()
 
+
+class ChatOwn(ir.Own):
+    """The chat decoder's own note on an event, for chat output and chat's final object
+    (see :class:`chatx.ir.Own`). ``function_call``: the tool call this ``ItemStart``
+    opens is the functions API's ``function_call`` (openai-python 0.27), which stays in
+    the chunk's residue as it came and is not written again as a tool call."""
+
+    __slots__ = ("function_call",)
+
+    def __init__(self, function_call: bool = False) -> None:
+        self.function_call = function_call
+
+
+# The one note chat's decoder makes: shared, as nothing changes it.
+FUNCTION_CALL = ChatOwn(function_call=True)
+
 USAGE = UsageNames(
     "prompt_tokens",
     "completion_tokens",

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx import ir
 from chatx.codecs.chat_chunk.annotations import annotation
 from chatx.codecs.chat_chunk.annotations_in import FIELD
 from chatx.codecs.chat_chunk.encode import chat_id
+from chatx.codecs.chat_chunk.fields import ChatOwn
 from chatx.codecs.finish import exact
 from chatx.collect.assembler import Assembler
 from chatx.collect.items import Lane
@@ -105,7 +107,7 @@ def _message(lane: Lane, notes: Notes, own: bool) -> dict[str, Any]:
         message[lane.reasoning_field or "reasoning_content"] = lane.reasoning
     calls = lane.calls
     if own:  # a functions-API call is its delta's function_call, placed as it came
-        legacy = {i.call.call for i in lane.items if i.call and i.opened.get("~function_call")}
+        legacy = {i.call.call for i in lane.items if i.call and _function_call(i.own)}
         calls = [call for call in calls if call.call not in legacy]
     if calls:
         message["tool_calls"] = [
@@ -232,3 +234,8 @@ def _usage(stream: Assembler, own: bool) -> dict[str, Any] | None:
     if own and usage.extra:
         merge(out, copied(usage.extra))
     return out
+
+
+def _function_call(own: ir.Own | None) -> bool:
+    """Whether the item is a functions-API call (see :class:`ChatOwn`)."""
+    return type(own) is ChatOwn and own.function_call
