@@ -43,7 +43,9 @@ def capture(
         typer.Option(
             "--api",
             help="chat (/chat/completions), responses (/responses), llama-stack "
-            "(/inference/chat-completion) or anthropic (/messages); a format name works too.",
+            "(/inference/chat-completion), anthropic (/messages) or gemini "
+            '(/v1beta/models/MODEL:streamGenerateContent?alt=sse, MODEL the body\'s "model", '
+            "the base URL without /v1); a format name works too.",
         ),
     ] = "chat",
     request_file: Annotated[
@@ -109,6 +111,10 @@ def capture(
     except ValueError as exc:
         raise UsageError(f"-H: {exc}") from None
     body = _body(request_file, data)
+    if "{model}" in endpoint.path and not isinstance(body.get(endpoint.model_key), str):
+        raise UsageError(
+            f'--api {endpoint.api}: the path names the model; give it as "model" in the body'
+        )
     output = _check_output(output)
     return posting.capture(
         posting.CaptureRequest(

@@ -116,6 +116,9 @@ class HttpApi(NamedTuple):
     """A route of its own for streams (Gemini's ``:streamGenerateContent`` beside
     ``:generateContent``, whose answer is then the final object); "": the request body's
     ``stream`` says."""
+    sse_query: str = ""
+    """With a ``stream_path``: the query that asks for the stream as SSE (Gemini's
+    ``alt=sse``); without it the stream comes as one JSON array of the chunks."""
     format: str = ""
     """The codec whose streams the API sends: filled in from the descriptor that holds it
     (``chatx.live.endpoints``), never written by hand."""

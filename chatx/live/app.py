@@ -26,7 +26,7 @@ capture, a delay or a stalled client holds up no other request.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from chatx.errors import ChatxError
 from chatx.live import asgi, replay
 from chatx.live.chaos import NONE, Chaos, Faults, error_event, malformed
 from chatx.live.choose import HEADER, Chooser, header_value
-from chatx.live.endpoints import by_path, endpoints, route
+from chatx.live.endpoints import by_path, endpoints, route, sse_asked
 from chatx.live.errors import ApiError, fault
 from chatx.live.served_captures import Capture, recorded
 from chatx.live.timing import Paced
@@ -164,6 +164,8 @@ class ServeApp:
         if found.model is not None and endpoint.model_key not in request:
             request = {**request, endpoint.model_key: found.model}  # the path names it
         streaming = found.stream if found.stream is not None else request.get("stream") is True
+        # Gemini's stream without alt=sse: one JSON array of the chunks, as Google sends it
+        array = streaming and not sse_asked(endpoint, scope.get("query_string", b""))
         if self.proxy is not None and self.record_mode == "all":
             await self._forward(scope, receive, send, endpoint, body)
             return
@@ -179,7 +181,7 @@ class ServeApp:
             final = await self.workers.run(self.finals.get, capture, endpoint, request)
             await asgi.respond(send, 200, final, headers=named)
             return
-        await self._stream(send, receive, capture, endpoint, request, named, faults)
+        await self._stream(send, receive, capture, endpoint, request, named, faults, array)
 
     async def _forward(
         self,
@@ -226,16 +228,20 @@ class ServeApp:
         request: dict[str, Any],
         named: list[tuple[bytes, bytes]],
         faults: Faults = NONE,
+        array: bool = False,
     ) -> None:
-        events: Any = replay.stream(capture, endpoint, request)
+        framed: Callable[[Any], Any] = json_array if array else iter
+        events: Any = framed(replay.stream(capture, endpoint, request))
         waits: list[float] | None = None
         if self.timing == "recorded" and capture.timing:
             # Each event when it arrived, as recorded (NAME.timing), at --speed.
             events.close()
-            events = Paced(replay.timed(capture, endpoint, request), capture.timing, self.speed)
+            timed = framed(replay.timed(capture, endpoint, request))
+            events = Paced(timed, capture.timing, self.speed)
             waits = events.waits
         how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint, request)})"
-        head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache"), *named]
+        kind = b"application/json" if array else asgi.EVENT_STREAM
+        head = [(b"content-type", kind), (b"cache-control", b"no-cache"), *named]
         watch: asgi.Watch | None = None
         sent = 0
         self.under_way += 1
@@ -315,6 +321,31 @@ class ServeApp:
                 seen.setdefault(capture.model)
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "chatx"} for m in seen]
         return orjson.dumps({"object": "list", "data": data})
+
+
+def json_array(events: Iterator[Any]) -> Iterator[Any]:
+    """SSE events as the pieces of one JSON array of their payloads, as Gemini streams
+    without ``alt=sse`` (``[{…}\n,\r\n{…}]``): a piece for each event, sent when its event
+    would be, the array closed on the last. An event may come with its number
+    (``replay.timed``'s pairs): its piece keeps it."""
+    held: Any = None
+    for item in events:
+        event, tag = item if isinstance(item, tuple) else (item, None)
+        payload = b"\n".join(
+            line[5:].strip() for line in event.splitlines() if line.startswith(b"data:")
+        )
+        if not payload:
+            continue
+        if held is not None:
+            yield held
+        piece = (b"\n,\r\n" if held is not None else b"[") + payload
+        held = (piece, tag) if isinstance(item, tuple) else piece
+    if held is None:
+        yield b"[]"
+    elif isinstance(held, tuple):
+        yield held[0] + b"]", held[1]
+    else:
+        yield held + b"]"
 
 
 def parse_request(body: bytes, endpoint: HttpApi) -> dict[str, Any]:

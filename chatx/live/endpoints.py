@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
+from urllib.parse import parse_qs, quote
 
 import orjson
 
@@ -60,6 +61,34 @@ def route(path: str) -> Route | None:
             if match is not None:
                 return Route(endpoint, match.group("model"), stream)
     return None
+
+
+def model_path(endpoint: HttpApi, model: str, stream: bool) -> str:
+    """The path (and query) of a request to ``endpoint`` for ``model``, where the route
+    names the model (Gemini's ``/v1beta/models/{model}:streamGenerateContent?alt=sse``).
+    The model is one path segment, percent-encoded whole (a ``/``, ``?``, ``#`` or ``%``
+    in it cannot reach another path, query or host; a leading ``models/``, as Google's
+    resource names begin, is the route's own)."""
+    template = endpoint.stream_path if stream and endpoint.stream_path else endpoint.path
+    name = quote(model.removeprefix("models/"), safe="")
+    if not name:
+        raise ValueError("no model: the path names one")
+    if name in (".", ".."):  # a dot segment, which a server would climb out of
+        name = name.replace(".", "%2E")
+    path = template.replace("{model}", name)
+    if stream and endpoint.stream_path and endpoint.sse_query:
+        path += "?" + endpoint.sse_query
+    return path
+
+
+def sse_asked(endpoint: HttpApi, query: bytes | str) -> bool:
+    """Whether a stream request's query asks for SSE: always, but where the API answers
+    one JSON array without its ``sse_query`` (Gemini without ``alt=sse``)."""
+    if not endpoint.sse_query:
+        return True
+    text = query.decode("latin-1") if isinstance(query, bytes) else query
+    name, _, value = endpoint.sse_query.partition("=")
+    return value in parse_qs(text).get(name, [])
 
 
 def by_path(path: str) -> HttpApi | None:

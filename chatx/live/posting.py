@@ -23,6 +23,7 @@ import orjson
 from chatx.codecs.base import HttpApi
 from chatx.drive import NoteReporter
 from chatx.errors import ChatxError, ExitStatus
+from chatx.live.endpoints import model_path
 from chatx.live.recorded_files import Recording, request_path
 from chatx.live.upstream import Upstream
 from chatx.notes import Notes
@@ -54,7 +55,24 @@ class CaptureRequest:
 
     @property
     def url(self) -> str:
-        return self.upstream.shown + self.endpoint.under_base
+        endpoint = self.endpoint
+        if "{model}" not in endpoint.path:
+            return self.upstream.shown + endpoint.under_base
+        # Gemini: the model and the streaming are in the path (the body's "model" says
+        # which), the stream asked for as SSE
+        return self.upstream.url_for(model_path(endpoint, self.model, stream=True))
+
+    @property
+    def model(self) -> str:
+        model = self.body.get(self.endpoint.model_key)
+        return model if isinstance(model, str) else ""
+
+    def sent(self) -> dict[str, Any]:
+        """The body posted: streaming on (``"stream": true``), or where the path says it
+        and names the model (Gemini), the body without its ``model``."""
+        if self.endpoint.stream_path:
+            return {k: v for k, v in self.body.items() if k != self.endpoint.model_key}
+        return {**self.body, "stream": True}
 
 
 def _say(line: str) -> None:
@@ -99,7 +117,7 @@ def parse_header(text: str) -> tuple[str, str]:
 def capture(request: CaptureRequest) -> int:
     import httpx2
 
-    body = {**request.body, "stream": True}
+    body = request.sent()
     url = request.url
     timeout = httpx2.Timeout(
         connect=request.connect_timeout,
@@ -114,7 +132,8 @@ def capture(request: CaptureRequest) -> int:
             ) as response:
                 if not 200 <= response.status_code < 300:
                     return _http_error(url, response)
-                return _receive(request, body, response)
+                # the request kept beside the capture names its model, as the path did
+                return _receive(request, {**request.body, **body}, response)
         except httpx2.HTTPError as exc:  # before any byte of the body: nothing written
             _say(f"error: POST {url}: {request.upstream.redact(_describe(exc))}")
             return ExitStatus.ERROR

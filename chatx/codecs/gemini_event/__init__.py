@@ -41,6 +41,7 @@ CODEC = Codec(
         "/v1beta/models/{model}:generateContent",
         key_header="x-goog-api-key",
         stream_path="/v1beta/models/{model}:streamGenerateContent",
+        sse_query="alt=sse",
     ),
     requests=RequestMapping(
         lazy("chatx.codecs.gemini_event.request", "read"),
