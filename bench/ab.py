@@ -3,6 +3,7 @@
     python bench/ab.py dad3a89                      # whole process, the default cases
     python bench/ab.py 411f614~1 --in-process       # Transcoder fed 64 KiB blocks
     python bench/ab.py HEAD~3 --case tools-100k.llama.sse:chat-chunk --rounds 7
+    python bench/ab.py main --floor --case text-100k.gemini.sse:chat-chunk
 
 The commit is exported with ``git archive`` into a temporary directory; both trees run
 with this interpreter, each from its own directory with PYTHONPATH at it and its own
@@ -10,6 +11,9 @@ bytecode cache, the runs interleaved round by round, so a machine that grows bus
 slows both alike. The best (min) of the rounds is kept: on a shared machine the noise
 only ever adds time. The streams come from ``bench/out`` (``python bench/generate.py``
 writes them; ``make bench`` does too). A ratio below 1 is this tree being faster.
+``--floor`` times the floor (``bench/floor.py``, orjson loading and dumping each
+payload) on each stream in the same rounds, and gives both trees' time as a multiple
+of it.
 """
 
 from __future__ import annotations
@@ -77,12 +81,21 @@ def once(tree: Path, cache: Path, stream: Path, target: str, in_process: bool) -
     return took if done.returncode == 0 else float("nan")
 
 
+def floor_once(stream: Path) -> float:
+    argv = [sys.executable, str(ROOT / "bench" / "floor.py"), str(stream)]
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL)
+    took = time.perf_counter() - start
+    return took if done.returncode == 0 else float("nan")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev", help="the commit to compare with (any git revision)")
     parser.add_argument("--case", action="append", help="STREAM:FORMAT (repeatable)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--in-process", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="time the floor too")
     args = parser.parse_args()
     cases = [tuple(case.split(":", 1)) for case in args.case or CASES]
     missing = [name for name, _ in cases if not (STREAMS / name).is_file()]
@@ -93,8 +106,12 @@ def main() -> int:
         export(args.rev, base)
         trees = {args.rev: base, "this tree": ROOT}
         best: dict[tuple[str, str, str], float] = {}
+        floors: dict[str, float] = {}
         for _ in range(args.rounds):
             for name, target in cases:
+                if args.floor:
+                    took = floor_once(STREAMS / name)
+                    floors[name] = min(floors.get(name, took), took)
                 for label, tree in trees.items():
                     cache = Path(tmp) / ("pyc-base" if tree == base else "pyc-this")
                     took = once(tree, cache, STREAMS / name, target, args.in_process)
@@ -105,7 +122,11 @@ def main() -> int:
     for name, target in cases:
         old, new = best[(name, target, args.rev)], best[(name, target, "this tree")]
         ratio = "fails in one tree" if math.isnan(old + new) else f"ratio {new / old:.2f}"
-        print(f"{name:30} -> {target:18} {args.rev} {old:.3f}  this tree {new:.3f}  {ratio}")
+        line = f"{name:30} -> {target:18} {args.rev} {old:.3f}  this tree {new:.3f}  {ratio}"
+        floor = floors.get(name)
+        if floor is not None:
+            line += f"  floor {floor:.3f} ({old / floor:.2f}x, {new / floor:.2f}x)"
+        print(line)
     return 0
 
 

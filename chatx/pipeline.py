@@ -79,9 +79,8 @@ class Conversion:
         chosen = self.lanes.select_run(run)
         if chosen is not None:
             out.extend(self.encoder.feed_run(chosen))
-        elif run.before is not None:
+        elif batch := run.laneless:
             # Another lane's run: each record's own residue (no lane's) still goes on.
-            batch: list[ir.Event] = [run.before]
             for line in run.lines:
                 self.notes.line = line
                 out.extend(self.encoder.feed(batch))

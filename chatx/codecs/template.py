@@ -76,10 +76,25 @@ class DeltaRun:
     lines: list[int]  # each record's input line, for notes
     before: ir.Meta | None = None  # shared residue events: never mutated
     after: ir.Meta | None = None
+    tail: ir.Meta | None = None
 
     @property
     def lane(self) -> int:
         return self.proto.lane
+
+    @property
+    def shared(self) -> tuple[ir.Meta, ...]:
+        """The shared residue events each record of the run has, in order."""
+        return tuple(m for m in (self.before, self.after, self.tail) if m is not None)
+
+    @property
+    def laneless(self) -> list[ir.Event]:
+        """The shared residue events of no lane (``before``, and a ``tail`` of none): what
+        each record still says when its lane does not go on (``--choice`` another)."""
+        out: list[ir.Event] = [self.before] if self.before is not None else []
+        if self.tail is not None and self.tail.lane is None:
+            out.append(self.tail)
+        return out
 
     def batch(self, k: int) -> list[ir.Event]:
         """The batch the run's ``k``-th record decodes to on its own."""
@@ -98,6 +113,8 @@ class DeltaRun:
             out.insert(0, self.before)
         if self.after is not None:
             out.append(self.after)
+        if self.tail is not None:
+            out.append(self.tail)
         return out
 
     def batches(self) -> list[list[ir.Event]]:
@@ -116,23 +133,30 @@ class DeltaRun:
 
     def on_lane(self, lane: int) -> DeltaRun:
         """The same run said on ``lane`` (``--choice`` numbers the chosen choice 0)."""
-        after = self.after
+        after, tail = self.after, self.tail
         if after is not None and after.lane is not None:
             after = replace(after, lane=lane)
+        if tail is not None and tail.lane is not None:
+            tail = replace(tail, lane=lane)
         proto = replace(self.proto, lane=lane)
-        return DeltaRun(proto, self.texts, self.obfuscations, self.lines, self.before, after)
+        return DeltaRun(proto, self.texts, self.obfuscations, self.lines, self.before, after, tail)
 
 
 class DeltaTemplate:
     """The bytes of a record that says one delta around its holes, and what it says:
     ``proto`` (the delta, its text aside) between the shared residue events ``before``
-    and ``after``. The text's hole is :data:`TEXT`, the obfuscation's
+    and ``after`` (and ``tail``, see :class:`DeltaRun`). The text's hole is :data:`TEXT`, the obfuscation's
     :data:`OBFUSCATION` (when ``proto`` has one); a record may hold :data:`NUMBER` too."""
 
-    __slots__ = ("after", "before", "bytes", "obfuscation_at", "proto", "text_at")
+    __slots__ = ("after", "before", "bytes", "obfuscation_at", "proto", "tail", "text_at")
 
     def __init__(
-        self, template: ByteTemplate, proto: Delta, before: ir.Meta | None, after: ir.Meta | None
+        self,
+        template: ByteTemplate,
+        proto: Delta,
+        before: ir.Meta | None,
+        after: ir.Meta | None,
+        tail: ir.Meta | None = None,
     ) -> None:
         self.bytes = template
         self.text_at = template.at[0]  # see make(): [TEXT, OBFUSCATION?, NUMBER?]
@@ -141,6 +165,7 @@ class DeltaTemplate:
         self.proto: Delta = replace(proto, extra={})
         self.before = before
         self.after = after
+        self.tail = tail
 
     @classmethod
     def make(
@@ -150,6 +175,7 @@ class DeltaTemplate:
         before: ir.Meta | None = None,
         after: ir.Meta | None = None,
         numbered: bool = False,
+        tail: ir.Meta | None = None,
     ) -> DeltaTemplate | None:
         """The template of ``payload``, a record that said ``proto`` with :data:`TEXT`
         in place of its text (and :data:`OBFUSCATION`, :data:`NUMBER` as above);
@@ -160,7 +186,7 @@ class DeltaTemplate:
         if numbered:
             stand_ins.append(NUMBER)
         template = ByteTemplate.make(payload, stand_ins)
-        return cls(template, proto, before, after) if template is not None else None
+        return cls(template, proto, before, after, tail) if template is not None else None
 
     def run(
         self,
@@ -177,7 +203,7 @@ class DeltaTemplate:
         )
         if not texts:
             return None
-        return DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after)
+        return DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after, self.tail)
 
 
 class RunHook(Protocol):
@@ -226,9 +252,10 @@ class Lined(Protocol):
 
 class DeltaHook:
     """The run hook of a codec whose template stands for one delta of the content open
-    when its record was decoded (Anthropic's, Llama Stack's). Any record decoded drops
-    it; one the codec's ``plain`` says is a plain delta (given the events and whether
-    the record was said without a note) makes the next with ``make``. A run moves the
+    when its record was decoded (Anthropic's, Llama Stack's, Gemini's). Any record
+    decoded drops it; one the codec's ``plain`` says is a plain delta (given the events
+    and whether the record was said without a note) makes the next with ``make`` (given
+    the payload and those events). A run moves the
     decoder's ``read.line`` to its last record. ``named``: the SSE event name the records
     of a run have, when the decoder says a name that differs from a payload's type."""
 
@@ -242,14 +269,14 @@ class DeltaHook:
         notes: Notes,
         read: Lined,
         plain: Callable[[list[ir.Event], bool], bool],
-        make: Callable[[Any, Any], DeltaTemplate | None],
+        make: Callable[[Any, list[ir.Event]], DeltaTemplate | None],
         named: str | None = None,
     ) -> None:
         self.feed = feed  # the decoder's
         self.notes = notes
         self.read = read
         self.plain = plain
-        self.make = make  # the template of a record's payload, given its one delta
+        self.make = make  # the template of a record's payload, given its events
         self.named = named
         self.template: DeltaTemplate | None = None
         self.made = self.used = 0  # delta templates made and records they knew
@@ -273,7 +300,7 @@ class DeltaHook:
         out = self.feed(record)
         if raw and self.plain(out, len(notes) == said) and worth_making(self.made, self.used):
             self.made += 1
-            self.template = self.make(record.data, out[0])
+            self.template = self.make(record.data, out)
         return out
 
 

@@ -37,9 +37,10 @@ def _plain(out: list[ir.Event], quiet: bool) -> bool:
     return len(out) == 1 and isinstance(out[0], _DELTAS) and not out[0].extra and quiet
 
 
-def _template(data: Any, delta: Delta) -> DeltaTemplate | None:
-    """The template of ``data``, a ``content_block_delta`` the decoder read into
-    ``delta`` with no residue: the canonical record, its keys in any order."""
+def _template(data: Any, out: list[ir.Event]) -> DeltaTemplate | None:
+    """The template of ``data``, a ``content_block_delta`` the decoder read into one
+    delta with no residue (``out``): the canonical record, its keys in any order."""
+    delta: Delta = out[0]  # type: ignore[assignment]  # _plain said so
     if type(data) is not dict or type(inner := data.get("delta")) is not dict:
         return None
     dtype = inner.get("type")

@@ -83,8 +83,8 @@ class AnthropicRuns:
             or not block.started
         ):
             return False
-        for meta in (run.before, run.after):
-            if meta is not None and meta.meaning is not None:
+        for meta in run.shared:
+            if meta.meaning is not None:
                 return False  # a citation: it may close the block
         kind = type(proto)
         if kind is ir.TextDelta:
@@ -101,8 +101,8 @@ class AnthropicRuns:
         assert block is not None  # _plain said so
         texts = run.texts[k:]
         records = len(texts)
-        for meta in (run.before, run.after):
-            if meta is not None and type(meta.extra) is not NullResidue:
+        for meta in run.shared:
+            if type(meta.extra) is not NullResidue:
                 self.lost_meta(meta, records)
         obfuscated = records - run.obfuscations[k:].count(None)
         if obfuscated:
@@ -127,6 +127,7 @@ class AnthropicRuns:
             not run.proto.extra
             and run.before is None
             and run.after is None
+            and run.tail is None
             and not self.written.delta_due
             and self.queue.held is None
             and type(run.proto) in _OWN

@@ -61,9 +61,8 @@ class ChatRuns:
                 out += feed(run.batch(j))
             return out
         if not self.own:
-            for meta in (run.before, run.after):
-                if meta is not None:
-                    self.lost_meta(meta, count - k)
+            for meta in run.shared:
+                self.lost_meta(meta, count - k)
         out += map(copy, run.texts[k:], run.obfuscations[k:])
         if field == "content" and not self.own:  # counted as feed() counts it
             said = self.stream.said

@@ -15,6 +15,7 @@ CODEC = Codec(
     name="gemini-event",
     description="Google Gemini streamGenerateContent chunks (GenerateContentResponse)",
     decoder=lazy("chatx.codecs.gemini_event.decode", "GeminiDecoder"),
+    run_hook=lazy("chatx.codecs.gemini_event.run_hook", "run_hook"),
     encoder=lazy("chatx.codecs.gemini_event.encode", "GeminiEncoder"),
     probe=probe,
     container="sse",

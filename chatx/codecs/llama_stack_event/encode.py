@@ -104,9 +104,8 @@ class LlamaStackEncoder:
             # Own residue, a lane to check first, or a call not started.
             return run.replay(self.feed, self.notes)
         records = len(run.texts)
-        for meta in (run.before, run.after):
-            if meta is not None:
-                self.lost_meta(meta, records)
+        for meta in run.shared:
+            self.lost_meta(meta, records)
         obfuscated = records - run.obfuscations.count(None)
         if obfuscated:
             self.notes.lost_fields["obfuscation"] += obfuscated

@@ -44,7 +44,7 @@ def _plain_text(out: list[ir.Event], read: ReadStream) -> bool:
     )
 
 
-def _template(data: Any, delta: Any) -> DeltaTemplate | None:
+def _template(data: Any, out: list[ir.Event]) -> DeltaTemplate | None:
     event = dict(data["event"])
     event["delta"] = {**event["delta"], "text": TEXT}
     return DeltaTemplate.make({**data, "event": event}, _PROTO)

@@ -103,8 +103,8 @@ class ResponsesEncoder:
         ):
             return run.replay(self.feed, self.notes)
         records = len(run.texts)
-        for meta in (run.before, run.after):
-            if meta is not None and type(meta.extra) is not NullResidue:
+        for meta in run.shared:
+            if type(meta.extra) is not NullResidue:
                 self.lost_meta(meta, records)
         if type(proto) is ir.TextDelta:
             self.deltas.text_run(run, out)

@@ -1,0 +1,66 @@
+"""The Gemini run hook: a long stream is mostly chunks of one candidate with one text (or
+thought) part, the same but for that text (:class:`~chatx.codecs.template.DeltaTemplate`).
+
+Such a chunk decodes to the part's delta, then its candidate's ``Meta`` and the chunk's
+(:mod:`.decode`): the run's ``after`` and ``tail``, shared by its records as the bytes
+around the text are. Usage, cumulative on every chunk of most Developer API streams,
+differs from chunk to chunk, so those chunks never match a template and are parsed: the
+speed path is for streams that say usage once (Vertex's, chatx's own).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatx import ir
+from chatx.codecs.gemini_event.decode import GeminiDecoder
+from chatx.codecs.template import TEXT, Delta, DeltaHook, DeltaTemplate
+
+_DELTAS = (ir.TextDelta, ir.ReasoningDelta)
+
+
+def run_hook(decoder: GeminiDecoder) -> DeltaHook:
+    """The Gemini :class:`~chatx.codecs.template.RunHook`, made with the decoder. The
+    template stands for more text of the part open when it was made: any record decoded
+    drops it, and a chunk of one plain text part makes the next. A run moves the
+    decoder's ``line`` to its last record."""
+    return DeltaHook(decoder.feed, decoder.notes, decoder, _plain, _template)
+
+
+def _plain(out: list[ir.Event], quiet: bool) -> bool:
+    """Whether ``out`` is one delta with no residue of its own, then its candidate's
+    residue and the chunk's, said without a note: the item was open already, the lane
+    had started, no signature closed anything."""
+    if len(out) != 3 or not quiet:
+        return False
+    delta, candidate, chunk = out
+    return (
+        type(delta) in _DELTAS
+        and not delta.extra  # type: ignore[union-attr]
+        and type(candidate) is ir.Meta
+        and candidate.lane == delta.lane  # type: ignore[union-attr]
+        and type(chunk) is ir.Meta
+        and chunk.lane is None
+    )
+
+
+def _template(data: Any, out: list[ir.Event]) -> DeltaTemplate | None:
+    """The template of ``data``, a chunk of one candidate with one text part, which the
+    decoder read into ``out`` (see :func:`_plain`)."""
+    candidates = data.get("candidates") if type(data) is dict else None
+    if type(candidates) is not list or len(candidates) != 1:
+        return None
+    candidate = candidates[0]
+    content = candidate.get("content") if type(candidate) is dict else None
+    if type(content) is not dict:
+        return None
+    parts = content.get("parts")
+    if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
+        return None
+    part = parts[0]
+    if type(part.get("text")) is not str:
+        return None
+    content = {**content, "parts": [{**part, "text": TEXT}]}
+    payload = {**data, "candidates": [{**candidate, "content": content}]}
+    delta: Delta = out[0]  # type: ignore[assignment]  # _plain said so
+    return DeltaTemplate.make(payload, delta, None, out[1], tail=out[2])  # type: ignore[arg-type]
