@@ -118,7 +118,7 @@ def proxy(
     ] = False,
 ) -> int:
     from chatx.live import server
-    from chatx.live.gateway import ModelMap
+    from chatx.live.gateway_plan import ModelMap
     from chatx.live.proxy import ProxyApp
     from chatx.live.upstream import Upstream
 
@@ -186,7 +186,7 @@ def _gateway(
     api: str | None, models: list[str], key_env: str | None, strict: bool, store: str | None
 ) -> _Gateway:
     from chatx.live.endpoints import by_name
-    from chatx.live.gateway import ModelMap
+    from chatx.live.gateway_plan import ModelMap
     from chatx.live.store import default_path
 
     if api is None:

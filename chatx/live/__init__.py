@@ -10,7 +10,8 @@ them (tests/test_no_openai_import.py).
 - :mod:`chatx.live.replay`: a capture as the events (or final object) an API sends.
 - :mod:`chatx.live.app`: ``serve``'s ASGI app; :mod:`chatx.live.proxy`: ``proxy``'s.
 - :mod:`chatx.live.gateway`: ``proxy --upstream-api``, requests and answers translated
-  between APIs; :mod:`chatx.live.renamed`: custom tools and tool sets put back as the
+  between APIs, in steps: ``gateway_plan``, ``gateway_headers``, ``gateway_answer``,
+  ``gateway_routes``; :mod:`chatx.live.renamed`: custom tools and tool sets put back as the
   client named them; :mod:`chatx.live.store`: the responses it keeps (SQLite).
 - :mod:`chatx.live.recorded_files`: files a recording writes, and the secrets they leave out.
 - :mod:`chatx.live.posting`: the ``capture`` client.

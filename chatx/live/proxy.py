@@ -22,7 +22,8 @@ from chatx.atomic import PlacementError
 from chatx.containers.payload import TOO_DEEP, nests_too_deep
 from chatx.live import asgi, endpoints
 from chatx.live.errors import ApiError
-from chatx.live.gateway import Gateway, ModelMap
+from chatx.live.gateway import Gateway
+from chatx.live.gateway_plan import ModelMap
 from chatx.live.recorded_files import Namer, Recording
 from chatx.live.upstream import Refused, Upstream, check_target
 

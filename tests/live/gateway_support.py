@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from chatx.live.endpoints import by_name
-from chatx.live.gateway import ModelMap
+from chatx.live.gateway_plan import ModelMap
 from chatx.live.proxy import ProxyApp
 from chatx.live.store import Store
 from tests.live.support import TIMEOUT, Running
