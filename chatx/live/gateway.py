@@ -74,11 +74,21 @@ class Gateway:
         self.said_lost = lost or self.log
         workers = asgi.Workers()
         self.headers = UpstreamHeaders(upstream, api, key)
-        self.planner = Planner(api, self.models, workers, strict=strict, store=store)
-        self.answers = Answers(
-            upstream, api, recorder, workers, store=store, log=self.log, lost=self.said_lost
+        self.planner = Planner(
+            upstream=api, models=self.models, workers=workers, strict=strict, store=store
         )
-        self.routes = SideRoutes(upstream, self.headers, workers, store=store, log=self.log)
+        self.answers = Answers(
+            upstream=upstream,
+            api=api,
+            recorder=recorder,
+            workers=workers,
+            store=store,
+            log=self.log,
+            said_lost=self.said_lost,
+        )
+        self.routes = SideRoutes(
+            upstream=upstream, headers=self.headers, workers=workers, store=store, log=self.log
+        )
 
     # -- which requests are the gateway's ------------------------------------------------
 
@@ -168,7 +178,13 @@ class Gateway:
             self.log(f"{line}: {status} {error.message}")
             await asgi.respond_error(send, error, plan.client.api)
             return
+        answers = self.answers
         try:
-            await self.answers.answer(send, receive, response, plan, line, content)
+            if not 200 <= response.status_code < 300:
+                await answers.error(send, response, plan, line)
+            elif plan.stream:
+                await answers.stream(send, receive, response, plan, line, content)
+            else:
+                await answers.final(send, response, plan, line, content)
         finally:
             await response.aclose()

@@ -17,6 +17,7 @@ in the gateway's store before the client has it, so that it can name it next.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -50,51 +51,24 @@ _BROKEN: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 
 
+@dataclass(slots=True, kw_only=True)
 class Answers:
     """Gives the client the answer of ``upstream`` (which speaks ``api``) to a planned
-    request: ``recorder`` records what the upstream sent (the proxy's
-    :class:`~chatx.live.proxy.Recorder`), ``store`` (run in ``workers``) keeps Responses
-    answers, ``log`` says each request's line and ``lost`` what the client's API could
-    not hold of the answer."""
+    request, in three ways: :meth:`error`, :meth:`stream` and :meth:`final`. ``recorder``
+    records what the upstream sent (the proxy's :class:`~chatx.live.proxy.Recorder`),
+    ``store`` (run in ``workers``) keeps Responses answers, ``log`` says each request's
+    line (``line`` starts it) and ``said_lost`` what the client's API could not hold of
+    the answer."""
 
-    def __init__(
-        self,
-        upstream: Upstream,
-        api: HttpApi,
-        recorder: Any,
-        workers: asgi.Workers,
-        *,
-        store: Store | None = None,
-        log: Callable[[str], None],
-        lost: Callable[[str], None],
-    ) -> None:
-        self.upstream = upstream
-        self.api = api
-        self.recorder = recorder
-        self.workers = workers
-        self.store = store
-        self.log = log
-        self.said_lost = lost
+    upstream: Upstream
+    api: HttpApi
+    recorder: Any
+    workers: asgi.Workers
+    store: Store | None
+    log: Callable[[str], None]
+    said_lost: Callable[[str], None]
 
-    async def answer(
-        self,
-        send: asgi.Send,
-        receive: asgi.Receive,
-        response: Any,
-        plan: Plan,
-        line: str,
-        content: bytes,
-    ) -> None:
-        """Answer the client from the upstream's ``response`` to the request ``content``;
-        ``line`` starts what the log says of it."""
-        if not 200 <= response.status_code < 300:
-            await self._error(send, response, plan, line)
-        elif plan.stream:
-            await self._stream(send, receive, response, plan, line, content)
-        else:
-            await self._final(send, response, plan, line, content)
-
-    async def _error(self, send: asgi.Send, response: Any, plan: Plan, line: str) -> None:
+    async def error(self, send: asgi.Send, response: Any, plan: Plan, line: str) -> None:
         """The upstream's error, its status kept, in the client API's shape."""
         data = b""
         async for chunk in response.aiter_bytes():
@@ -111,7 +85,7 @@ class Answers:
             ]
         await asgi.respond(send, error.status, error.body(plan.client.api), headers=headers)
 
-    async def _stream(
+    async def stream(
         self,
         send: asgi.Send,
         receive: asgi.Receive,
@@ -182,7 +156,7 @@ class Answers:
         for event in batch:
             await asgi.send_piece(send, event)
 
-    async def _final(
+    async def final(
         self, send: asgi.Send, response: Any, plan: Plan, line: str, content: bytes
     ) -> None:
         """A whole answer: read, recorded, made the client's final object."""

@@ -75,25 +75,17 @@ class Plan:
     notes: Notes = field(default_factory=Notes)
 
 
+@dataclass(slots=True, kw_only=True)
 class Planner:
     """Makes the :class:`Plan` of one request to the ``upstream`` API: ``models`` renames
     its model, ``strict`` refuses a request the upstream cannot hold whole, ``store`` (run
     in ``workers``, off the event loop) gives a ``previous_response_id``'s history."""
 
-    def __init__(
-        self,
-        upstream: HttpApi,
-        models: ModelMap,
-        workers: Workers,
-        *,
-        strict: bool = False,
-        store: Store | None = None,
-    ) -> None:
-        self.upstream = upstream
-        self.models = models
-        self.workers = workers
-        self.strict = strict
-        self.store = store
+    upstream: HttpApi
+    models: ModelMap
+    workers: Workers
+    strict: bool = False
+    store: Store | None = None
 
     async def plan(self, client: HttpApi, raw: bytes) -> Plan:
         """The plan of a request body ``raw`` in the ``client`` API, or the

@@ -5,6 +5,7 @@ store when the upstream keeps no responses."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -28,24 +29,16 @@ def stored_id(path: str) -> str | None:
     return rid if rid and "/" not in rid else None
 
 
+@dataclass(slots=True, kw_only=True)
 class SideRoutes:
     """Answers the routes beside the APIs: the models list from ``upstream`` (asked with
     ``headers``), the stored responses from ``store`` (run in ``workers``)."""
 
-    def __init__(
-        self,
-        upstream: Upstream,
-        headers: UpstreamHeaders,
-        workers: asgi.Workers,
-        *,
-        store: Store | None = None,
-        log: Callable[[str], None],
-    ) -> None:
-        self.upstream = upstream
-        self.headers = headers
-        self.workers = workers
-        self.store = store
-        self.log = log
+    upstream: Upstream
+    headers: UpstreamHeaders
+    workers: asgi.Workers
+    store: Store | None
+    log: Callable[[str], None]
 
     async def stored(self, scope: asgi.Scope, send: asgi.Send) -> None:
         """``GET`` and ``DELETE /v1/responses/{id}``, answered from the store."""
