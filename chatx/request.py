@@ -31,15 +31,16 @@ client's tools, for the gateway to put the model's calls back in the client's sh
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from chatx.errors import InputError
 
 PartKind = Literal["text", "image", "file", "audio", "other"]
 Role = Literal["system", "developer", "user", "assistant"]
 ToolKind = Literal["function", "custom", "builtin"]
+T = TypeVar("T")
 
 
 @dataclass(kw_only=True, slots=True)
@@ -88,7 +89,7 @@ class Message:
     ``False``: the source began a message here; ``None``: the source has no messages
     around it (a Responses item), and an API that nests groups it as it must."""
     form: dict[str, Any] = field(default_factory=dict)
-    """How the source API spelled it where it had a choice, for that API's writer only."""
+    """As :attr:`Part.form`."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -111,12 +112,9 @@ class ToolCall:
     extra: dict[str, Any] = field(default_factory=dict)
     """Source fields with no name here (a Responses item's ``status``)."""
     joined: bool | None = None
-    """``True``: it sat in the same source message as the turn before it (a chat assistant
-    message's content, reasoning and ``tool_calls``; an Anthropic turn's blocks);
-    ``False``: the source began a message here; ``None``: the source has no messages
-    around it (a Responses item), and an API that nests groups it as it must."""
+    """As :attr:`Message.joined`."""
     form: dict[str, Any] = field(default_factory=dict)
-    """How the source API spelled it where it had a choice, for that API's writer only."""
+    """As :attr:`Part.form`."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -135,12 +133,9 @@ class ToolResult:
     extra: dict[str, Any] = field(default_factory=dict)
     """Source fields with no name here."""
     joined: bool | None = None
-    """``True``: it sat in the same source message as the turn before it (a chat assistant
-    message's content, reasoning and ``tool_calls``; an Anthropic turn's blocks);
-    ``False``: the source began a message here; ``None``: the source has no messages
-    around it (a Responses item), and an API that nests groups it as it must."""
+    """As :attr:`Message.joined`."""
     form: dict[str, Any] = field(default_factory=dict)
-    """How the source API spelled it where it had a choice, for that API's writer only."""
+    """As :attr:`Part.form`."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -161,12 +156,9 @@ class Reasoning:
     extra: dict[str, Any] = field(default_factory=dict)
     """Source fields with no name here."""
     joined: bool | None = None
-    """``True``: it sat in the same source message as the turn before it (a chat assistant
-    message's content, reasoning and ``tool_calls``; an Anthropic turn's blocks);
-    ``False``: the source began a message here; ``None``: the source has no messages
-    around it (a Responses item), and an API that nests groups it as it must."""
+    """As :attr:`Message.joined`."""
     form: dict[str, Any] = field(default_factory=dict)
-    """How the source API spelled it where it had a choice, for that API's writer only."""
+    """As :attr:`Part.form`."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -212,7 +204,7 @@ class Tool:
     extra: dict[str, Any] = field(default_factory=dict)
     """Source fields with no name here (a built-in's own settings, ``cache_control``)."""
     form: dict[str, Any] = field(default_factory=dict)
-    """How the source API spelled it where it had a choice, for that API's writer only."""
+    """As :attr:`Part.form`."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -230,7 +222,7 @@ class ToolChoice:
     """Source fields with no name here; under ``""`` a choice of a shape the request has
     no words for, whole."""
     form: dict[str, Any] = field(default_factory=dict)
-    """How the source API spelled it where it had a choice, for that API's writer only."""
+    """As :attr:`Part.form`."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -445,6 +437,14 @@ def expect(value: Any, kind: type | tuple[type, ...], path: str, what: str) -> A
     raise InputError(f"{path}: expected {what}, got {_said(value)}", expected=what)
 
 
+def read_each(value: Any, path: str, what: str, read: Callable[[Any, str], T]) -> list[T]:
+    """The entries of the array ``value`` at ``path`` (``tools``), each read by
+    ``read(entry, its path)`` (``tools[2]``); when ``value`` is no array, an
+    :class:`~chatx.errors.InputError` saying ``what`` was expected."""
+    entries = expect(value, list, path, what)
+    return [read(entry, f"{path}[{number}]") for number, entry in enumerate(entries)]
+
+
 def _kinds(kind: type | tuple[type, ...]) -> tuple[type, ...]:
     return kind if isinstance(kind, tuple) else (kind,)
 
@@ -468,15 +468,72 @@ def shared_extra(
     """The request's ``extra`` fields a body of ``api`` holds: all of them when the request
     was read from ``api``, else those ``keys`` names (the API's own fields of the same
     name), the others said lost."""
-    if request.api == api:
-        return dict(request.extra)
+    return _shared(request.extra, request.api == api, keys, lost)
+
+
+def _shared(
+    extra: dict[str, Any], same: bool, keys: frozenset[str], lost: list[str]
+) -> dict[str, Any]:
+    if same:
+        return dict(extra)
     kept = {}
-    for key, value in request.extra.items():
+    for key, value in extra.items():
         if key in keys:
             kept[key] = value
         else:
             lost.append(key)
     return kept
+
+
+def read_nested(request: Request, outer: str, value: dict[str, Any], named: Iterable[str]) -> None:
+    """A settings object's fields the neutral request has no name for (Responses'
+    ``reasoning.context``, Anthropic's ``thinking.display``: those not in ``named``), kept
+    in ``extra`` as ``OUTER.KEY`` in the order sent, for :func:`write_extra` to put back."""
+    for key, inner in value.items():
+        if key not in named:
+            request.extra[f"{outer}.{key}"] = inner
+
+
+def write_extra(
+    body: dict[str, Any],
+    request: Request,
+    api: str,
+    keys: frozenset[str],
+    lost: list[str],
+    objects: tuple[str, ...] = (),
+) -> None:
+    """The request's ``extra`` into ``body``, a body of ``api``: first a field of one of the
+    settings ``objects`` (``OUTER.KEY``, as :func:`read_nested` keeps it) back in its
+    object when the request was read from ``api`` (said lost for any other API, whose
+    object means other things), then the top-level fields as :func:`shared_extra` says."""
+    same = request.api == api
+    top = {}
+    for key, value in request.extra.items():
+        outer, dot, inner = key.partition(".")
+        if not dot or outer not in objects:
+            top[key] = value
+        elif not same:
+            lost.append(key)
+        else:
+            if body.get(outer) is None:
+                body[outer] = {}
+            body[outer][inner] = value
+    body.update(_shared(top, same, keys, lost))
+
+
+def read_fields(body: dict[str, Any], request: Request, names: Iterable[str]) -> None:
+    """The settings ``body`` names as :class:`Request` does (``temperature``, ``top_p``,
+    ``user``…), each as sent (``None`` when it has none): one table per API says which, in
+    place of a line per field."""
+    for name in names:
+        setattr(request, name, body.get(name))
+
+
+def write_fields(request: Request, body: dict[str, Any], names: Iterable[str]) -> None:
+    """The settings of ``names`` into ``body`` under the same names, as :func:`read_fields`
+    reads them (``None`` for one the request has not: :func:`finish_body` drops it)."""
+    for name in names:
+        body[name] = getattr(request, name)
 
 
 def read_body(body: Any, api: str, what: str, model_key: str = "model") -> Request:

@@ -28,7 +28,8 @@ from chatx.request import (
     effort_as_budget,
     finish_body,
     read_body,
-    shared_extra,
+    read_nested,
+    write_extra,
 )
 
 API = "anthropic"
@@ -97,8 +98,7 @@ def _read_reasoning(body: dict[str, Any], request: Request) -> None:
     budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
     if isinstance(thinking, dict) and thinking.get("type") == "enabled" and isinstance(budget, int):
         request.reasoning_budget = budget
-        for key in set(thinking) - {"type", "budget_tokens"}:
-            request.extra[f"thinking.{key}"] = thinking[key]
+        read_nested(request, "thinking", thinking, ("type", "budget_tokens"))
     elif thinking == {"type": "disabled"}:
         request.reasoning_effort = "none"
         request.form["thinking"] = "disabled"
@@ -111,8 +111,7 @@ def _read_reasoning(body: dict[str, Any], request: Request) -> None:
             request.form.pop("thinking", None)
         request.response_format = config.get("format")
         request.form["output_config"] = list(config)
-        for key in set(config) - {"effort", "format"}:
-            request.extra[f"output_config.{key}"] = config[key]
+        read_nested(request, "output_config", config, ("effort", "format"))
     elif config is not None:
         request.extra["output_config"] = config
     if isinstance(body.get("output_format"), dict):
@@ -136,12 +135,7 @@ def write(request: Request) -> Mapped:
     )
     _write_settings(request, body, lost)
     _write_reasoning(request, body, lost)
-    nested = {k: v for k, v in request.extra.items() if "." in k}
-    _nest(body, nested, same, lost)
-    top = Request(
-        api=request.api, extra={k: v for k, v in request.extra.items() if k not in nested}
-    )
-    body.update(shared_extra(top, API, KEYS, lost))
+    write_extra(body, request, API, KEYS, lost, ("thinking", "output_config"))
     if not same:
         lost += _not_in_anthropic(request)
     return Mapped(body=finish_body(body, request, API), lost=lost, names=names)
@@ -230,19 +224,6 @@ def _format(value: dict[str, Any], same: bool, lost: list[str]) -> dict[str, Any
     if "description" in value:
         lost.append("response_format.description")
     return {"type": "json_schema", "schema": value["schema"]}
-
-
-def _nest(body: dict[str, Any], nested: dict[str, Any], same: bool, lost: list[str]) -> None:
-    """``thinking.display``, ``output_config.task_budget``: fields of a settings object
-    the neutral request has no name for, back in their object (from Anthropic only)."""
-    for key, value in nested.items():
-        outer, _, inner = key.partition(".")
-        if not same:
-            lost.append(key)
-            continue
-        if body.get(outer) is None:
-            body[outer] = {}
-        body[outer][inner] = value
 
 
 def _not_in_anthropic(request: Request) -> list[str]:

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.request import Tool, ToolChoice, custom_function, expect, extra_lost, flat_name
+from chatx.request import (
+    Tool,
+    ToolChoice,
+    custom_function,
+    expect,
+    extra_lost,
+    flat_name,
+    read_each,
+)
 
 _CLIENT = ("name", "description", "input_schema", "strict")
 _WEB_SEARCH = "web_search_20250305"
 
 
 def read_tools(value: Any) -> list[Tool]:
-    return [
-        read_tool(tool, f"tools[{n}]")
-        for n, tool in enumerate(expect(value, list, "tools", "an array of tools"))
-    ]
+    return read_each(value, "tools", "an array of tools", read_tool)
 
 
 def read_tool(tool: Any, path: str) -> Tool:

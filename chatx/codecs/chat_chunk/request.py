@@ -27,7 +27,9 @@ from chatx.request import (
     finish_body,
     json_schema_format,
     read_body,
-    shared_extra,
+    read_fields,
+    write_extra,
+    write_fields,
 )
 
 API = "chat"
@@ -51,6 +53,8 @@ KEYS = frozenset(
         "web_search_options",
     )
 )
+# The settings chat names as the neutral request does.
+_AS_NAMED = ("verbosity", "temperature", "top_p", "n", "user", "metadata", "store")
 _NAMED = frozenset(
     (
         "model",
@@ -91,16 +95,8 @@ def read(body: Any) -> Mapped:
 
 
 def _read_settings(body: dict[str, Any], request: Request) -> None:
-    request.parallel_tool_calls = body.get("parallel_tool_calls")
+    read_fields(body, request, ("parallel_tool_calls", "reasoning_effort", *_AS_NAMED))
     request.response_format = _read_format(body.get("response_format"), request)
-    request.reasoning_effort = body.get("reasoning_effort")
-    request.verbosity = body.get("verbosity")
-    request.temperature = body.get("temperature")
-    request.top_p = body.get("top_p")
-    request.n = body.get("n")
-    request.user = body.get("user")
-    request.metadata = body.get("metadata")
-    request.store = body.get("store")
     request.stream = body.get("stream") is True
     if "stream" in body and not isinstance(body["stream"], bool):
         request.form["stream"] = body["stream"]
@@ -158,7 +154,7 @@ def write(request: Request) -> Mapped:
     _write_limits(request, body)
     if not same:
         lost += _not_in_chat(request)
-    body.update(shared_extra(request, API, KEYS, lost))
+    write_extra(body, request, API, KEYS, lost)
     return Mapped(body=finish_body(body, request, API), lost=lost, names=names)
 
 
@@ -169,13 +165,7 @@ def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> 
     body["reasoning_effort"] = request.reasoning_effort
     if request.reasoning_budget is not None and request.reasoning_effort is None:
         body["reasoning_effort"] = budget_as_effort(request.reasoning_budget, lost)
-    body["verbosity"] = request.verbosity
-    body["temperature"] = request.temperature
-    body["top_p"] = request.top_p
-    body["n"] = request.n
-    body["user"] = request.user
-    body["metadata"] = request.metadata
-    body["store"] = request.store
+    write_fields(request, body, _AS_NAMED)
     body["stream"] = request.form.get("stream", request.stream)
     options = request.form.get("stream_options") if same else None
     if options is None and request.stream and request.include_usage is not False:

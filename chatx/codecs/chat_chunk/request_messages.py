@@ -25,6 +25,7 @@ from chatx.request import (
     expect,
     extra_lost,
     flat_name,
+    read_each,
 )
 
 ROLES = ("system", "developer", "user", "assistant")
@@ -80,10 +81,7 @@ def read_message(message: dict[str, Any], path: str, request: Request) -> list[T
     said.extra = rest
     turns.append(said)
     if calls is not None:
-        turns += [
-            read_tool_call(call, f"{path}.tool_calls[{n}]")
-            for n, call in enumerate(expect(calls, list, f"{path}.tool_calls", "an array"))
-        ]
+        turns += read_each(calls, f"{path}.tool_calls", "an array", read_tool_call)
     return turns
 
 

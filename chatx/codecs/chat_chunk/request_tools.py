@@ -11,16 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.request import Tool, ToolChoice, custom_function, expect, extra_lost, flat_name
+from chatx.request import (
+    Tool,
+    ToolChoice,
+    custom_function,
+    expect,
+    extra_lost,
+    flat_name,
+    read_each,
+)
 
 _FUNCTION_KEYS = ("name", "description", "parameters", "strict")
 
 
 def read_tools(value: Any) -> list[Tool]:
-    return [
-        read_tool(tool, f"tools[{n}]")
-        for n, tool in enumerate(expect(value, list, "tools", "an array of tools"))
-    ]
+    return read_each(value, "tools", "an array of tools", read_tool)
 
 
 def read_tool(tool: Any, path: str) -> Tool:

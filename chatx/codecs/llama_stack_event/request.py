@@ -38,6 +38,7 @@ from chatx.request import (
     finish_body,
     flat_name,
     read_body,
+    read_each,
     shared_extra,
 )
 
@@ -57,8 +58,7 @@ def read(body: Any) -> Mapped:
     for number, message in enumerate(expect(body.get("messages"), list, "messages", "an array")):
         request.turns += _read_message(message, f"messages[{number}]")
     if body.get("tools") is not None:
-        tools = expect(body["tools"], list, "tools", "an array of tools")
-        request.tools = [_read_tool(tool, f"tools[{n}]") for n, tool in enumerate(tools)]
+        request.tools = read_each(body["tools"], "tools", "an array of tools", _read_tool)
     _read_config(body.get("tool_config"), request)
     _read_sampling(body.get("sampling_params"), request)
     response_format = body.get("response_format")

@@ -27,7 +27,10 @@ from chatx.request import (
     finish_body,
     json_schema_format,
     read_body,
-    shared_extra,
+    read_fields,
+    read_nested,
+    write_extra,
+    write_fields,
 )
 
 API = "responses"
@@ -48,6 +51,8 @@ KEYS = frozenset(
         "prompt",
     )
 )
+# The settings Responses names as the neutral request does, in the order it writes them.
+_AS_NAMED = ("temperature", "top_p", "user", "metadata", "stream", "store", "previous_response_id")
 _NAMED = frozenset(
     (
         "model",
@@ -90,29 +95,21 @@ def read(body: Any) -> Mapped:
 
 
 def _read_settings(body: dict[str, Any], request: Request) -> None:
-    request.parallel_tool_calls = body.get("parallel_tool_calls")
+    read_fields(body, request, ("parallel_tool_calls", *_AS_NAMED))
     request.max_tokens = body.get("max_output_tokens")
-    request.temperature = body.get("temperature")
-    request.top_p = body.get("top_p")
-    request.user = body.get("user")
-    request.metadata = body.get("metadata")
-    request.stream = body.get("stream") is True
-    request.store = body.get("store")
-    request.previous_response_id = body.get("previous_response_id")
+    request.stream = body.get("stream") is True  # a stream only when it says true
     reasoning = body.get("reasoning")
     if isinstance(reasoning, dict):
         request.reasoning_effort = reasoning.get("effort")
         request.reasoning_summary = reasoning.get("summary")
         request.form["reasoning"] = list(reasoning)
-        for key in set(reasoning) - {"effort", "summary"}:
-            request.extra[f"reasoning.{key}"] = reasoning[key]
+        read_nested(request, "reasoning", reasoning, ("effort", "summary"))
     text = body.get("text")
     if isinstance(text, dict):
         request.response_format = text.get("format")
         request.verbosity = text.get("verbosity")
         request.form["text"] = list(text)
-        for key in set(text) - {"format", "verbosity"}:
-            request.extra[f"text.{key}"] = text[key]
+        read_nested(request, "text", text, ("format", "verbosity"))
 
 
 def write(request: Request) -> Mapped:
@@ -129,12 +126,7 @@ def write(request: Request) -> Mapped:
     if request.tool_choice is not None:
         body["tool_choice"] = write_tool_choice(request.tool_choice, request.tools, same, lost)
     _write_settings(request, body, lost)
-    nested = {k: v for k, v in request.extra.items() if k.startswith(("reasoning.", "text."))}
-    _nest(body, nested, same, lost)
-    top = Request(
-        api=request.api, extra={k: v for k, v in request.extra.items() if k not in nested}
-    )
-    body.update(shared_extra(top, API, KEYS, lost))
+    write_extra(body, request, API, KEYS, lost, ("reasoning", "text"))
     if not same:
         lost += _not_in_responses(request)
     return Mapped(body=finish_body(body, request, API), lost=lost)
@@ -166,13 +158,7 @@ def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> 
     same = request.api == API
     body["parallel_tool_calls"] = request.parallel_tool_calls
     body["max_output_tokens"] = request.max_tokens
-    body["temperature"] = request.temperature
-    body["top_p"] = request.top_p
-    body["user"] = request.user
-    body["metadata"] = request.metadata
-    body["stream"] = request.stream
-    body["store"] = request.store
-    body["previous_response_id"] = request.previous_response_id
+    write_fields(request, body, _AS_NAMED)
     effort = request.reasoning_effort
     if effort is None and request.reasoning_budget is not None:
         effort = budget_as_effort(request.reasoning_budget, lost)
@@ -192,19 +178,6 @@ def _group(fields: dict[str, Any], keys: list[str] | None) -> dict[str, Any] | N
         return {k: fields.get(k) for k in keys}
     said = {k: v for k, v in fields.items() if v is not None}
     return said or None
-
-
-def _nest(body: dict[str, Any], nested: dict[str, Any], same: bool, lost: list[str]) -> None:
-    """``reasoning.context``, ``text.foo``: fields of a settings object the neutral
-    request has no name for, back in their object (from Responses only)."""
-    for key, value in nested.items():
-        outer, _, inner = key.partition(".")
-        if not same:
-            lost.append(key)
-            continue
-        if body.get(outer) is None:
-            body[outer] = {}
-        body[outer][inner] = value
 
 
 def _not_in_responses(request: Request) -> list[str]:
