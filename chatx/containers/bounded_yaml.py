@@ -14,6 +14,7 @@ PyYAML is imported here only, when a YAML file is read.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from math import isfinite
 from typing import Any
 
@@ -27,36 +28,36 @@ from chatx.limits import MAX_DEPTH, MAX_YAML_ALIASED, MAX_YAML_DEPTH
 def load_yaml(data: bytes, loader: Any = None) -> Any:
     """A YAML cassette's document, read with ``loader`` (a class from :func:`loader_on`;
     the libyaml one when there is libyaml)."""
-    import yaml
-
     loader = (loader or safe_loader())(data)
-    try:
+    with _reading(loader):
         node = loader.get_single_node()
         if node is None:
             return None
         _bounded(node)
         return loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        raise _not_valid(exc) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}") from None
-    finally:
-        loader.dispose()
 
 
 def load_yaml_documents(data: bytes, loader: Any = None) -> Iterator[Any]:
     """Each document of a YAML stream (``---`` before each), in order, read as
     :func:`load_yaml` reads one: the values aliases add count over the whole file, so
     that many documents each under MAX_YAML_ALIASED cannot add up past it."""
-    import yaml
-
     loader = (loader or safe_loader())(data)
     budget = MAX_YAML_ALIASED
-    try:
+    with _reading(loader):
         while loader.check_node():
             node = loader.get_node()
             budget -= _bounded(node, budget)
             yield loader.construct_document(node)
+
+
+@contextmanager
+def _reading(loader: Any) -> Iterator[None]:
+    """While ``loader`` reads: PyYAML's errors said as chatx says them, and the loader
+    disposed of at the end, however it ends."""
+    import yaml
+
+    try:
+        yield
     except yaml.MarkedYAMLError as exc:
         raise _not_valid(exc) from None
     except yaml.YAMLError as exc:

@@ -42,9 +42,10 @@ def open_member(name: str) -> Any:
     return _ZstdFrame(zstandard_module())
 
 
-class _Zlib:
-    """A zlib decompressor (gzip, deflate): what it did not take waits in
-    ``unconsumed_tail``."""
+class _Stdlib:
+    """A decompressor of the standard library (``zlib``, ``bz2``, ``lzma``), the bytes
+    given to it waiting in ``buf``; it says it is done at ``eof``. How much it takes and
+    what it keeps differ: :class:`_Zlib`, :class:`_Buffered`."""
 
     def __init__(self, decoder: Any) -> None:
         self.decoder = decoder
@@ -52,6 +53,14 @@ class _Zlib:
 
     def give(self, data: bytes) -> None:
         self.buf += data
+
+    def done(self) -> bool:
+        return bool(self.decoder.eof)
+
+
+class _Zlib(_Stdlib):
+    """A zlib decompressor (gzip, deflate): what it did not take waits in
+    ``unconsumed_tail``."""
 
     def wants_input(self) -> bool:
         return not self.buf and not self.decoder.eof
@@ -61,23 +70,13 @@ class _Zlib:
         self.buf = self.decoder.unconsumed_tail
         return out
 
-    def done(self) -> bool:
-        return bool(self.decoder.eof)
-
     def rest(self) -> bytes:
         return bytes(self.decoder.unused_data)
 
 
-class _Buffered:
+class _Buffered(_Stdlib):
     """A bz2 or lzma decompressor: it keeps what it did not take, and says when it
     needs more (``needs_input``)."""
-
-    def __init__(self, decoder: Any) -> None:
-        self.decoder = decoder
-        self.buf = b""
-
-    def give(self, data: bytes) -> None:
-        self.buf += data
 
     def wants_input(self) -> bool:
         return not self.buf and self.decoder.needs_input and not self.decoder.eof
@@ -88,9 +87,6 @@ class _Buffered:
             self.buf = data
             return b""
         return bytes(self.decoder.decompress(data, room))
-
-    def done(self) -> bool:
-        return bool(self.decoder.eof)
 
     def rest(self) -> bytes:
         return bytes(self.decoder.unused_data) + self.buf

@@ -28,17 +28,7 @@ def too_deep(data: bytes, value: Any) -> bool:
     Called only for payloads longer than ``2 * MAX_DEPTH`` bytes; counting the brackets
     first keeps it to two fast scans for all but bracket-heavy payloads.
     """
-    if data.count(b"{") + data.count(b"[") <= MAX_DEPTH:
-        return False
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        for child in node.values() if type(node) is dict else node:
-            if type(child) is dict or type(child) is list:
-                stack.append((child, depth + 1))
-    return False
+    return data.count(b"{") + data.count(b"[") > MAX_DEPTH and deeper_than_max(value)
 
 
 def deeper_than_max(value: Any) -> bool:
