@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from chatx.cli.formats import SourceFormat, complete_format, format_option
+from chatx.cli.formats import InputFile, SourceFormat, complete_format, format_option
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import ExitStatus
 
@@ -18,7 +18,7 @@ HELP = (
 
 
 def collect(
-    file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
+    file: InputFile = "-",
     as_: Annotated[
         str | None,
         typer.Option(

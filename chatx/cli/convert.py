@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import orjson
 import typer
 
-from chatx.cli.formats import SourceFormat, complete_format, formats_option
+from chatx.cli.formats import InputFiles, SourceFormat, complete_format, formats_option
 from chatx.cli.output import OutputError, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
 from chatx.drive import NoteReporter, pump
@@ -32,15 +32,7 @@ HELP = "Convert a stream to another format (stdin to stdout by default)."  # the
 
 
 def convert(
-    files: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Input files or directories (walked for *.sse, *.jsonl, *.ndjson, *.json); "
-            "- for stdin (the default).",
-            show_default=False,
-            metavar="FILE|DIR",
-        ),
-    ] = None,
+    files: InputFiles = None,
     to: Annotated[
         list[str] | None,
         typer.Option(

@@ -168,6 +168,22 @@ def complete_format(incomplete: str) -> list[str]:
     return [name for name in spellings() if name.startswith(incomplete)]
 
 
+# The argument of the commands that read one stream from a file (collect, show).
+InputFile = Annotated[str, typer.Argument(help="Input file, or - for stdin.")]
+# The argument of the commands that read streams from files and folders (convert, validate).
+InputFiles = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Input files or directories (walked for *.sse, *.jsonl, *.ndjson, *.json); "
+        "- for stdin (the default).",
+        show_default=False,
+        metavar="FILE|DIR",
+    ),
+]
+# --quiet of the servers (proxy, serve), which print a line per request.
+QuietServer = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
+]
 # The source format option of the commands that read one stream (convert, collect, show).
 SourceFormat = Annotated[
     str | None,

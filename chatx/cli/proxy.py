@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from chatx.cli.formats import QuietServer
 from chatx.errors import UsageError
 from chatx.textsafe import escape_text
 
@@ -113,9 +114,7 @@ def proxy(
             metavar="S",
         ),
     ] = 600.0,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
-    ] = False,
+    quiet: QuietServer = False,
 ) -> int:
     from chatx.live import server
     from chatx.live.gateway_plan import ModelMap

@@ -21,29 +21,32 @@ def options() -> list[click.Option]:
             callback=_version,
             help="Print the version and exit.",
         ),
-        click.Option(
-            ["--install-completion"],
-            metavar="[SHELL]",
-            is_flag=False,
-            flag_value="",
-            expose_value=False,
-            is_eager=True,
-            callback=_completion,
-            help="Install completion for SHELL (bash, zsh, fish, powershell, pwsh; "
+        _completion_option(
+            "--install-completion",
+            "Install completion for SHELL (bash, zsh, fish, powershell, pwsh; "
             "the current shell when not given).",
         ),
-        click.Option(
-            ["--show-completion"],
-            metavar="[SHELL]",
-            is_flag=False,
-            flag_value="",
-            expose_value=False,
-            is_eager=True,
-            callback=_completion,
-            help="Print the completion script for SHELL (the current shell when not given), "
+        _completion_option(
+            "--show-completion",
+            "Print the completion script for SHELL (the current shell when not given), "
             "to copy or customize.",
         ),
     ]
+
+
+def _completion_option(name: str, said: str) -> click.Option:
+    """A completion option: its SHELL may be left out (``flag_value``), and it acts
+    before any command (``is_eager``), as ``--version`` does."""
+    return click.Option(
+        [name],
+        metavar="[SHELL]",
+        is_flag=False,
+        flag_value="",
+        expose_value=False,
+        is_eager=True,
+        callback=_completion,
+        help=said,
+    )
 
 
 def _version(ctx: click.Context, param: click.Parameter, value: bool) -> None:

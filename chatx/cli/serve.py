@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
+from chatx.cli.formats import QuietServer
 from chatx.errors import UsageError
 from chatx.textsafe import escape_text
 
@@ -148,9 +149,7 @@ def serve(
             metavar="X",
         ),
     ] = 1.0,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print a line per request.")
-    ] = False,
+    quiet: QuietServer = False,
 ) -> int:
     from chatx.live import served_captures, server
     from chatx.live.app import ServeApp

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from chatx.cli.formats import SourceFormat
+from chatx.cli.formats import InputFile, SourceFormat
 from chatx.errors import ExitStatus
 
 HELP = (
@@ -16,7 +16,7 @@ HELP = (
 
 
 def show(
-    file: Annotated[str, typer.Argument(help="Input file, or - for stdin.")] = "-",
+    file: InputFile = "-",
     events: Annotated[bool, typer.Option("--events", help="Add a timeline of the events.")] = False,
     src: SourceFormat = None,
 ) -> int:

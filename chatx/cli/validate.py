@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import orjson
 import typer
 
-from chatx.cli.formats import complete_format, format_option
+from chatx.cli.formats import InputFiles, complete_format, format_option
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.record import Record
 from chatx.textsafe import escape_text
@@ -28,15 +28,7 @@ HELP = "Check streams against their format's rules (`chatx rules` lists them)." 
 
 
 def validate(
-    files: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Input files or directories (walked as convert walks them, for *.sse, "
-            "*.jsonl, *.ndjson, *.json); - for stdin (the default).",
-            show_default=False,
-            metavar="FILE|DIR",
-        ),
-    ] = None,
+    files: InputFiles = None,
     fmt: Annotated[
         str | None,
         typer.Option(
