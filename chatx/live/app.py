@@ -34,7 +34,6 @@ from typing import Any
 import orjson
 
 from chatx.codecs.base import HttpApi
-from chatx.containers.payload import request_json
 from chatx.errors import ChatxError
 from chatx.live import asgi, replay
 from chatx.live.chaos import NONE, Chaos, Faults, error_event, malformed
@@ -160,7 +159,7 @@ class ServeApp:
         faults = self.chaos.of(self.api_requests)
         if faults.status is not None:
             raise fault(faults.status, endpoint.api)
-        request = parse_request(body, endpoint)
+        request = asgi.parse_request(body, endpoint)
         if found.model is not None and endpoint.model_key not in request:
             request = {**request, endpoint.model_key: found.model}  # the path names it
         streaming = found.stream if found.stream is not None else request.get("stream") is True
@@ -348,33 +347,6 @@ def json_array(events: Iterator[Any]) -> Iterator[Any]:
         yield held + b"]"
 
 
-def parse_request(body: bytes, endpoint: HttpApi) -> dict[str, Any]:
-    """The request body as a JSON object, or the 400 an OpenAI server answers."""
-    if not body.strip():
-        raise ApiError(400, "the request has no body: a JSON object is expected")
-    try:
-        request = request_json(body)  # nested past MAX_DEPTH: refused, as invalid JSON is
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(400, f"We could not parse the JSON body of your request: {exc}") from None
-    if not isinstance(request, dict):
-        raise ApiError(400, f"the request body is a JSON {_kind(request)}, not an object")
-    stream = request.get("stream")
-    if stream is not None and not isinstance(stream, bool):
-        raise ApiError(
-            400,
-            f"Invalid type for 'stream': expected a boolean, got {_kind(stream)}",
-            param="stream",
-        )
-    model = request.get(endpoint.model_key)
-    if model is not None and not isinstance(model, str):
-        raise ApiError(
-            400,
-            f"Invalid type for '{endpoint.model_key}': expected a string, got {_kind(model)}",
-            param=endpoint.model_key,
-        )
-    return request
-
-
 def _allow(method: str, allowed: tuple[str, ...], path: str) -> None:
     if method not in allowed:
         raise ApiError(405, f"Invalid method for URL ({method} {path}): use {' or '.join(allowed)}")
@@ -398,13 +370,3 @@ def _how(capture: Capture, endpoint: HttpApi, request: dict[str, Any]) -> str:
     if replay.is_verbatim(capture, endpoint, request):
         return "as recorded"
     return f"{capture.format} -> {endpoint.format}"
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if value is None:
-        return "null"
-    return {dict: "object", list: "array", str: "string", int: "number", float: "number"}.get(
-        type(value), type(value).__name__
-    )

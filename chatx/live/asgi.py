@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
 
 from chatx.live.errors import ApiError
+
+if TYPE_CHECKING:
+    from chatx.codecs.base import HttpApi
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -71,6 +76,46 @@ async def read_body(receive: Receive, limit: int = MAX_BODY) -> bytes:
         parts.append(chunk)
         if not message.get("more_body", False):
             return b"".join(parts)
+
+
+def parse_request(body: bytes, endpoint: HttpApi) -> dict[str, Any]:
+    """The request body as a JSON object, or the 400 its API answers: what ``serve`` and
+    the gateway both read a request with, before its API's own reading."""
+    from chatx.containers.payload import request_json
+
+    if not body.strip():
+        raise ApiError(400, "the request has no body: a JSON object is expected")
+    try:
+        request = request_json(body)  # nested past MAX_DEPTH: refused, as invalid JSON is
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, f"We could not parse the JSON body of your request: {exc}") from None
+    if not isinstance(request, dict):
+        raise ApiError(400, f"the request body is a JSON {_kind(request)}, not an object")
+    stream = request.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise ApiError(
+            400,
+            f"Invalid type for 'stream': expected a boolean, got {_kind(stream)}",
+            param="stream",
+        )
+    model = request.get(endpoint.model_key)
+    if model is not None and not isinstance(model, str):
+        raise ApiError(
+            400,
+            f"Invalid type for '{endpoint.model_key}': expected a string, got {_kind(model)}",
+            param=endpoint.model_key,
+        )
+    return request
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
 
 
 async def respond(

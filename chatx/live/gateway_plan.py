@@ -15,11 +15,10 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from chatx import codecs
 from chatx.codecs.base import HttpApi
 from chatx.errors import ChatxError, UsageError
+from chatx.live.asgi import parse_request
 from chatx.live.errors import ApiError
 from chatx.live.renamed import Renamer
 from chatx.notes import Notes
@@ -100,7 +99,7 @@ class Planner:
                 f"request mapping); send {self.upstream.api} requests ({self.upstream.path})",
                 code="not_translatable",
             )
-        asked = body = parse_body(raw, client)
+        asked = body = parse_request(raw, client)
         history = None
         if client.api == RESPONSES:
             body, history = await self._history(asked)
@@ -163,23 +162,6 @@ class Planner:
         expanded = {k: v for k, v in body.items() if k != "previous_response_id"}
         expanded["input"] = history
         return expanded, history
-
-
-def parse_body(raw: bytes, client: HttpApi) -> dict[str, Any]:
-    """A request body as a JSON object, or the 400 its API answers (nested past what chatx
-    reads refused as JSON that cannot be read is)."""
-    from chatx.containers.payload import request_json
-
-    try:
-        body = request_json(raw)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(400, f"We could not parse the JSON body of your request: {exc}") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, f"the {client.api} request body is not a JSON object")
-    stream = body.get("stream")
-    if stream is not None and not isinstance(stream, bool):
-        raise ApiError(400, "Invalid type for 'stream': expected a boolean", param="stream")
-    return body
 
 
 def _input_items(value: Any) -> list[Any]:
