@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from chatx.errors import InputError
 
@@ -422,6 +422,33 @@ def _joins(turn: Turn, group: list[tuple[int, Turn]], side: Callable[[Turn], str
             isinstance(t, ToolCall | ToolResult) for _, t in group
         )
     return True
+
+
+class TurnWriter(Protocol):
+    """A writer of one API's history, turn by turn, as :func:`write_turn` hands it the
+    turns: a method for each kind, given the turn and its path (``turns[3]``). ``native``
+    writes an item only the source API has words for back into that API, or says it lost."""
+
+    def message(self, turn: Message, path: str) -> None: ...
+    def reasoning(self, turn: Reasoning, path: str) -> None: ...
+    def call(self, turn: ToolCall, path: str) -> None: ...
+    def result(self, turn: ToolResult, path: str) -> None: ...
+    def native(self, turn: Native, path: str) -> None: ...
+
+
+def write_turn(writer: TurnWriter, index: int, turn: Turn) -> None:
+    """The ``index``-th turn handed to ``writer``'s method for its kind."""
+    path = f"turns[{index}]"
+    if isinstance(turn, Message):
+        writer.message(turn, path)
+    elif isinstance(turn, Reasoning):
+        writer.reasoning(turn, path)
+    elif isinstance(turn, ToolCall):
+        writer.call(turn, path)
+    elif isinstance(turn, ToolResult):
+        writer.result(turn, path)
+    else:
+        writer.native(turn, path)
 
 
 def text_of(parts: list[Part]) -> str:

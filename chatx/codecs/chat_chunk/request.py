@@ -30,6 +30,7 @@ from chatx.request import (
     read_fields,
     write_extra,
     write_fields,
+    write_turn,
 )
 
 API = "chat"
@@ -145,7 +146,7 @@ def write(request: Request) -> Mapped:
     writer = MessagesWriter(request, names, lost)
     writer.instructions(request.instructions)
     for index, turn in enumerate(request.turns):
-        writer.turn(index, turn)
+        write_turn(writer, index, turn)
     body["messages"] = writer.out
     if request.tool_choice is not None:
         choice = write_tool_choice(request.tool_choice, same, request.tools, lost)

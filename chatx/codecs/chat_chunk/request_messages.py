@@ -217,23 +217,10 @@ class MessagesWriter:
         if parts:
             self.out.append({"role": "system", "content": self.content(parts, "instructions")})
 
-    def turn(self, index: int, turn: Turn) -> None:
-        path = f"turns[{index}]"
-        if isinstance(turn, Message):
-            self.message(turn, path)
-        elif isinstance(turn, Reasoning):
-            self.reasoning(turn, path)
-        elif isinstance(turn, ToolCall):
-            self.call(turn, path)
-        elif isinstance(turn, ToolResult):
-            self.result(turn, path)
-        elif self.same:
-            self.native(turn)
-        else:
+    def native(self, turn: Native, path: str) -> None:
+        if not self.same:
             self.lost.append(f"{path} ({turn.kind})")
-
-    def native(self, turn: Native) -> None:
-        if turn.joined and self.open is not None:
+        elif turn.joined and self.open is not None:
             self.open.setdefault("tool_calls", []).append(turn.value)
         else:
             self.out.append(turn.value)

@@ -31,6 +31,7 @@ from chatx.request import (
     read_nested,
     write_extra,
     write_fields,
+    write_turn,
 )
 
 API = "responses"
@@ -120,7 +121,7 @@ def write(request: Request) -> Mapped:
     body["instructions"] = _instructions(request, lost)
     items = ItemsWriter(request, lost)
     for index, turn in enumerate(request.turns):
-        items.turn(index, turn)
+        write_turn(items, index, turn)
     body["input"] = _input(request, items.out)
     body["tools"] = write_tools(request.tools, request.tool_sets, same, lost) or None
     if request.tool_choice is not None:

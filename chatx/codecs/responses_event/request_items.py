@@ -158,17 +158,8 @@ class ItemsWriter:
         self.lost = lost
         self.out: list[dict[str, Any]] = []
 
-    def turn(self, index: int, turn: Turn) -> None:
-        path = f"turns[{index}]"
-        if isinstance(turn, Message):
-            self.message(turn, path)
-        elif isinstance(turn, ToolCall):
-            self.call(turn, path)
-        elif isinstance(turn, ToolResult):
-            self.result(turn, path)
-        elif isinstance(turn, Reasoning):
-            self.reasoning(turn, path)
-        elif self.same:
+    def native(self, turn: Native, path: str) -> None:
+        if self.same:
             self.out.append(turn.value)
         else:
             self.lost.append(f"{path} ({turn.kind})")
