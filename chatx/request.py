@@ -451,6 +451,16 @@ def write_turn(writer: TurnWriter, index: int, turn: Turn) -> None:
         writer.native(turn, path)
 
 
+def media_url(part: Part) -> str | None:
+    """A media part's address as chat and Responses take it: its URL, or its inline
+    ``data`` as a ``data:`` URL (of its media type); None for a part with neither."""
+    if part.url is not None:
+        return part.url
+    if part.data is not None:
+        return f"data:{part.media_type or 'application/octet-stream'};base64,{part.data}"
+    return None
+
+
 def text_of(parts: list[Part]) -> str:
     """The texts of ``parts`` one after the other (media left out)."""
     return "".join(part.text or "" for part in parts if part.kind == "text")

@@ -25,6 +25,7 @@ from chatx.request import (
     expect,
     extra_lost,
     flat_name,
+    media_url,
     read_each,
 )
 
@@ -367,16 +368,8 @@ def _listed(content: str | list[Any]) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
-def _url(part: Part) -> str | None:
-    if part.url is not None:
-        return part.url
-    if part.data is not None:
-        return f"data:{part.media_type or 'application/octet-stream'};base64,{part.data}"
-    return None
-
-
 def _image(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
-    url = _url(part)
+    url = media_url(part)
     if url is None:
         return None
     image: dict[str, Any] = {"url": url}
@@ -388,7 +381,7 @@ def _image(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | No
 
 def _file(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
     file: dict[str, Any] = {}
-    url = _url(part)
+    url = media_url(part)
     if url is not None and url.startswith("data:"):
         file["file_data"] = url
     elif url is not None:

@@ -21,6 +21,7 @@ from chatx.request import (
     Turn,
     expect,
     extra_lost,
+    media_url,
 )
 
 ROLES = ("system", "developer", "user", "assistant")
@@ -267,16 +268,8 @@ def _text(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | Non
     return {"type": "input_text", "text": part.text or ""}
 
 
-def _url(part: Part) -> str | None:
-    if part.url is not None:
-        return part.url
-    if part.data is not None:
-        return f"data:{part.media_type or 'application/octet-stream'};base64,{part.data}"
-    return None
-
-
 def _image(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
-    url = _url(part)
+    url = media_url(part)
     said: dict[str, Any] = {"type": "input_image"}
     if url is not None:
         said["image_url"] = url
@@ -288,7 +281,7 @@ def _image(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | No
 
 
 def _file(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
-    url = _url(part)
+    url = media_url(part)
     said: dict[str, Any] = {"type": "input_file"}
     if url is not None:
         inline = part.form.get("data", url.startswith("data:"))
