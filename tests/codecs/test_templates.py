@@ -243,13 +243,17 @@ def test_a_run_is_the_records_the_template_knows_and_stops_at_the_first_it_does_
     assert run.batches() == [primed()[0].feed(record) for record in records[:3]]
 
 
-@pytest.mark.parametrize("dst", ["responses-event", "chat-chunk", "llama-stack-event"])
+@pytest.mark.parametrize(
+    "dst", ["responses-event", "chat-chunk", "llama-stack-event", "anthropic-event", "gemini-event"]
+)
 @pytest.mark.parametrize("source", ["chat-chunk", "responses-event"])
 @pytest.mark.parametrize("field", ["content", "reasoning_content", "reasoning", "tool_calls"])
-def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
+@pytest.mark.parametrize("reasoning", ["summary", "text"])
+def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field, reasoning):
     """An encoder's ``feed_run`` (its own loop, or the base's replay of the batches):
     the same payloads and the same lost fields as the run's batches fed one by one, for
-    runs of message text, chat reasoning and a tool call's arguments."""
+    runs of message text, chat reasoning (into Responses as a summary or as reasoning
+    text) and a tool call's arguments."""
     from chatx import codecs
     from chatx.codecs.base import EncodeOptions
 
@@ -283,14 +287,17 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field):
     results = []
     for whole in (True, False):
         notes = Notes()
-        encoder = codecs.get(dst).encoder(notes, EncodeOptions(source_format=source))
+        options = EncodeOptions(source_format=source, reasoning=reasoning)
+        encoder = codecs.get(dst).encoder(notes, options)
         out = []
         for batch in head:
             out += encoder.feed(batch)
         if whole:
             out += encoder.feed_run(run)
+            notes.line = run.lines[-1]  # as the pipeline leaves it after a run
         else:
-            for batch in run.batches():
+            for line, batch in zip(run.lines, run.batches(), strict=True):
+                notes.line = line  # as the pipeline says each record's line
                 out += encoder.feed(batch)
         out += encoder.feed([ir.Finish(0, "stop"), ir.StreamEnd()]) + encoder.finish()
         results.append((out, sorted(notes.lost_fields.items()), notes.items))

@@ -95,7 +95,6 @@ class ResponsesEncoder:
         if (
             self.own  # this format's residue, merged back record by record
             or self.queue.held is not None
-            or type(proto) is ir.ReasoningDelta
             or (
                 type(proto) is ir.ToolArgsDelta
                 and (item is None or item.kind != "tool_call" or item.call != proto.call)
@@ -108,6 +107,8 @@ class ResponsesEncoder:
                 self.lost_meta(meta, records)
         if type(proto) is ir.TextDelta:
             self.deltas.text_run(run, out)
+        elif type(proto) is ir.ReasoningDelta:
+            self.deltas.reasoning_run(run, out)
         else:
             self.deltas.args_run(run, out)
         return out

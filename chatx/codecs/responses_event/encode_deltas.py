@@ -130,6 +130,34 @@ class Deltas:
             payload["obfuscation"] = event.obfuscation
         self.state.emit(out, payload, event.extra)
 
+    def reasoning_run(self, run: DeltaRun, out: list[dict[str, Any]]) -> None:
+        """``reasoning`` for each text of another format's run (no residue), written in
+        the encoder's reasoning mode."""
+        proto: ir.ReasoningDelta = run.proto  # type: ignore[assignment]
+        self.notes.line = run.lines[0]  # what opening an item says is the first record's
+        item = self.state.item
+        if item is None or item.kind != "reasoning":
+            item = self.items.open("reasoning", run.lane, out)
+        head: dict[str, Any]
+        if self.reasoning_mode == "summary":
+            part = self.items.part(item, "summary_text", out, proto.part)
+            head = {
+                "type": "response.reasoning_summary_text.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "summary_index": part.number,
+            }
+        else:
+            part = self.items.part(item, "reasoning_text", out)
+            head = {
+                "type": "response.reasoning_text.delta",
+                "item_id": item.id,
+                "output_index": item.index,
+                "content_index": part.number,
+            }
+        part.texts.extend(run.texts)
+        self._deltas(head, {}, run, out)
+
     def args(self, event: ir.ToolArgsDelta, out: list[dict[str, Any]]) -> None:
         item = self.state.item
         if item is None or item.kind != "tool_call" or item.call != event.call:
