@@ -53,15 +53,18 @@ class Assembler:
         self.request: dict[str, Any] | None = None
         self.start_extra: dict[str, Any] = {}
         self.end_extra: dict[str, Any] = {}
+        # The source codec's own notes (see ir.Own) on the stream's start and end, and
+        # those said beside the stream (a record's Meta), in order: what its own final
+        # builder may read (Responses: the envelope as it came, the derived events'
+        # patches), no field of the final object.
+        self.start_own: ir.Own | None = None
+        self.end_own: ir.Own | None = None
+        self.owns: list[ir.Own] = []
         self.meta: dict[str, Any] = {}
         # The residue of the stream's records, of each record as a whole (chat: a chunk's
         # own fields), gathered as chatx.collect.residue says; a lane's, per lane.
         self.residue: dict[str, Any] = {}
         self._settled: Any = None
-        # A codec's own bookkeeping said beside the stream ("~" keys of a record's Meta),
-        # entries gathered by key: what its own final builder may read (Responses: the
-        # derived events' patches, a part's fields as it was added).
-        self.private: dict[str, dict[Any, Any]] = {}
         # The residue of text, reasoning and argument deltas: the paths of its fields,
         # counted (a final object has no place for a delta's own fields; its builder says
         # them lost).
@@ -134,10 +137,12 @@ class Assembler:
         self.started = True
         self.id, self.model, self.created = event.id, event.model, event.created
         self.start_extra = event.extra
+        self.start_own = event.own
 
     def _end(self, event: ir.StreamEnd) -> None:
         self.ended = True
         self.end_extra = event.extra
+        self.end_own = event.own
         for lane in self.lanes.values():
             lane.open = None
 
@@ -150,13 +155,12 @@ class Assembler:
         if extra is not self._settled:  # a decoder shares one between records
             self._settled = extra
             settle(self.residue, extra)
-            for key, value in extra.items():
-                if key[:1] == "~" and type(value) is dict:
-                    self.private.setdefault(key, {}).update(value)
 
     def _meta(self, event: ir.Meta) -> None:
         if event.lane is None:
             self._stream_meta(event.extra)
+            if event.own is not None:
+                self.owns.append(event.own)
             return
         if event.meaning is None:
             lane = self.lane(event.lane)

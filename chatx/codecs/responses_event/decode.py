@@ -20,6 +20,7 @@ from chatx.codecs.responses_event.deltas import DeltaReader
 from chatx.codecs.responses_event.envelope import DEFAULTS, decode_usage, usage_object
 from chatx.codecs.responses_event.items import ItemReader
 from chatx.codecs.responses_event.read_response import NAME, ReadResponse
+from chatx.codecs.responses_event.shapes import ResponsesOwn
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -230,7 +231,7 @@ class ResponsesDecoder:
         if not isinstance(response, dict):
             response = {}
         read.opening = response
-        # Private keys ("~") rebuild the envelope in Responses output; the settings that
+        # The own note rebuilds the envelope in Responses output; the settings that
         # differ from a server's defaults are what another format would lose.
         settings = {
             k: v
@@ -242,7 +243,8 @@ class ResponsesDecoder:
                 str(response.get("id") or ""),
                 shapes.text_or_none(response.get("model")),
                 response.get("created_at"),
-                {"~response": response, "~type": kind, "~event": _beside(data), **settings},
+                settings,
+                ResponsesOwn(response, kind, _beside(data)),
             )
         )
         out.append(ir.LaneStart(0))
@@ -272,14 +274,12 @@ class ResponsesDecoder:
         )
         patch = diff(response, canonical)
         event_extra = _beside(data)
-        if event_extra:
-            patch["~event"] = event_extra
         if data["type"] != shapes.TERMINAL_EVENT[tstatus]:
             self.notes.repaired(
                 f"{data['type']} with status {status!r}: written as "
                 f"{shapes.TERMINAL_EVENT[tstatus]}"
             )
-        out.append(ir.StreamEnd(patch))
+        out.append(ir.StreamEnd(patch, ResponsesOwn(event=event_extra) if event_extra else None))
         read.ended = True
         return out
 

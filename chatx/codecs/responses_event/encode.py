@@ -24,7 +24,7 @@ from chatx.codecs.responses_event.encode_deltas import Deltas
 from chatx.codecs.responses_event.encode_items import Items
 from chatx.codecs.responses_event.envelope import envelope, responses_id, usage_object
 from chatx.codecs.responses_event.settle import lifecycle_status, settle
-from chatx.codecs.responses_event.shapes import OPEN_PART, PATCH
+from chatx.codecs.responses_event.shapes import ResponsesOwn
 from chatx.codecs.responses_event.written import ResponseState
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
@@ -140,11 +140,13 @@ class ResponsesEncoder:
             elif type(event.extra) is not NullResidue:
                 self.lost_meta(event)
             return
-        extra = event.extra
-        if PATCH in extra:
-            state.patches.update(extra[PATCH])
-        if OPEN_PART in extra and state.item is not None:
-            ptype, number = extra[OPEN_PART]
+        own = event.own
+        if type(own) is not ResponsesOwn:
+            return
+        if own.derived:
+            state.patches.update(own.derived)
+        if own.open_part is not None and state.item is not None:
+            ptype, number = own.open_part
             kind = "message" if ptype in ("output_text", "refusal") else "reasoning"
             if state.item.kind == kind:
                 self.items.part(state.item, ptype, out, number if isinstance(number, int) else 0)
@@ -158,8 +160,9 @@ class ResponsesEncoder:
         state.restart()
         self.queue.clear()
         state.active = True
-        if self.own and event.extra.get("~response"):
-            response = dict(event.extra["~response"])
+        own = event.own if self.own else None
+        if type(own) is ResponsesOwn and own.response:
+            response = dict(own.response)
         else:
             rid = responses_id(event.id)
             response = envelope(rid, event.created, event.model, self.options.request)
@@ -167,13 +170,12 @@ class ResponsesEncoder:
                 report(event.extra, self.notes, "response.")
         state.response = response
         state.ids.response = response.get("id")
-        if self.own and event.extra:
+        if type(own) is ResponsesOwn:
             # Lifecycle events after the first (in_progress, queued) come through as
             # passthrough records, so the source's own sequence is kept.
-            first = event.extra.get("~type", "response.created")
-            payload = {"type": first, "response": dict(response)}
+            payload = {"type": own.first, "response": dict(response)}
             lifecycle_status(payload, self.notes)
-            state.emit(out, payload, event.extra.get("~event"))
+            state.emit(out, payload, own.event)
             return
         state.emit(out, {"type": "response.created", "response": dict(response)})
         progress = dict(response)
@@ -190,12 +192,14 @@ class ResponsesEncoder:
             state.response, status, details, state.output, state.error, usage
         )
         terminal: dict[str, Any] = {"type": shapes.TERMINAL_EVENT[status], "response": response}
-        if event.extra:
-            if self.own:
-                merge(response, {k: v for k, v in event.extra.items() if k != "~event"})
-                merge(terminal, event.extra.get("~event") or {})
-            else:
-                report(event.extra, self.notes, "response.")
+        if self.own:
+            own = event.own
+            if event.extra:
+                merge(response, event.extra)
+            if type(own) is ResponsesOwn and own.event:
+                merge(terminal, own.event)
+        elif event.extra:
+            report(event.extra, self.notes, "response.")
         if self.own:
             state.ids.keep(terminal, self.notes)
             lifecycle_status(terminal, self.notes)

@@ -13,6 +13,7 @@ from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 
 from .encode_items import Items
+from .shapes import SILENT
 from .written import OpenItem, OpenPart, ResponseState
 
 
@@ -43,7 +44,7 @@ class Deltas:
     def text(self, event: ir.TextDelta, out: list[dict[str, Any]]) -> None:
         item, part = self._text_part(event.lane, out)
         part.texts.append(event.text)
-        if self.own and event.extra and event.extra.get("~silent"):
+        if event.own is SILENT:
             return  # the source gave this text only in output_text.done
         if event.logprobs:
             logprobs = event.logprobs if self.own else written_logprobs(event.logprobs)
@@ -173,7 +174,7 @@ class Deltas:
         if not event.fragment and not event.extra and event.obfuscation is None:
             return
         item.args.append(event.fragment)
-        if self.own and event.extra.get("~silent"):
+        if event.own is SILENT:
             return  # the source had these arguments in the item, not in a delta event
         payload = {
             "type": "response.function_call_arguments.delta",

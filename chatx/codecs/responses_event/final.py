@@ -64,7 +64,7 @@ def to_response(
     lane = lane if lane is not None else stream.one_lane(None, _WHAT)
     own = source == NAME
     if own:
-        opened = copy.deepcopy(_source_envelope(stream.start_extra))
+        opened = copy.deepcopy(_source_envelope(stream))
         rid = str(opened.get("id") or stream.id or "")
     else:
         rid = responses_id(stream.id or "")
@@ -100,11 +100,8 @@ def _terminal(
     if lane.stop_sequence is not None:
         notes.lost("the stop sequence has no place in a Responses response")
     response = shapes.terminal_response(opened, status, details, output, error, usage)
-    if own and stream.end_extra:
-        # "~" keys are the codec's own bookkeeping (fields beside the response), not
-        # fields of the response.
-        patch = {k: v for k, v in stream.end_extra.items() if not k.startswith("~")}
-        merge(response, copied(patch))
+    if own and (stream.end_extra or stream.end_own is not None):
+        merge(response, copied(stream.end_extra))
         if response.get("output") is None:
             # A terminal response without its output (null or left out): the items the
             # stream built, as the SDK's stream state recovers them for its final response.
@@ -119,11 +116,12 @@ def _output(
     output: list[dict[str, Any]] = []
     # No terminal event: the items the stream never said done are as it left them.
     cut = own and not stream.errors and lane.finish is None
+    derived = _derived(stream) if cut else None
     for item in lane.items:
         if _ours(item, notes):
             output.append(_output_item(item, rid, len(output), own, notes))
             if cut and not item.done and item.kind != "other":
-                _unfinished(output[-1], item, len(output) - 1, stream.private.get(shapes.PATCH))
+                _unfinished(output[-1], item, len(output) - 1, derived)
         if own:
             # The added and done events' own fields beside their item: a response has
             # no place for them.
@@ -132,13 +130,24 @@ def _output(
     return output
 
 
-def _source_envelope(extra: dict[str, Any]) -> dict[str, Any]:
+def _source_envelope(stream: Assembler) -> dict[str, Any]:
     """The ``response`` of the source's ``response.created``, kept by the Responses
-    decoder in its StreamStart residue (a codec-private key)."""
-    for key in ("~response", "response"):
-        if isinstance(extra.get(key), dict):
-            return extra[key]
-    return {}
+    decoder in its StreamStart's own note."""
+    own = stream.start_own
+    if type(own) is shapes.ResponsesOwn and isinstance(own.response, dict):
+        return own.response
+    response = stream.start_extra.get("response")
+    return response if isinstance(response, dict) else {}
+
+
+def _derived(stream: Assembler) -> dict[Any, Any]:
+    """The derived events' patches the decoder said beside the stream, by
+    :func:`shapes.derived_key`."""
+    derived: dict[Any, Any] = {}
+    for own in stream.owns:
+        if type(own) is shapes.ResponsesOwn and own.derived:
+            derived.update(own.derived)
+    return derived
 
 
 def _response_error(stream: Assembler, own: bool, notes: Notes) -> dict[str, Any] | None:

@@ -12,10 +12,10 @@ from typing import Any, Literal
 from chatx import ir
 from chatx.codecs.responses_event import searches, shapes
 from chatx.codecs.responses_event.read_response import NAME, ItemState, PartState, ReadResponse
+from chatx.codecs.responses_event.shapes import SILENT, ResponsesOwn
 from chatx.pieces import Pieces
 from chatx.residue import Carried, diff
 
-PATCH, OPEN_PART = shapes.PATCH, shapes.OPEN_PART
 _ITEM_KINDS = {"message": "message", "reasoning": "reasoning", "function_call": "tool_call"}
 # An item's kind (ItemState.kind, not a passthrough) as the IR says it.
 _ITEM_KINDS_IR: dict[str, ir.ItemKind] = {
@@ -86,10 +86,10 @@ class ItemReader:
         out: list[ir.Event] = [start]
         if kind == "tool_call" and isinstance(item.get("arguments"), str) and item["arguments"]:
             # Some servers put the whole call in the added item and stream nothing.
-            # "~silent": the arguments were in the item, not in delta events; Responses
+            # Silent: the arguments were in the item, not in delta events; Responses
             # output keeps them there.
             state.args.append(item["arguments"])
-            out.append(ir.ToolArgsDelta(0, state.call or 0, item["arguments"], {"~silent": True}))
+            out.append(ir.ToolArgsDelta(0, state.call or 0, item["arguments"], {}, None, SILENT))
         return out
 
     def _opened(self, state: ItemState, item: dict[str, Any]) -> tuple[Any, ir.ItemStart]:
@@ -250,16 +250,15 @@ class ItemReader:
         kept = self._catch_up(kind, data, state, out)
         canonical = self._canonical(kind, data, state)
         patch = _derived_patch(kind, data, canonical, kept)
-        extra: dict[str, Any] = {}
-        if patch:
-            extra[PATCH] = {shapes.derived_key(data): patch}
+        derived = {shapes.derived_key(data): patch} if patch else None
+        open_part = None
         if kind.endswith("part.added") and canonical is not None:
             # Open the part where the source did: a part may never get a delta.
             number = data.get("summary_index" if "summary" in kind else "content_index")
-            ptype = canonical["part"]["type"]
-            extra[OPEN_PART] = (ptype, number)
-        if extra:
-            out.append(ir.Meta(None, extra))
+            open_part = (canonical["part"]["type"], number)
+        if derived is not None or open_part is not None:
+            own = ResponsesOwn(derived=derived, open_part=open_part)
+            out.append(ir.Meta(None, {}, None, None, own))
         return out
 
     def _catch_up(
@@ -311,13 +310,13 @@ class ItemReader:
             arguments = data.get("arguments")
             if not state.args and isinstance(arguments, str) and arguments:
                 state.args.append(arguments)
-                return [ir.ToolArgsDelta(0, state.call or 0, arguments, {"~silent": True})]
+                return [ir.ToolArgsDelta(0, state.call or 0, arguments, {}, None, SILENT)]
         elif kind == "response.output_text.done":
             number = data.get("content_index", 0)
             text = data.get("text")
             if ("output_text", number) not in state.parts and isinstance(text, str) and text:
                 state.parts[("output_text", number)] = PartState(Pieces.of(text))
-                return [ir.TextDelta(0, text, None, {"~silent": True})]
+                return [ir.TextDelta(0, text, None, {}, None, SILENT)]
         return []
 
     def _canonical(

@@ -9,12 +9,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx import ir
 from chatx.codecs.finish import exact
 
-# Residue keys the decoder fills and the encoder reads: the patch of a derived event (a
-# done event, an added part) against its canonical shape, and a part left open at the end.
-PATCH = "~responses.derived"
-OPEN_PART = "~responses.open_part"
+
+class ResponsesOwn(ir.Own):
+    """The Responses decoder's own note on an event, for Responses output and the
+    Responses final object (see :class:`chatx.ir.Own`).
+
+    On the ``StreamStart``: ``response``, the opening event's ``response`` as it came
+    (the envelope written again), ``first``, that event's type (``response.created``, or
+    ``response.queued`` where a server opens with it) and ``event``, its fields beside
+    the response. On the ``StreamEnd``: ``event``, the terminal event's fields beside
+    its response. On a text or arguments delta: ``silent``, the source said it in an
+    item or a done event, not in a delta event of its own (none is written). On a
+    ``Meta``: ``derived``, the patch of a derived event (a done event, an added part)
+    against its canonical shape, by :func:`derived_key`; ``open_part``, the part an
+    added-part event opened, ``(part type, number)``, which may never get a delta."""
+
+    __slots__ = ("derived", "event", "first", "open_part", "response", "silent")
+
+    def __init__(
+        self,
+        response: dict[str, Any] | None = None,
+        first: str = "response.created",
+        event: dict[str, Any] | None = None,
+        silent: bool = False,
+        derived: dict[Any, Any] | None = None,
+        open_part: tuple[Any, Any] | None = None,
+    ) -> None:
+        self.response = response
+        self.first = first
+        self.event = event
+        self.silent = silent
+        self.derived = derived
+        self.open_part = open_part
+
+
+# The one note of a delta said in an item or a done event: the decoder gives every such
+# delta this instance (nothing changes it), and the encoder tells them by identity, a
+# test per delta that costs less than reading the flag.
+SILENT = ResponsesOwn(silent=True)
 
 
 def text_part(text: str, logprobs: list[Any]) -> dict[str, Any]:
