@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from tests.requests.bodies import HERE
@@ -24,18 +25,36 @@ from tests.requests.bodies import HERE
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
+def _filled(schema: Any) -> Any:
+    """A value the JSON schema (or Gemini's upper-case one) takes: its required fields."""
+    if not isinstance(schema, dict):
+        return "x"
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {n: _filled(properties.get(n)) for n in schema.get("required", [])}
+    return {"string": "Paris", "integer": 1, "number": 1, "boolean": True, "array": []}.get(
+        kind, "x"
+    )
+
+
 def _answer(body: dict[str, Any]) -> dict[str, Any]:
-    """A call of the first function offered while the last turn is the user's text, else
-    a text answer."""
+    """A call of the first function offered while the last turn is the user's text, JSON
+    when JSON is asked for, else a text answer."""
     declared = [
         d for tool in body.get("tools") or [] for d in tool.get("functionDeclarations") or []
     ]
     last = (body.get("contents") or [{}])[-1]
     answered = any("functionResponse" in p for p in last.get("parts") or [])
+    config = body.get("generationConfig") or {}
     if declared and not answered:
-        schema = declared[0].get("parameters_json_schema") or {}
-        args = {name: "Paris" for name in schema.get("required", [])}
-        part: dict[str, Any] = {"functionCall": {"name": declared[0]["name"], "args": args}}
+        schema = declared[0].get("parameters_json_schema") or declared[0].get(
+            "parametersJsonSchema"
+        )
+        call = {"name": declared[0]["name"], "args": _filled(schema)}
+        part: dict[str, Any] = {"functionCall": call, "thoughtSignature": "c2lnbmVk"}
+    elif config.get("responseMimeType") == "application/json":
+        part = {"text": json.dumps(_filled(config.get("responseJsonSchema")))}
     else:
         part = {"text": "Sunny."}
     return {
@@ -353,12 +372,40 @@ def record() -> dict[str, dict[str, Any]]:
     return out
 
 
-def main() -> int:
-    for name, body in record().items():
+def record_cli(gemini: str) -> dict[str, dict[str, Any]]:
+    """Gemini CLI's bodies (``gemini -p``, run in an empty folder with a home of its own):
+    with the model left to its router, the router's JSON request; with one named, the
+    turn after its tool call, tools and all."""
+    import os
+    import subprocess
+    import tempfile
+
+    out = {}
+    with tempfile.TemporaryDirectory() as home, keeping() as (url, kept):
+        settings = Path(home, ".gemini", "settings.json")
+        settings.parent.mkdir()
+        settings.write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+        work = Path(home, "work")
+        work.mkdir()
+        env = {**os.environ, "HOME": home, "GEMINI_API_KEY": "recorded-key"}
+        env |= {"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        for name, model in (("cli_router", []), ("cli_tools", ["-m", "gemini-2.5-flash"])):
+            kept.clear()
+            command = [gemini, *model, "-p", "What is in this folder?"]
+            subprocess.run(command, env=env, cwd=work, capture_output=True, timeout=300)
+            path, body = kept[0] if name == "cli_router" else kept[-1]
+            out[f"gemini__{name}.json"] = json.loads(json.dumps(body).replace(home, "/home/u"))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    """Writes the SDK's bodies; with ``--cli GEMINI`` (the CLI's path), Gemini CLI's."""
+    made = record_cli(argv[1]) if argv[:1] == ["--cli"] else record()
+    for name, body in made.items():
         (HERE / name).write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
         print(name, file=sys.stderr)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

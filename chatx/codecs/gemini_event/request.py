@@ -113,10 +113,11 @@ def _read_format(config: dict[str, Any], keys: Keys, request: Request) -> None:
     mime = keys.get(config, "responseMimeType")
     given = keys.get(config, "responseJsonSchema")
     schema = keys.get(config, "responseSchema")
-    said = {"mime": mime, "json": given is not None, "schema": schema}
+    said = {"mime": mime, "json": given, "schema": schema}
     if mime == _JSON and (given is None or schema is None):
         if given is not None or schema is not None:
-            value = given if given is not None else json_schema(schema)
+            # upper-case types in a JSON schema too (Gemini CLI's), as Gemini reads them
+            value = json_schema(given if given is not None else schema)
             request.response_format = {"type": "json_schema", "schema": value}
         else:
             request.response_format = {"type": "json_object"}
@@ -232,6 +233,8 @@ def _write_format(request: Request, config: dict[str, Any], keys: Keys, lost: li
         schema = (value or {}).get("schema")
         if said["schema"] is not None and json_schema(said["schema"]) == schema:
             config[keys.name("responseSchema")] = said["schema"]
+        elif said["json"] is not None and json_schema(said["json"]) == schema:
+            config[keys.name("responseJsonSchema")] = said["json"]
         elif schema is not None:
             config[keys.name("responseJsonSchema")] = schema
         return

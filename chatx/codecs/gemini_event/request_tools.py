@@ -84,7 +84,10 @@ def read_function(value: Any, path: str, keys: Keys) -> Tool:
     )
     given = keys.get(value, "parametersJsonSchema")
     if given is not None:
-        said.parameters = given
+        # Gemini takes upper-case types here too, and Gemini CLI sends them
+        said.parameters = json_schema(given)
+        if said.parameters != given:
+            said.form["json"] = given
     elif value.get("parameters") is not None:
         said.parameters = json_schema(value["parameters"])
         said.form["parameters"] = value["parameters"]
@@ -167,8 +170,11 @@ def write_function(
     if name != tool.name or tool.kind == "custom":
         names[name] = tool
     original = tool.form.get("parameters") if same else None
+    given = tool.form.get("json") if same else None
     if original is not None and json_schema(original) == parameters:
         said["parameters"] = original
+    elif given is not None and json_schema(given) == parameters:
+        said[keys.name("parametersJsonSchema")] = given
     elif parameters is not None:
         said[keys.name("parametersJsonSchema")] = parameters
     if same:
