@@ -9,7 +9,9 @@ and media (``inlineData``, ``fileData``) make a :class:`~chatx.request.Message`,
 one on a call or a text belongs to the thinking before it (a reasoning with no text of its
 own when there was none), and is written back on the part it rode.
 
-Gemini's calls often have no ``id``: one is made from the call's place
+A ``functionResponse``'s ``response`` of one text (``{"output": …}``, google-genai's
+``{"result": …}``, ``{"error": …}``, which is an error) is that text; any other object
+its JSON text. Gemini's calls often have no ``id``: one is made from the call's place
 (``call_<content>_<part>``), and a ``functionResponse`` without one answers the first call
 of its name not yet answered. Written from another API, calls and results carry the
 source's ids, and a result takes the name of the call it answers (Gemini requires it).
@@ -212,7 +214,7 @@ class ContentsReader:
         )
         said.form = {"id": given, "name": name}
         only = next(iter(response)) if isinstance(response, dict) and len(response) == 1 else None
-        if only in ("output", "error") and isinstance(response[only], str):
+        if only in ("output", "error", "result") and isinstance(response[only], str):
             said.parts = [Part(kind="text", text=response[only], plain=True)]
             said.is_error = True if only == "error" else None
             said.form["response"] = only
@@ -438,7 +440,9 @@ class ContentsWriter:
                 return json.loads(text)
             except ValueError:
                 pass
-        return {"error" if turn.is_error or how == "error" else "output": text}
+        if turn.is_error or how == "error":
+            return {"error": text}
+        return {"result" if how == "result" else "output": text}
 
     def reasoning(self, turn: Reasoning, path: str) -> list[Any]:
         signature = turn.signature
