@@ -51,7 +51,7 @@ def proxy(
         str | None,
         typer.Option(
             "--upstream-api",
-            help="The API the upstream speaks (chat, responses, anthropic, llama-stack): "
+            help="The API the upstream speaks (chat, responses, anthropic, llama-stack, gemini): "
             "requests of the other APIs are translated into it, their answers back.",
             metavar="API",
         ),

@@ -116,6 +116,9 @@ class HttpApi(NamedTuple):
     """A route of its own for streams (Gemini's ``:streamGenerateContent`` beside
     ``:generateContent``, whose answer is then the final object); "": the request body's
     ``stream`` says."""
+    also: tuple[str, ...] = ()
+    """Other first segments the route is answered under too (Gemini's ``/v1`` beside
+    ``/v1beta``: google-genai with a ``base_url`` asks ``/v1`` unless told)."""
     sse_query: str = ""
     """With a ``stream_path``: the query that asks for the stream as SSE (Gemini's
     ``alt=sse``); without it the stream comes as one JSON array of the chunks."""

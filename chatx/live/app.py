@@ -26,7 +26,7 @@ capture, a delay or a stalled client holds up no other request.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ import orjson
 from chatx.codecs.base import HttpApi
 from chatx.errors import ChatxError
 from chatx.live import asgi, replay
+from chatx.live.arrays import json_array
 from chatx.live.chaos import NONE, Chaos, Faults, error_event, malformed
 from chatx.live.choose import HEADER, Chooser, header_value
 from chatx.live.endpoints import by_path, endpoints, route, sse_asked
@@ -320,31 +321,6 @@ class ServeApp:
                 seen.setdefault(capture.model)
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "chatx"} for m in seen]
         return orjson.dumps({"object": "list", "data": data})
-
-
-def json_array(events: Iterator[Any]) -> Iterator[Any]:
-    """SSE events as the pieces of one JSON array of their payloads, as Gemini streams
-    without ``alt=sse`` (``[{…}\n,\r\n{…}]``): a piece for each event, sent when its event
-    would be, the array closed on the last. An event may come with its number
-    (``replay.timed``'s pairs): its piece keeps it."""
-    held: Any = None
-    for item in events:
-        event, tag = item if isinstance(item, tuple) else (item, None)
-        payload = b"\n".join(
-            line[5:].strip() for line in event.splitlines() if line.startswith(b"data:")
-        )
-        if not payload:
-            continue
-        if held is not None:
-            yield held
-        piece = (b"\n,\r\n" if held is not None else b"[") + payload
-        held = (piece, tag) if isinstance(item, tuple) else piece
-    if held is None:
-        yield b"[]"
-    elif isinstance(held, tuple):
-        yield held[0] + b"]", held[1]
-    else:
-        yield held + b"]"
 
 
 def _allow(method: str, allowed: tuple[str, ...], path: str) -> None:

@@ -52,6 +52,8 @@ def route(path: str) -> Route | None:
         ways = [(endpoint.path, False if endpoint.stream_path else None)]
         if endpoint.stream_path:
             ways.append((endpoint.stream_path, True))
+        for first in endpoint.also:  # the same routes under another version
+            ways += [(first + "/" + t.split("/", 2)[2], stream) for t, stream in ways[:2]]
         for template, stream in ways:
             if "{" not in template:
                 if template == path:
@@ -225,8 +227,11 @@ LLAMA_STACK_ERRORS = ErrorShape(
 
 
 def _google_body(message: str, kind: str, param: str | None, code: str | None) -> dict[str, Any]:
-    # Google's APIs: the HTTP status as code, the gRPC status word beside it.
+    # Google's APIs: the HTTP status as code, the gRPC status word beside it. ``code`` is
+    # the status itself when chatx answers (GOOGLE_ERRORS.codes), else the word's status.
     status = next((s for s, word in GOOGLE_ERRORS.kinds.items() if word == kind and s), 400)
+    if code is not None and code.isdigit():
+        status = int(code)
     return {"error": {"code": status, "message": message, "status": kind}}
 
 
@@ -252,6 +257,8 @@ GOOGLE_ERRORS = ErrorShape(
         503: "The model is overloaded. Please try again later.",
     },
     body=_google_body,
+    # the HTTP status said as the body's code (a 502 says 502, with INTERNAL)
+    codes={s: str(s) for s in (400, 401, 403, 404, 405, 408, 409, 413, 429, 500, 502, 503, 504)},
 )
 
 ERROR_SHAPES: dict[str, ErrorShape] = {

@@ -36,10 +36,10 @@ import orjson
 
 from chatx.codecs.base import HttpApi
 from chatx.live import asgi
-from chatx.live.endpoints import by_path
+from chatx.live.endpoints import by_path, model_path, route, sse_asked
 from chatx.live.errors import ApiError
 from chatx.live.gateway_answer import Answers
-from chatx.live.gateway_headers import UpstreamHeaders
+from chatx.live.gateway_headers import UpstreamHeaders, client_secrets
 from chatx.live.gateway_plan import RESPONSES, ModelMap, Plan, Planner
 from chatx.live.gateway_routes import SideRoutes, stored_id
 
@@ -126,27 +126,47 @@ class Gateway:
         self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send, client: Any
     ) -> None:
         method, path = scope["method"], scope["path"]
-        endpoint = by_path(path)
-        if endpoint is None:
+        found = route(path)
+        if found is None:
             await (
                 self.routes.models(scope, send, client)
                 if path == "/v1/models"
                 else self.routes.stored(scope, send)
             )
             return
+        endpoint = found.endpoint
+        query = scope.get("query_string", b"")
         try:
             body = await asgi.read_body(receive)
-            plan = await self.planner.plan(endpoint, body)
+            plan = await self.planner.plan(endpoint, body, found.model, found.stream)
         except ApiError as exc:
             self.log(f"{method} {path}: {exc.status} {exc.message}")
             await asgi.respond_error(send, exc, endpoint.api)
             return
+        plan.array = plan.stream and not sse_asked(endpoint, query)
+        plan.secrets = client_secrets(scope["headers"], query)
         try:
             await self._send(scope, receive, send, client, plan)
         except ApiError as exc:
             self.log(f"{method} {path}: {exc.status} {exc.message}")
             if not getattr(send, "started", False):
                 await asgi.respond_error(send, exc, endpoint.api)
+
+    def _target(self, plan: Plan) -> tuple[str, str]:
+        """The upstream API's path and query: its descriptor's, the model put in where the
+        path names it (Gemini's, percent-encoded into one segment: nothing in a model
+        name reaches another path or host), the stream's route for a stream."""
+        if "{model}" not in self.api.path:
+            return self.api.path, ""
+        if not plan.model:
+            raise ApiError(
+                400,
+                f"chatx proxy: a {self.api.api} upstream takes the model in its path; "
+                "the request names none (or --model CLIENT=UPSTREAM)",
+                param="model",
+            )
+        path, _, query = model_path(self.api, plan.model, plan.stream).partition("?")
+        return path, query
 
     async def _send(
         self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send, client: Any, plan: Plan
@@ -156,11 +176,13 @@ class Gateway:
         import httpx2
 
         path = scope["path"]
-        url = self.upstream.url_for(self.api.path)
+        url = self.upstream.url_for(*self._target(plan))
         line = f"POST {path} as {self.api.api}"
         if plan.lost:
             self.said_lost(f"{line}: lost: {', '.join(plan.lost)}")
-        headers = self.headers.translated(scope["headers"], plan.client)
+        headers = self.headers.translated(
+            scope["headers"], plan.client, scope.get("query_string", b"")
+        )
         accept = b"text/event-stream" if plan.stream else b"application/json"
         headers += [
             (b"content-type", b"application/json"),

@@ -25,6 +25,7 @@ import orjson
 from chatx.codecs.base import EncodeOptions, HttpApi
 from chatx.errors import ChatxError
 from chatx.live import asgi
+from chatx.live.arrays import JsonArray
 from chatx.live.errors import ApiError
 from chatx.live.replay import Events, recorded_error
 
@@ -48,6 +49,7 @@ _BROKEN: dict[str, Callable[[str], dict[str, Any]]] = {
     "llama-stack-event": lambda m: {"error": {"message": m, "type": "server_error", "code": 502}},
     "responses-event": lambda m: {"type": "error", "message": m, "code": "server_error"},
     "anthropic-event": lambda m: {"type": "error", "error": {"type": "api_error", "message": m}},
+    "gemini-event": lambda m: {"error": {"code": 502, "message": m, "status": "UNAVAILABLE"}},
 }
 
 
@@ -76,6 +78,8 @@ class Answers:
             if len(data) >= _ERROR_READ:
                 break
         error = upstream_error(response.status_code, data)
+        for secret in plan.secrets:  # an upstream that echoes the client's key
+            error.message = error.message.replace(secret, "***")
         self.log(f"{line} -> {response.status_code}: {error.message}")
         headers = error.headers()
         retry = response.headers.get("retry-after")
@@ -109,7 +113,8 @@ class Answers:
             notes=plan.notes,
         )
         events = Outgoing(plan)
-        head = [(b"content-type", asgi.EVENT_STREAM), (b"cache-control", b"no-cache")]
+        kind = b"application/json" if plan.array else asgi.EVENT_STREAM
+        head = [(b"content-type", kind), (b"cache-control", b"no-cache")]
         await asgi.start_stream(send, 200, head + lost_header(plan.lost))
         watch = asgi.Watch(receive)
         whole, why = False, ""
@@ -142,6 +147,8 @@ class Answers:
         except ChatxError as exc:
             self.log(f"{line}: {exc}; the connection is cut")
             return
+        if events.array is not None:
+            await asgi.send_piece(send, events.array.finish())
         await asgi.end_stream(send)
         self._said(plan, line, recording, kept, whole, why)
 
@@ -222,15 +229,18 @@ class Outgoing:
         self.rid = plan.rid
         self.response: dict[str, Any] | None = None
         self.kept = False  # the response is in the store
+        self.array = JsonArray() if plan.array else None  # Gemini without alt=sse
 
     def feed(self, data: bytes) -> list[bytes]:
         if not data:
             return []
         events = self.splitter.feed(data)
-        return self._each(events) if self.renamer is not None or self.rid else events
+        events = self._each(events) if self.renamer is not None or self.rid else events
+        return self.array.feed(events) if self.array is not None else events
 
     def finish(self) -> list[bytes]:
-        return self._each(self.splitter.finish())
+        events = self._each(self.splitter.finish())
+        return self.array.feed(events) if self.array is not None else events
 
     def _each(self, events: list[bytes]) -> list[bytes]:
         renamer = self.renamer

@@ -72,6 +72,11 @@ class Plan:
     history: list[Any] | None = None  # Responses input items, when the response is kept
     rid: str | None = None  # the id the gateway gives a Responses answer
     notes: Notes = field(default_factory=Notes)
+    model: str | None = None  # the upstream's model: its path names it where the API's does
+    array: bool = False  # a Gemini stream asked for without alt=sse: one JSON array
+    secrets: tuple[
+        str, ...
+    ] = ()  # the client's keys, said as *** wherever the upstream echoes them
 
 
 @dataclass(slots=True, kw_only=True)
@@ -86,9 +91,13 @@ class Planner:
     strict: bool = False
     store: Store | None = None
 
-    async def plan(self, client: HttpApi, raw: bytes) -> Plan:
+    async def plan(
+        self, client: HttpApi, raw: bytes, model: str | None = None, stream: bool | None = None
+    ) -> Plan:
         """The plan of a request body ``raw`` in the ``client`` API, or the
-        :class:`~chatx.live.errors.ApiError` (400) the client is answered."""
+        :class:`~chatx.live.errors.ApiError` (400) the client is answered. ``model`` and
+        ``stream``: what the client's path says, where its API's path says them
+        (Gemini's ``/v1beta/models/{model}:streamGenerateContent``)."""
         codec = codecs.get(client.format)
         target = codecs.get(self.upstream.format)
         if codec.requests is None or target.requests is None:
@@ -106,6 +115,10 @@ class Planner:
         try:
             read = codec.requests.read(body)
             request: Request = read.body
+            if model is not None:
+                request.model = model
+            if stream is not None:
+                request.stream = stream
             request.model = self.models(request.model)
             written = target.requests.write(request)
         except ChatxError as exc:
@@ -119,8 +132,9 @@ class Planner:
                 param=lost[0],
                 code="lost_in_translation",
             )
-        stream = body.get("stream") is True
-        plan = Plan(client, self.upstream, body, written.body, lost, stream, asked)
+        streams = request.stream if stream is not None else body.get("stream") is True
+        plan = Plan(client, self.upstream, body, written.body, lost, streams, asked)
+        plan.model = request.model
         if client.api == RESPONSES:
             plan.renamer = Renamer(written.names) if written.names else None
             plan.history = history if body.get("store") is not False else None

@@ -246,7 +246,9 @@ class ProxyApp:
         except httpx2.HTTPError as exc:
             status = 504 if isinstance(exc, httpx2.TimeoutException) else 502
             said = self.upstream.redact(f"{type(exc).__name__}: {exc}")
-            raise ApiError(status, f"chatx proxy: upstream {url}: {said}") from None
+            raise ApiError(
+                status, self.upstream.redact(f"chatx proxy: upstream {url}: {said}")
+            ) from None
         try:
             await self._relay(scope, receive, send, response, body)
         finally:

@@ -32,6 +32,7 @@ _DECODES = 3
 # What no decoding of a path may give: a backslash (read as a slash by many servers) and
 # control characters (a NUL, or a CR/LF that could split a header line further on).
 _FORBIDDEN = re.compile(r"[\\\x00-\x1f\x7f]")
+_QUERY_KEY = re.compile(r"([?&]key=)[^&#\s]+")
 
 
 class Refused(ValueError):
@@ -107,7 +108,7 @@ class Upstream:
         them (as given, percent-encoded, inside the Basic token)."""
         for secret in self._secrets():
             text = text.replace(secret, "***")
-        return text
+        return _QUERY_KEY.sub(r"\1***", text)  # a Gemini client's ?key=, in a URL said
 
     def _secrets(self) -> list[str]:
         found = [s for s in (self.password, self.authorization) if s]

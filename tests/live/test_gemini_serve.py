@@ -14,7 +14,8 @@ import orjson
 import pytest
 
 from chatx.codecs.base import HttpApi
-from chatx.live.app import ServeApp, json_array
+from chatx.live.app import ServeApp
+from chatx.live.arrays import json_array
 from chatx.live.endpoints import by_name, model_path, sse_asked
 from chatx.live.served_captures import load
 from tests.inprocess import assert_clean, run
@@ -180,3 +181,19 @@ def test_capture_api_gemini_needs_a_model(tmp_path: Path) -> None:
     assert result.code == 2
     assert 'give it as "model" in the body' in result.err
     assert not list(tmp_path.iterdir())
+
+
+def test_google_genai_with_its_default_version(served: tuple[Running, list[str]]) -> None:
+    """google-genai given a base_url asks /v1/models/…, not /v1beta: served the same."""
+    genai = pytest.importorskip("google.genai", reason="the google-genai SDK is not installed")
+    from google.genai import types
+
+    running, _ = served
+    options = types.HttpOptions(base_url=running.url, headers={"X-Chatx-Capture": CAPTURE})
+    with genai.Client(api_key=KEY, http_options=options) as client:
+        text = "".join(
+            chunk.text or ""
+            for chunk in client.models.generate_content_stream(model="gemini-test", contents="hi")
+        )
+        whole = client.models.generate_content(model="gemini-test", contents="hi")
+    assert text == whole.text == "Paper cranes fold from one square sheet."

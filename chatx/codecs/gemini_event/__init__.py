@@ -43,6 +43,7 @@ CODEC = Codec(
         key_header="x-goog-api-key",
         stream_path="/v1beta/models/{model}:streamGenerateContent",
         sse_query="alt=sse",
+        also=("/v1",),
     ),
     requests=RequestMapping(
         lazy("chatx.codecs.gemini_event.request", "read"),
