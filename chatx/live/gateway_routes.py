@@ -67,7 +67,10 @@ class SideRoutes:
         import httpx2
 
         headers = self.headers.translated(scope["headers"], endpoints()[0])
-        url = self.upstream.url_for("/v1/models")
+        api = self.headers.api
+        # Gemini lists its models under its own version: /v1beta/models
+        listed = api.path.split("/models/")[0] + "/models" if "{model}" in api.path else ""
+        url = self.upstream.url_for(listed or "/v1/models")
         try:
             response = await client.get(url, headers=headers)
         except httpx2.HTTPError as exc:
@@ -83,17 +86,20 @@ class SideRoutes:
 
 def model_list(data: bytes) -> dict[str, Any]:
     """An upstream's list of models as OpenAI's ``{"object": "list", "data": [...]}``:
-    each with an ``id`` (Llama Stack's ``identifier``)."""
+    each with an ``id`` (Llama Stack's ``identifier``, Gemini's ``name`` without its
+    ``models/``)."""
     try:
         body = orjson.loads(data)
     except orjson.JSONDecodeError:
         body = None
-    listed = body.get("data") if isinstance(body, dict) else body
+    listed = body.get("data", body.get("models")) if isinstance(body, dict) else body
     out = []
     for entry in listed if isinstance(listed, list) else []:
         if not isinstance(entry, dict):
             continue
         mid = entry.get("id") or entry.get("identifier") or entry.get("model_id")
+        if mid is None and isinstance(entry.get("name"), str):
+            mid = entry["name"].removeprefix("models/")
         if isinstance(mid, str):
             out.append(
                 {"object": "model", "created": 0, "owned_by": "upstream", **entry, "id": mid}

@@ -517,3 +517,32 @@ def test_the_gemini_upstream_key_goes_in_its_header_only() -> None:
     assert asked.headers[b"x-goog-api-key"] == b"upstream-SECRET-key"
     assert b"x-api-key" not in asked.headers and b"key=" not in query
     assert isinstance(asked, Got)
+
+
+class Listing:
+    """A Gemini upstream's GET /v1beta/models, kept."""
+
+    def __init__(self) -> None:
+        self.got: list[tuple[str, dict[bytes, bytes]]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        self.got.append((scope["path"], dict(scope["headers"])))
+        listed = {"models": [{"name": f"models/{MODEL}", "displayName": "Gemini 2.5 Flash"}]}
+        head = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": orjson.dumps(listed)})
+
+
+def test_the_models_of_a_gemini_upstream_as_openai_lists_them() -> None:
+    upstream = Listing()
+    with (
+        Running(upstream) as up,
+        Running(ProxyApp(up.url, None, upstream_api=by_name("gemini")), lifespan="on") as proxy,
+        openai.OpenAI(base_url=f"{proxy.url}/v1", api_key=KEY, max_retries=0) as oai,
+    ):
+        listed = [m.id for m in oai.models.list()]
+    assert listed == [MODEL]
+    ((path, headers),) = upstream.got
+    assert path == "/v1beta/models" and headers[b"x-goog-api-key"] == KEY.encode()
