@@ -54,6 +54,21 @@ class Own:
 
     __slots__ = ()
 
+    def _said(self) -> tuple[str, ...]:
+        names: tuple[str, ...] = type(self).__slots__
+        return names
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            getattr(self, name) == getattr(other, name) for name in self._said()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        said = (f"{name}={getattr(self, name)!r}" for name in self._said())
+        return f"{type(self).__name__}({', '.join(said)})"
+
 
 # Finish reasons use the chat vocabulary; encoders map them to their format's words.
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter", "function_call", "error")

@@ -65,10 +65,10 @@ class Blocks:
             return out
         state = read.block = Block(index, kind)
         if kind == "tool_call":
-            start, canonical, tilde, seeded = self._call_start(block, state)
+            start, canonical, seeded = self._call_start(block, state)
         else:
-            start, canonical, tilde, seeded = _content_start(block, state)
-        start.extra = {**exact_diff(data, r.block_start(index, canonical)), **tilde}
+            start, canonical, seeded = _content_start(block, state)
+        start.extra = exact_diff(data, r.block_start(index, canonical))
         out.append(start)
         if seeded is not None:
             out.append(seeded)
@@ -95,7 +95,7 @@ class Blocks:
 
     def _call_start(self, block: dict[str, Any], state: Block) -> _Opened:
         """A ``tool_use`` block's start: the call numbered, its input said when the
-        block holds it already (``~seed``)."""
+        block holds it already (its note's ``seed``)."""
         read = self.read
         call = state.call = read.calls
         read.calls += 1
@@ -108,9 +108,10 @@ class Blocks:
         if type(seed) is dict and seed:
             state.args = True
             canonical["input"] = seed
-            seeded = ir.ToolArgsDelta(0, call, orjson.dumps(seed).decode(), {"~seed": 1})
-            return start, canonical, {"~seed": seed}, seeded
-        return start, canonical, {}, None
+            start.own = r.AnthropicOwn(seed=seed)
+            seeded = ir.ToolArgsDelta(0, call, orjson.dumps(seed).decode(), {}, None, r.AGAIN)
+            return start, canonical, seeded
+        return start, canonical, None
 
     def delta(self, data: dict[str, Any]) -> list[ir.Event]:
         """``content_block_delta``: more of the open block's content, or a record the IR
@@ -118,7 +119,7 @@ class Blocks:
         block = self.read.block
         if block is None:
             self.notes.warning("content_block_delta with no content block open: kept as it is")
-            return [ir.Meta(None, {"~record": data})]
+            return [kept(data)]
         delta = data.get("delta")
         if block.kind is None:
             return [self._passed_delta(data, delta, block)]
@@ -145,7 +146,7 @@ class Blocks:
         delta = data["delta"]
         text = delta.get(field)
         if type(text) is not str or not text:
-            return [ir.Meta(0, {"~record": data})]
+            return [kept(data, 0)]
         if len(data) == 3 and len(delta) == 2 and data.get("index") == block.index:
             # The canonical record (type, index, delta of type and text): nearly every
             # delta of a stream, so it is told without building and diffing it.
@@ -165,7 +166,7 @@ class Blocks:
         block = read.block
         if block is None:
             self.notes.warning("content_block_stop with no content block open: kept as it is")
-            return [ir.Meta(None, {"~record": data})]
+            return [kept(data)]
         read.block = None
         if block.kind is None:
             passed = ir.Passthrough(NAME, data, "content_block_stop", read.line, "")
@@ -177,60 +178,68 @@ class Blocks:
         self._end_block(block, exact_diff(data, r.block_stop(block.index)), out)
         return out
 
-    def close(self, out: list[ir.Event], mark: str | None = None) -> None:
+    def close(self, out: list[ir.Event], cut: bool = False) -> None:
         """Close the open block where the source did not (repaired in anthropic output,
-        or left as it came with ``mark`` ``~cut``)."""
+        or left as it came when the input ``cut`` it)."""
         read = self.read
         block, read.block = read.block, None
         if block is None:
             return
         if block.kind is None:
-            if mark is None:
+            if not cut:
                 out.append(
                     ir.Passthrough(
                         NAME, r.block_stop(block.index), "content_block_stop", read.line, ""
                     )
                 )
             return
-        self._end_block(block, {mark: True} if mark else {}, out)
+        self._end_block(block, {}, out, r.CUT if cut else None)
 
-    def _end_block(self, block: Block, extra: dict[str, Any], out: list[ir.Event]) -> None:
+    def _end_block(
+        self,
+        block: Block,
+        extra: dict[str, Any],
+        out: list[ir.Event],
+        own: r.AnthropicOwn | None = None,
+    ) -> None:
         assert block.kind is not None
         if block.kind == "tool_call" and not block.args:
             # A call without arguments streams none (or only ""): its input is {}.
-            out.append(ir.ToolArgsDelta(0, block.call or 0, "{}", {"~empty": True}))
-        end = ir.ItemEnd(0, block.kind, block.call, extra)
+            out.append(ir.ToolArgsDelta(0, block.call or 0, "{}", {}, None, r.AGAIN))
+        end = ir.ItemEnd(0, block.kind, block.call, extra, None, None, own)
         end.signature, end.encrypted = block.signature, block.encrypted
         out.append(end)
 
 
-# What opens an IR item: its start, the canonical block, the codec's own keys for its
-# start's residue (``~seed``, ``~data``) and the delta of content it holds already.
-_Opened = tuple[ir.ItemStart, dict[str, Any], dict[str, Any], ir.Event | None]
+# What opens an IR item: its start (its own note says the content the block holds
+# already), the canonical block and the delta of that content.
+_Opened = tuple[ir.ItemStart, dict[str, Any], ir.Event | None]
 
 
 def _content_start(block: dict[str, Any], state: Block) -> _Opened:
     """A text, thinking or redacted thinking block's start; the text or thinking it
-    holds already is said (``~seed``), the redacted data kept (``~data``)."""
+    holds already is said (its note's ``seed``), the redacted data kept (``data``)."""
     kind = state.kind
     assert kind is not None
     start = ir.ItemStart(0, kind)
     if block.get("type") == "redacted_thinking":
         data = block.get("data")
         state.encrypted = data if type(data) is str else None
-        return start, r.redacted_block(data), {"~data": data}, None
+        start.own = r.AnthropicOwn(redacted=True, data=data)
+        return start, r.redacted_block(data), None
     field = "text" if kind == "message" else "thinking"
     canonical = r.text_block() if kind == "message" else r.thinking_block()
     seed = block.get(field)
     if type(seed) is not str or not seed:
-        return start, canonical, {}, None
+        return start, canonical, None
     canonical[field] = seed
+    start.own = r.AnthropicOwn(seed=seed)
     seeded = (
-        ir.TextDelta(0, seed, None, {"~seed": 1})
+        ir.TextDelta(0, seed, None, {}, None, r.AGAIN)
         if kind == "message"
-        else ir.ReasoningDelta(0, seed, "text", 0, {"~seed": 1})
+        else ir.ReasoningDelta(0, seed, "text", 0, {}, None, None, r.AGAIN)
     )
-    return start, canonical, {"~seed": seed}, seeded
+    return start, canonical, seeded
 
 
 def _residue(data: dict[str, Any], delta: dict[str, Any], dtype: Any, block: Block) -> ir.Meta:
@@ -242,9 +251,16 @@ def _residue(data: dict[str, Any], delta: dict[str, Any], dtype: Any, block: Blo
         signature = delta.get("signature")
         if type(signature) is str:
             block.signature = (block.signature or "") + signature
-        return ir.Meta(0, {"~record": data})
+        return kept(data, 0)
+    own = r.AnthropicOwn(record=data)
     if dtype == "citations_delta":
         cite = citation_of(delta.get("citation")) if block.kind == "message" else None
-        return ir.Meta(0, {"~record": data, "citations": [delta.get("citation")]}, None, cite)
+        return ir.Meta(0, {"citations": [delta.get("citation")]}, None, cite, own)
     rest = {k: v for k, v in delta.items() if k != "type"}
-    return ir.Meta(0, {"~record": data, str(dtype or "delta"): rest or delta})
+    return ir.Meta(0, {str(dtype or "delta"): rest or delta}, None, None, own)
+
+
+def kept(data: dict[str, Any], lane: int | None = None) -> ir.Meta:
+    """A record the IR has no words for, kept whole for anthropic output (its note's
+    ``record``); other formats hear nothing of it."""
+    return ir.Meta(lane, {}, None, None, r.AnthropicOwn(record=data))

@@ -20,9 +20,6 @@ from chatx.residue import merge, report
 from . import records as r
 from .written import OpenBlock, Written
 
-# IR events the encoder of this format does not write again (see the decoder).
-_SKIP = ("~prefill", "~seed", "~empty")
-
 
 @dataclass(slots=True, eq=False)
 class Content:
@@ -42,17 +39,18 @@ class Content:
     def item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         extra = event.extra
         if self.own:
-            if "~prefill" in extra:
+            own = r.own_of(event)
+            if own.prefill:
                 return
             if event.kind == "message":
                 block = r.text_block()
             elif event.kind == "reasoning":
-                block = r.redacted_block(extra["~data"]) if "~data" in extra else r.thinking_block()
+                block = r.redacted_block(own.data) if own.redacted else r.thinking_block()
             else:
                 block = r.tool_block(event.call_id, event.name)
-            if "~seed" in extra:
+            if own.seed is not None:
                 block[{"message": "text", "reasoning": "thinking"}.get(event.kind, "input")] = (
-                    extra["~seed"]
+                    own.seed
                 )
             self._open(event.kind, event.call, out, block, extra)
             return
@@ -109,7 +107,7 @@ class Content:
 
     def item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
         if self.own:
-            self._own_item_end(event.extra, out)
+            self._own_item_end(event, out)
             return
         written = self.written
         if not written.lane_ok(event.lane):
@@ -130,15 +128,16 @@ class Content:
         elif event.kind == "message" and block is not None and block.kind == "text":
             self.close_block(out)
 
-    def _own_item_end(self, extra: dict[str, Any], out: list[Any]) -> None:
-        if "~prefill" in extra:
+    def _own_item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
+        own = r.own_of(event)
+        if own.prefill:
             return
-        if "~cut" in extra:
+        if own.cut:
             return  # the input ended in the block: it stays open (--finish closes it)
         written = self.written
         block, written.block = written.block, None
         index = block.index if block is not None else written.index - 1
-        out.append(merged(r.block_stop(index), extra))
+        out.append(merged(r.block_stop(index), event.extra))
 
     def _close_thinking(self, block: OpenBlock, event: ir.ItemEnd, out: list[Any]) -> None:
         """A thinking block ends with its signature; reasoning withheld, nothing shown,
@@ -177,7 +176,7 @@ class Content:
 
     def text(self, event: ir.TextDelta, out: list[Any]) -> None:
         if self.own:
-            if not _skipped(event.extra):
+            if event.own is not r.AGAIN:
                 self._own_delta(r.text_delta(event.text), event.extra, out)
             return
         if not self.written.lane_ok(event.lane):
@@ -213,7 +212,7 @@ class Content:
 
     def reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
         if self.own:
-            if not _skipped(event.extra):
+            if event.own is not r.AGAIN:
                 self._own_delta(r.thinking_delta(event.text), event.extra, out)
             return
         written = self.written
@@ -240,7 +239,7 @@ class Content:
 
     def args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
         if self.own:
-            if not _skipped(event.extra):
+            if event.own is not r.AGAIN:
                 self._own_delta(r.json_delta(event.fragment), event.extra, out)
             return
         written = self.written
@@ -282,12 +281,5 @@ class Content:
 def merged(record: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
     """Own residue: the source record's difference from ``record``, merged in."""
     if extra:
-        patch = {k: v for k, v in extra.items() if k[:1] != "~"}
-        if patch:
-            merge(record, patch)
+        merge(record, extra)
     return record
-
-
-def _skipped(extra: dict[str, Any]) -> bool:
-    """An event this codec's decoder made for other formats only."""
-    return bool(extra) and any(key in extra for key in _SKIP)

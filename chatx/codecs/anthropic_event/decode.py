@@ -12,15 +12,17 @@ for pass through whole, as :class:`~chatx.ir.Passthrough` records of an item.
 
 **Residue.** Each record is compared with the canonical record the encoder writes for
 its events (:mod:`.records`); the difference is the event's ``extra`` (keys the source
-left out are ``ABSENT``). Keys starting with ``~`` are this codec's bookkeeping, which
-other encoders skip: ``~usage`` (the counts of ``message_start``, which the IR says once,
-at ``message_delta``), ``~content`` and ``~stop`` (a ``message_start`` that holds its
-content already, as programmatic tool calling sends it; the events of that content are
-marked ``~prefill``), ``~seed`` (content a block start already holds), ``~data`` (the
-redacted thinking), ``~empty`` (the ``{}`` of a call without arguments), ``~cut`` (an item
-closed because the input ended). A record with no IR content (``ping``, an empty delta,
-a ``signature_delta``, a ``citations_delta``) is a ``Meta`` whose ``~record`` is the
-record itself; what another format should hear of it is the rest of that ``Meta``.
+left out are ``ABSENT``). What this codec's encoder needs beyond the source's fields is
+the event's own note, an :class:`~chatx.codecs.anthropic_event.records.AnthropicOwn`,
+which other encoders never read: ``usage`` (the counts of ``message_start``, which the IR
+says once, at ``message_delta``), ``content`` and ``stop`` (a ``message_start`` that holds
+its content already, as programmatic tool calling sends it; the events of that content
+say ``prefill``), ``seed`` (content a block start already holds), ``redacted`` (the
+redacted thinking), ``again`` (a delta of content said elsewhere: a seed, a prefilled
+block, the ``{}`` of a call without arguments), ``cut`` (an item closed because the input
+ended). A record with no IR content (``ping``, an empty delta, a ``signature_delta``, a
+``citations_delta``) is a ``Meta`` whose note's ``record`` is the record itself; what
+another format should hear of it is that ``Meta``'s ``extra``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from chatx.residue import ABSENT, exact_diff
 
 from . import records as r
 from . import whole
-from .blocks import Blocks
+from .blocks import Blocks, kept
 from .read_message import ReadMessage
 
 NAME = r.NAME
@@ -90,13 +92,13 @@ class AnthropicDecoder:
     def finish(self) -> list[ir.Event]:
         """End of input. A message without its ``message_stop`` is left unended (no
         ``StreamEnd``): nothing is invented. Its open block closes for other formats'
-        sake, marked ``~cut`` so that anthropic output leaves it as it came."""
+        sake, its note ``cut`` so that anthropic output leaves it as it came."""
         out: list[ir.Event] = []
         if self.read.open:
             self.notes.warning("the stream ends without message_stop")
             block = self.read.block
             if block is not None and block.kind is not None:
-                out.append(ir.ItemEnd(0, block.kind, block.call, {"~cut": True}))
+                out.append(ir.ItemEnd(0, block.kind, block.call, {}, None, None, r.CUT))
             self.read.restart()
         return out
 
@@ -134,7 +136,7 @@ class AnthropicDecoder:
             self.notes.warning("the stream has no message_start")
             self.read.restart()
             self.read.open = True
-            out.append(ir.StreamStart("", extra={"~implicit": True}))
+            out.append(ir.StreamStart("", own=r.AnthropicOwn(implicit=True)))
             out.append(ir.LaneStart(0))
 
     # --- the message ---------------------------------------------------------------------
@@ -143,7 +145,7 @@ class AnthropicDecoder:
         out: list[ir.Event] = []
         if self.read.open:
             self.notes.warning("message_start before the last message stopped: a new one begins")
-            self.blocks.close(out, "~cut")
+            self.blocks.close(out, cut=True)
         self.read.restart()
         self.read.open = True
         message = data.get("message")
@@ -158,46 +160,42 @@ class AnthropicDecoder:
         content = content if type(content) is list else []
         stop = [message.get("stop_reason"), message.get("stop_sequence")]
         canonical = r.message_start(mid, model, dict(counts), content, stop)
-        extra: dict[str, Any] = exact_diff(data, canonical)
-        extra["~usage"] = counts
-        if content:
-            extra["~content"] = content
-        if stop != [None, None]:
-            extra["~stop"] = stop
-        out.append(ir.StreamStart(mid, model, None, extra))
+        own = r.AnthropicOwn(
+            usage=counts, content=content or None, stop=stop if stop != [None, None] else None
+        )
+        out.append(ir.StreamStart(mid, model, None, exact_diff(data, canonical), own))
         out.append(ir.LaneStart(0))
         for block in content:
             self._prefill(block, out)
         if type(stop[0]) is str and stop[0]:
             finish = r.finish_of(stop[0], stop[1])
-            finish.extra = {"~prefill": True}
+            finish.own = r.PREFILL
             out.append(finish)
         return out
 
     def _prefill(self, block: Any, out: list[ir.Event]) -> None:
         """A content block ``message_start`` already holds (programmatic tool calling
         sends the whole turn there): its IR events, which anthropic output does not write
-        again (``~prefill``)."""
+        again (its note ``prefill``)."""
         btype = block.get("type") if type(block) is dict else None
         kind = r.BLOCK_KINDS.get(btype) if type(btype) is str else None
-        mark: dict[str, Any] = {"~prefill": True}
         if kind is None or btype == "redacted_thinking":
             self.notes.warning(f"a {btype or 'untyped'} block in message_start: kept as it is")
             return
         known = {"type", "id", "name", "input", "text", "thinking", "signature"}
         rest = {k: v for k, v in block.items() if k not in known}
         if kind == "tool_call":
-            self._prefilled_call(block, {**rest, **mark}, out)
+            self._prefilled_call(block, rest, out)
             return
-        out.append(ir.ItemStart(0, kind, None, None, None, None, {**rest, **mark}))
+        out.append(ir.ItemStart(0, kind, None, None, None, None, rest, r.PREFILL))
         text = block.get("text" if kind == "message" else "thinking")
         if type(text) is str and text:
             if kind == "message":
-                out.append(ir.TextDelta(0, text, None, dict(mark)))
+                out.append(ir.TextDelta(0, text, None, {}, None, r.AGAIN))
             else:
-                out.append(ir.ReasoningDelta(0, text, "text", 0, dict(mark)))
+                out.append(ir.ReasoningDelta(0, text, "text", 0, {}, None, None, r.AGAIN))
         signature = block.get("signature")
-        end = ir.ItemEnd(0, kind, None, dict(mark))
+        end = ir.ItemEnd(0, kind, None, {}, None, None, r.PREFILL)
         end.signature = signature if type(signature) is str and signature else None
         out.append(end)
 
@@ -206,7 +204,6 @@ class AnthropicDecoder:
     ) -> None:
         """A ``tool_use`` block ``message_start`` holds: the whole call, its input the
         one argument delta (``{}`` when it has none)."""
-        mark: dict[str, Any] = {"~prefill": True}
         call, self.read.calls = self.read.calls, self.read.calls + 1
         call_id, name = block.get("id"), block.get("name")
         start = ir.ItemStart(
@@ -217,11 +214,12 @@ class AnthropicDecoder:
             call_id if type(call_id) is str else None,
             name if type(name) is str else None,
             extra,
+            r.PREFILL,
         )
         value = block.get("input")
         arguments = orjson.dumps(value).decode() if type(value) is dict and value else "{}"
-        out += [start, ir.ToolArgsDelta(0, call, arguments, dict(mark))]
-        out.append(ir.ItemEnd(0, "tool_call", call, dict(mark)))
+        out += [start, ir.ToolArgsDelta(0, call, arguments, {}, None, r.AGAIN)]
+        out.append(ir.ItemEnd(0, "tool_call", call, {}, None, None, r.PREFILL))
 
     def _message_delta(self, data: dict[str, Any]) -> list[ir.Event]:
         out: list[ir.Event] = []
@@ -253,15 +251,15 @@ class AnthropicDecoder:
             finish.extra = patch
             out.append(finish)
         elif read is not None:
-            read.extra = {**read.extra, "~patch": patch}
+            read.own = r.AnthropicOwn(patch=patch)
         else:
-            out.append(ir.Meta(None, {"~record": data}))
+            out.append(kept(data))
         return out
 
     def _stop(self, data: dict[str, Any]) -> list[ir.Event]:
         if not self.read.open:
             self.notes.warning("message_stop with no message open: kept as it is")
-            return [ir.Meta(None, {"~record": data})]
+            return [kept(data)]
         out: list[ir.Event] = []
         if self.read.block is not None:
             self.notes.repaired(
@@ -273,14 +271,14 @@ class AnthropicDecoder:
             # No message_delta (programmatic tool calling's turns): message_start's usage
             # is the message's, as a client accumulates it.
             usage = r.read_usage({}, self.read.start)
-            usage.extra = {"~start": True}
+            usage.own = r.AGAIN
             out.append(usage)
         out.append(ir.StreamEnd(exact_diff(data, r.message_stop())))
         self.read.restart()
         return out
 
     def _ping(self, data: dict[str, Any]) -> list[ir.Event]:
-        return [ir.Meta(None, {"~record": data})]
+        return [kept(data)]
 
     def _error(self, data: dict[str, Any]) -> list[ir.Event]:
         """An ``error`` event ends the stream where it stands (no ``message_stop``)."""

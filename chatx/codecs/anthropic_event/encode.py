@@ -137,17 +137,18 @@ class AnthropicEncoder:
             self.ending.end(out)
         extra = event.extra
         if self.own:
+            own = r.own_of(event)
             self.written.restart(event.id)
             written.open = True
-            written.start_usage = dict(extra.get("~usage") or {})
-            if extra.get("~implicit"):
+            written.start_usage = dict(own.usage or {})
+            if own.implicit:
                 return  # the source had no message_start: none is written
             record = r.message_start(
                 event.id,
                 event.model,
-                dict(extra.get("~usage") or {}),
-                extra.get("~content") or [],
-                extra.get("~stop") or [None, None],
+                dict(own.usage or {}),
+                own.content or [],
+                own.stop or [None, None],
             )
             out.append(merged(record, extra))
             return
@@ -186,11 +187,11 @@ class AnthropicEncoder:
             if type(event.extra) is not NullResidue:
                 self.lost_meta(event)
             return
-        extra = event.extra
-        if "~record" in extra:
-            out.append(extra["~record"])
+        own = event.own
+        if type(own) is r.AnthropicOwn and own.record is not None:
+            out.append(own.record)
         elif out and isinstance(out[-1], dict):  # the record's own fields (an error's)
-            merge(out[-1], extra)
+            merge(out[-1], event.extra)
 
     def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
         written = self.written

@@ -34,7 +34,7 @@ class AnthropicEnding:
     def usage(self, event: ir.Usage, out: list[Any]) -> None:
         written = self.written
         if self.own:
-            if "~start" not in event.extra:  # message_start's, said again at the end
+            if event.own is not r.AGAIN:  # message_start's, said again at the end
                 written.usage = event
                 written.delta_due = True
             return
@@ -56,7 +56,7 @@ class AnthropicEnding:
     def finish(self, event: ir.Finish, out: list[Any]) -> None:
         written = self.written
         if self.own:
-            if "~prefill" not in event.extra:
+            if event.own is not r.PREFILL:
                 written.finish = event
                 self.own_delta(out)
             return
@@ -159,7 +159,7 @@ class AnthropicEnding:
         if finish is not None:
             merged(record, finish.extra)
         elif usage is not None:
-            merged(record, usage.extra.get("~patch") or {})
+            merged(record, r.own_of(usage).patch)
         out.append(record)
         written.finish = written.usage = None
         written.delta_due = False

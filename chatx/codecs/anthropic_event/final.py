@@ -139,7 +139,7 @@ def _own_fields(message: dict[str, Any], stream: Assembler, lane: Lane, notes: N
     _finish_fields(message, lane, notes)
     for item in lane.items:
         # A content_block_start's or _stop's own fields beside its block.
-        if "~prefill" not in item.opened:
+        if not r.own_of(item).prefill:
             report({k: v for k, v in item.opened.items() if k != "content_block"}, notes)
         report(item.closed, notes)
     # A content_block_delta's own fields, and message_stop's (Bedrock's invocation
@@ -165,7 +165,7 @@ def _finish_fields(message: dict[str, Any], lane: Lane, notes: Notes) -> None:
 def _usage(stream: Assembler, own: bool) -> dict[str, Any]:
     usage = stream.usage if own else stream.usage_before_error
     if usage is None:
-        counts = stream.start_extra.get("~usage") if own else None
+        counts = _start_own(stream).usage if own else None
         # A stream cut before its message_delta: message_start's counts, as the SDK's
         # accumulator holds them.
         return dict(counts) if counts else {r.INPUT: 0, r.OUTPUT: 0}
@@ -227,9 +227,14 @@ def _opened(
 def _began(item: Item) -> Any:
     """The block's own fields as it began: its content_block_start's (a patch of the
     canonical block), or those message_start gave a block it holds whole."""
-    if "~prefill" in item.opened:
-        return {k: v for k, v in item.opened.items() if k[:1] != "~"}
+    if r.own_of(item).prefill:
+        return item.opened
     return item.opened.get("content_block")
+
+
+def _start_own(stream: Assembler) -> r.AnthropicOwn:
+    own = stream.start_own
+    return own if type(own) is r.AnthropicOwn else r.NONE
 
 
 def _text_block(item: Item) -> dict[str, Any]:

@@ -17,6 +17,87 @@ from chatx.residue import ABSENT, merge
 from .probe import EVENTS as EVENTS
 from .probe import NAME as NAME
 
+
+class AnthropicOwn(ir.Own):
+    """The Anthropic decoder's own note on an event, for anthropic output and the
+    Anthropic final message (see :class:`chatx.ir.Own`).
+
+    - ``record`` (a ``Meta``): the record as it came (a ping, a signature or citation
+      delta, a record the IR has no words for), written back whole.
+    - ``prefill`` (an item's start, deltas and end, a ``Finish``): message_start held the
+      block or the stop reason already; nothing more is written of it.
+    - ``seed`` (an ``ItemStart``): the text, thinking or input the block's start held,
+      written back in it; ``redacted`` and ``data``: the block is a redacted_thinking
+      block and its data.
+    - ``again`` (a delta, a ``Usage``): the event says again what the stream said
+      elsewhere, for other formats (a block's seed as its first delta, a call's empty
+      arguments, message_start's usage at a stop without message_delta); nothing is
+      written of it. The decoder gives every such event :data:`AGAIN`.
+    - ``cut`` (an ``ItemEnd``): the input ended in the block, which stays open.
+    - ``implicit`` (the ``StreamStart``): the source had no message_start; ``usage``,
+      ``content`` and ``stop``: message_start's usage counts, content blocks and
+      ``[stop_reason, stop_sequence]``, written back in it.
+    - ``patch`` (a ``Usage``): the residue of a message_delta that says usage and no
+      stop reason (whose ``Finish`` carries it otherwise)."""
+
+    __slots__ = (
+        "again",
+        "content",
+        "cut",
+        "data",
+        "implicit",
+        "patch",
+        "prefill",
+        "record",
+        "redacted",
+        "seed",
+        "stop",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        record: dict[str, Any] | None = None,
+        prefill: bool = False,
+        seed: Any = None,
+        redacted: bool = False,
+        data: Any = None,
+        again: bool = False,
+        cut: bool = False,
+        implicit: bool = False,
+        usage: dict[str, Any] | None = None,
+        content: list[Any] | None = None,
+        stop: list[Any] | None = None,
+        patch: dict[str, Any] | None = None,
+    ) -> None:
+        self.record = record
+        self.prefill = prefill
+        self.seed = seed
+        self.redacted = redacted
+        self.data = data
+        self.again = again
+        self.cut = cut
+        self.implicit = implicit
+        self.usage = usage
+        self.content = content
+        self.stop = stop
+        self.patch = patch
+
+
+# Notes that nothing changes, shared: the encoder tells AGAIN by identity, a test per
+# delta that costs less than reading the flag; NONE stands for an event without a note.
+AGAIN = AnthropicOwn(again=True)
+PREFILL = AnthropicOwn(prefill=True)
+CUT = AnthropicOwn(cut=True)
+NONE = AnthropicOwn()
+
+
+def own_of(event: Any) -> AnthropicOwn:
+    """The event's note, :data:`NONE` when it has none of this codec's."""
+    own = event.own
+    return own if type(own) is AnthropicOwn else NONE
+
+
 # Stop reasons as the API names them, and the IR (chat) word each one says.
 STOP_TO_FINISH = {
     "end_turn": "stop",
@@ -225,8 +306,7 @@ def usage_object(usage: ir.Usage, own: bool) -> dict[str, Any]:
 
 def usage_record(usage: ir.Usage) -> dict[str, Any]:
     """The ``message_delta.usage`` of this codec's own Usage, its residue merged back."""
-    extra = {k: v for k, v in usage.extra.items() if k[:1] != "~"}
-    return merge(usage_object(usage, True), extra)
+    return merge(usage_object(usage, True), usage.extra)
 
 
 def start_usage(counts: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from chatx import ir
 from chatx.codecs import get, sniff
 from chatx.codecs.anthropic_event import probe
 from chatx.codecs.anthropic_event.decode import AnthropicDecoder
+from chatx.codecs.anthropic_event.records import AGAIN, CUT, PREFILL
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
@@ -158,7 +159,7 @@ def test_a_message_without_message_delta_has_message_starts_usage():
     events = [message_start(usage={"input_tokens": 0, "output_tokens": 0}), MESSAGE_STOP]
     (u,) = of(ir.Usage, flat(events))
     assert (u.input, u.output) == (0, 0)
-    assert u.extra == {"~start": True}
+    assert (u.extra, u.own) == ({}, AGAIN)  # anthropic output writes it no more
 
 
 def test_start_fields_the_ir_has_no_name_for_are_residue_of_the_stream_start():
@@ -166,7 +167,7 @@ def test_start_fields_the_ir_has_no_name_for_are_residue_of_the_stream_start():
     events = [message_start(usage=usage, container=None), *text(0, "x"), MESSAGE_STOP]
     start = flat(events)[0]
     assert start.extra["message"] == {"usage": {"service_tier": "standard"}, "container": None}
-    assert start.extra["~usage"] == {"input_tokens": 5, "output_tokens": 1}
+    assert start.own.usage == {"input_tokens": 5, "output_tokens": 1}
 
 
 def test_bedrock_invocation_metrics_are_residue_of_the_stream_end():
@@ -196,10 +197,10 @@ def test_thinking_is_reasoning_closed_by_its_signature():
     end = of(ir.ItemEnd, events)[0]
     assert (end.kind, end.signature, end.encrypted) == ("reasoning", "c2ln", None)
     # The empty delta and the signature delta are records with no IR content.
-    metas = [e for e in of(ir.Meta, events) if "~record" in e.extra]
-    assert [m.extra["~record"]["delta"]["type"] for m in metas] == [
-        "thinking_delta",
-        "signature_delta",
+    metas = [e for e in of(ir.Meta, events) if e.own is not None]
+    assert [(m.extra, m.own.record["delta"]["type"]) for m in metas] == [
+        ({}, "thinking_delta"),
+        ({}, "signature_delta"),
     ]
 
 
@@ -208,7 +209,8 @@ def test_redacted_thinking_is_reasoning_with_its_content_withheld():
     events = flat(stream([block_start(0, block), block_stop(0)]))
     start = of(ir.ItemStart, events)[0]
     end = of(ir.ItemEnd, events)[0]
-    assert start.kind == "reasoning" and start.extra == {"~data": "b3BhcXVl"}
+    assert start.kind == "reasoning" and start.extra == {}
+    assert (start.own.redacted, start.own.data) == (True, "b3BhcXVl")
     assert (end.signature, end.encrypted) == (None, "b3BhcXVl")
     assert of(ir.ReasoningDelta, events) == []
 
@@ -226,9 +228,9 @@ def test_a_call_that_streams_no_arguments_says_an_empty_object():
         stream(tool_use(0, "toolu_1", "now"), tool_use(1, "toolu_2", "now"), stop="tool_use")
     )
     args = of(ir.ToolArgsDelta, events)
-    assert [(e.call, e.fragment, e.extra) for e in args] == [
-        (0, "{}", {"~empty": True}),
-        (1, "{}", {"~empty": True}),
+    assert [(e.call, e.fragment, e.extra, e.own) for e in args] == [
+        (0, "{}", {}, AGAIN),
+        (1, "{}", {}, AGAIN),
     ]
 
 
@@ -265,14 +267,15 @@ def test_a_citation_is_reported_by_other_formats_under_citations():
         )
     )
     (meta,) = [e for e in of(ir.Meta, events) if "citations" in e.extra]
-    assert meta.extra == {"~record": delta, "citations": [citation]}
+    assert (meta.extra, meta.own.record) == ({"citations": [citation]}, delta)
 
 
 def test_content_a_block_start_holds_already_is_said_as_a_delta():
     events = flat(stream([block_start(0, {"type": "text", "text": "Hi"}), block_stop(0)]))
     (delta,) = of(ir.TextDelta, events)
-    assert (delta.text, delta.extra) == ("Hi", {"~seed": 1})
-    assert of(ir.ItemStart, events)[0].extra == {"~seed": "Hi"}
+    assert (delta.text, delta.extra, delta.own) == ("Hi", {}, AGAIN)
+    start = of(ir.ItemStart, events)[0]
+    assert (start.extra, start.own.seed) == ({}, "Hi")
 
 
 def test_a_message_start_that_holds_its_turn_says_it_once():
@@ -286,10 +289,11 @@ def test_a_message_start_that_holds_its_turn_says_it_once():
     start = message_start(content=[call], stop_reason="tool_use")
     events = flat([start, MESSAGE_STOP])
     item = of(ir.ItemStart, events)[0]
-    assert (item.call_id, item.name, item.extra) == (
+    assert (item.call_id, item.name, item.extra, item.own) == (
         "toolu_p",
         "roll",
-        {"caller": {"type": "x"}, "~prefill": True},
+        {"caller": {"type": "x"}},
+        PREFILL,
     )
     assert [e.fragment for e in of(ir.ToolArgsDelta, events)] == ['{"n":6}']
     assert of(ir.Finish, events)[0].reason == "tool_calls"
@@ -328,7 +332,7 @@ def test_a_stream_cut_short_closes_its_block_for_other_formats_and_invents_nothi
         ]
     )
     assert [type(e) for e in out[-1]] == [ir.ItemEnd]
-    assert out[-1][0].extra == {"~cut": True}
+    assert (out[-1][0].extra, out[-1][0].own) == ({}, CUT)
     assert said(notes) == ["warning: line 3: the stream ends without message_stop"]
 
 
@@ -351,7 +355,8 @@ def test_a_block_left_open_at_message_delta_is_stopped_there():
 
 def test_content_before_any_message_start_begins_a_stream_that_is_not_written_back():
     out, notes = decode(text(0, "x"))
-    assert type(out[0][0]) is ir.StreamStart and out[0][0].extra == {"~implicit": True}
+    assert type(out[0][0]) is ir.StreamStart and out[0][0].extra == {}
+    assert out[0][0].own.implicit
     assert said(notes)[0] == "warning: line 1: the stream has no message_start"
 
 

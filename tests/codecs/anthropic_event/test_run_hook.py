@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatx import codecs, ir
+from chatx.codecs.anthropic_event.records import AnthropicOwn
 from chatx.codecs.base import open_decoder
 from chatx.codecs.template import RunDecoder
 from chatx.containers.payload import parse
@@ -200,7 +201,7 @@ def test_a_run_stops_at_a_signature_a_stop_or_another_name():
     assert (run.texts, run.lines) == (["a", 'b"', "c\\", "d"], [13, 16, 19, 22])
     assert run.proto == ir.ReasoningDelta(0, "Hi", "text", 0, {})
     assert decoder.run(records, 4) is None
-    assert decoder.feed(records[4]) == [ir.Meta(0, {"~record": signature})]
+    assert decoder.feed(records[4]) == [ir.Meta(0, {}, None, None, AnthropicOwn(record=signature))]
     assert decoder.hook.template is None  # a signature closes the item: never a template
     other = Record(None, "ping", 28, raw=orjson.dumps(delta("thinking", "e")))
     assert decoder.run([other], 0) is None
