@@ -531,6 +531,28 @@ def read_nested(request: Request, outer: str, value: dict[str, Any], named: Iter
             request.extra[f"{outer}.{key}"] = inner
 
 
+def read_object(request: Request, outer: str, value: dict[str, Any], named: Iterable[str]) -> None:
+    """A settings object (Responses' ``reasoning`` and ``text``, Anthropic's
+    ``output_config``) read: its keys in the order sent, in ``form`` for the same API's
+    :func:`write_object`, and the fields not in ``named`` nested in ``extra``
+    (:func:`read_nested`). The caller reads the named ones."""
+    request.form[outer] = list(value)
+    read_nested(request, outer, value, named)
+
+
+def write_object(
+    fields: dict[str, Any], request: Request, api: str, outer: str
+) -> dict[str, Any] | None:
+    """The settings object ``outer`` of a body of ``api`` from its named ``fields``: read
+    from ``api``, with the keys it was sent with (:func:`read_object`); else with those
+    that say something, or None when none does."""
+    keys = request.form.get(outer) if request.api == api else None
+    if keys is not None:
+        return {k: fields.get(k) for k in keys}
+    said = {k: v for k, v in fields.items() if v is not None}
+    return said or None
+
+
 def write_extra(
     body: dict[str, Any],
     request: Request,

@@ -29,7 +29,9 @@ from chatx.request import (
     finish_body,
     read_body,
     read_nested,
+    read_object,
     write_extra,
+    write_object,
 )
 
 API = "anthropic"
@@ -110,8 +112,7 @@ def _read_reasoning(body: dict[str, Any], request: Request) -> None:
             request.reasoning_effort = config.get("effort")
             request.form.pop("thinking", None)
         request.response_format = config.get("format")
-        request.form["output_config"] = list(config)
-        read_nested(request, "output_config", config, ("effort", "format"))
+        read_object(request, "output_config", config, ("effort", "format"))
     elif config is not None:
         request.extra["output_config"] = config
     if isinstance(body.get("output_format"), dict):
@@ -178,10 +179,7 @@ def _write_reasoning(request: Request, body: dict[str, Any], lost: list[str]) ->
         budget = _thinking_allowed(budget, body, lost)
     if budget is not None:
         body["thinking"] = {"type": "enabled", "budget_tokens": _budget(budget, body, lost)}
-    if same and "output_config" in request.form:
-        body["output_config"] = {k: config.get(k) for k in request.form["output_config"]}
-    elif any(v is not None for v in config.values()):
-        body["output_config"] = {k: v for k, v in config.items() if v is not None}
+    body["output_config"] = write_object(config, request, API, "output_config")
 
 
 def _thinking_allowed(budget: int, body: dict[str, Any], lost: list[str]) -> int | None:

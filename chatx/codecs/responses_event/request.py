@@ -28,9 +28,10 @@ from chatx.request import (
     json_schema_format,
     read_body,
     read_fields,
-    read_nested,
+    read_object,
     write_extra,
     write_fields,
+    write_object,
     write_turn,
 )
 
@@ -103,14 +104,12 @@ def _read_settings(body: dict[str, Any], request: Request) -> None:
     if isinstance(reasoning, dict):
         request.reasoning_effort = reasoning.get("effort")
         request.reasoning_summary = reasoning.get("summary")
-        request.form["reasoning"] = list(reasoning)
-        read_nested(request, "reasoning", reasoning, ("effort", "summary"))
+        read_object(request, "reasoning", reasoning, ("effort", "summary"))
     text = body.get("text")
     if isinstance(text, dict):
         request.response_format = text.get("format")
         request.verbosity = text.get("verbosity")
-        request.form["text"] = list(text)
-        read_nested(request, "text", text, ("format", "verbosity"))
+        read_object(request, "text", text, ("format", "verbosity"))
 
 
 def write(request: Request) -> Mapped:
@@ -164,21 +163,12 @@ def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> 
     if effort is None and request.reasoning_budget is not None:
         effort = budget_as_effort(request.reasoning_budget, lost)
     reasoning = {"effort": effort, "summary": request.reasoning_summary}
-    body["reasoning"] = _group(reasoning, request.form.get("reasoning") if same else None)
+    body["reasoning"] = write_object(reasoning, request, API, "reasoning")
     response_format = request.response_format
     if response_format is not None and not same:
         response_format = json_schema_format(response_format)
     text = {"format": response_format, "verbosity": request.verbosity}
-    body["text"] = _group(text, request.form.get("text") if same else None)
-
-
-def _group(fields: dict[str, Any], keys: list[str] | None) -> dict[str, Any] | None:
-    """A settings object (``reasoning``, ``text``): the keys it was sent with, or those
-    that say something."""
-    if keys is not None:
-        return {k: fields.get(k) for k in keys}
-    said = {k: v for k, v in fields.items() if v is not None}
-    return said or None
+    body["text"] = write_object(text, request, API, "text")
 
 
 def _not_in_responses(request: Request) -> list[str]:
