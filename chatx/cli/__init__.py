@@ -286,30 +286,30 @@ class _WholeWrites(io.BufferedWriter):
     """
 
     def write(self, data: Any) -> int:
-        global _writing
-        _writing = True
-        try:
+        with _writing_out():
             return super().write(data)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            streams.stdout_failed(exc)
-            raise
-        finally:
-            _after_write()
 
     def flush(self) -> None:
-        global _writing
-        _writing = True
-        try:
+        with _writing_out():
             super().flush()
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            streams.stdout_failed(exc)
-            raise
-        finally:
-            _after_write()
+
+
+@contextmanager
+def _writing_out() -> Iterator[None]:
+    """Around one write to stdout: a signal that comes meanwhile waits until it is done
+    (:func:`_on_signal`), and a failure other than a broken pipe is said
+    (``streams.stdout_failed``) before it is raised."""
+    global _writing
+    _writing = True
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        streams.stdout_failed(exc)
+        raise
+    finally:
+        _after_write()
 
 
 @contextmanager

@@ -54,8 +54,6 @@ KEYS = frozenset(
         "web_search_options",
     )
 )
-# The settings chat names as the neutral request does.
-_AS_NAMED = ("verbosity", "temperature", "top_p", "n", "user", "metadata", "store")
 _NAMED = frozenset(
     (
         "model",
@@ -79,6 +77,8 @@ _NAMED = frozenset(
         "store",
     )
 )
+# The settings chat names as the neutral request does.
+_AS_NAMED = ("verbosity", "temperature", "top_p", "n", "user", "metadata", "store")
 
 
 def read(body: Any) -> Mapped:

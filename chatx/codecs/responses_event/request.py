@@ -53,8 +53,6 @@ KEYS = frozenset(
         "prompt",
     )
 )
-# The settings Responses names as the neutral request does, in the order it writes them.
-_AS_NAMED = ("temperature", "top_p", "user", "metadata", "stream", "store", "previous_response_id")
 _NAMED = frozenset(
     (
         "model",
@@ -75,6 +73,8 @@ _NAMED = frozenset(
         "previous_response_id",
     )
 )
+# The settings Responses names as the neutral request does, in the order it writes them.
+_AS_NAMED = ("temperature", "top_p", "user", "metadata", "stream", "store", "previous_response_id")
 
 
 def read(body: Any) -> Mapped:
