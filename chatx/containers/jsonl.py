@@ -40,7 +40,7 @@ class JSONLReader:
         try:
             lines = self._lines.split(chunk)
         except LineTooLong as exc:
-            return self._too_long(exc)
+            return self._parse(exc.lines_before(self._line + 1))
         return self._parse(lines) if lines else []
 
     def finish(self) -> list[Record]:
@@ -48,12 +48,7 @@ class JSONLReader:
         try:
             return self._parse(self._lines.finish())
         except LineTooLong as exc:
-            return self._too_long(exc)
-
-    def _too_long(self, exc: LineTooLong) -> list[Record]:
-        if not exc.lines:
-            raise exc.error(self._line + 1) from None
-        return self._parse(exc.lines)
+            return self._parse(exc.lines_before(self._line + 1))
 
     def _parse(self, lines: list[bytes]) -> list[Record]:
         out: list[Record] = []

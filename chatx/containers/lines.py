@@ -20,6 +20,13 @@ class LineTooLong(Exception):
         self.offset = offset  # where the long line starts, in bytes from the input start
         self.limit = limit
 
+    def lines_before(self, line: int) -> list[bytes]:
+        """The complete lines before the long one, for the reader to parse first; when
+        there are none, the error itself, at ``line`` (the reader's next line)."""
+        if not self.lines:
+            raise self.error(line) from None
+        return self.lines
+
     def error(self, line: int) -> InputError:
         """The error to report, once the reader knows the line number."""
         return InputError(

@@ -62,7 +62,7 @@ class SSEReader:
         try:
             lines = self._lines.split(chunk)
         except LineTooLong as exc:
-            return self._too_long(exc)
+            return self._parse(exc.lines_before(self._line + 1))
         return self._parse(lines) if lines else []
 
     def finish(self) -> list[Record]:
@@ -70,7 +70,7 @@ class SSEReader:
         try:
             lines = self._lines.finish()
         except LineTooLong as exc:
-            return self._too_long(exc)
+            return self._parse(exc.lines_before(self._line + 1))
         out = self._parse(lines)
         out.extend(self._parse([b""]))  # dispatch a block left without its blank line
         self._line -= 1
@@ -82,11 +82,6 @@ class SSEReader:
                        " not SSE fields (lines start with data:, event:, id:, retry: or :)")
             )  # fmt: skip
         return out
-
-    def _too_long(self, exc: LineTooLong) -> list[Record]:
-        if not exc.lines:
-            raise exc.error(self._line + 1) from None
-        return self._parse(exc.lines)
 
     def _clear_block(self) -> None:
         self._start = 0  # line of the block's first field; 0 before it
