@@ -37,7 +37,7 @@ class Calls:
         g = self.generation
         if not g.lane_ok(event.lane):
             return
-        g.residue(event.extra, "tool_call." if event.kind == "tool_call" else "")
+        g.residue(event.extra, "tool_call." if event.kind == "tool_call" else "", event.own)
         if event.kind == "tool_call":
             self.text.flush(out)
             self._start(event.call, event.call_id, event.name, out)
@@ -57,14 +57,14 @@ class Calls:
         g = self.generation
         if not g.lane_ok(event.lane):
             return
-        ls = g.residue(event.extra, "tool_call.")
+        ls = g.residue(event.extra, "tool_call.", event.own)
         if event.obfuscation is not None:
             self.notes.lost_field("obfuscation")
         call = g.calls.get(event.call) or self._start(event.call, None, None, out)
         if event.fragment:
             call.fragments.append(event.fragment)
             # From the Llama decoder, only fragments it read from in_progress records.
-            if not self.own or "~in_progress" in ls:
+            if not self.own or event.own is r.IN_PROGRESS:
                 out.append(r.event("progress", r.tool_delta("in_progress", event.fragment)))
                 patch(out, ls)
 
@@ -74,7 +74,7 @@ class Calls:
         g = self.generation
         if not g.lane_ok(event.lane):
             return False
-        ls = g.residue(event.extra, "")
+        ls = g.residue(event.extra, "", event.own)
         if not self.own and (event.signature is not None or event.encrypted is not None):
             sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
             g.residue(sealed, "reasoning.")  # Anthropic's: no place in Llama Stack events
@@ -84,7 +84,7 @@ class Calls:
             return True
         call = g.calls.pop(event.call, None) if event.kind == "tool_call" else None
         if call is not None:
-            self._end(call, "args_string" in ls, out)
+            self._end(call, r.own_of(event).args_string, out)
             patch(out, ls)
         return False
 

@@ -6,7 +6,7 @@ its ``call_id`` and name, one ``ToolArgsDelta`` with the arguments JSON, ``ItemE
 ``complete`` carries the metrics (``Usage``) and ends the stream. The first record with a
 ``stop_reason`` gives the ``Finish`` (Llama Stack repeats it on ``complete``); on a tool
 call's ``succeeded``/``failed`` it waits until the calls end (parallel calls each carry
-one), and the Llama encoder is told the record's stop reason (``~stop``).
+one), and the Llama encoder is told the record's stop reason (its own note's ``stop``).
 
 **Hold-back.** Llama Stack sends a tool call in one of two shapes: (1) ``started`` →
 ``in_progress`` fragments → ``succeeded``/``failed``, or (2) the call written as ordinary
@@ -26,11 +26,12 @@ Llama Stack encoder merges back only when it encodes this decoder's events
 (``EncodeOptions.source_format``). Each record is compared with the canonical record the
 encoder writes for its content (:mod:`.records`): ``patch`` is the difference (keys the
 source left out are ``ABSENT``), reported by other encoders when it says anything. The
-record a held-back record becomes, when it is no IR content, is a ``Meta(0)`` whose one
-``~``-key names its kind (``~text``, ``~started``, ``~in_progress``, ``~failed``) and holds
-its raw text; a released ``in_progress`` fragment is a ``TextDelta`` tagged
-``~in_progress``. Keys starting with ``~`` are bookkeeping that other encoders skip
-(:func:`chatx.residue.report`): the raw text of a call says nothing the call does not.
+record a held-back record becomes, when it is no IR content, is a ``Meta(0)`` whose own
+note (:class:`~chatx.codecs.llama_stack_event.records.LlamaStackOwn`) names its kind
+(``held``: ``text``, ``started``, ``in_progress``, ``failed``) and holds its raw text
+(``value``); a released ``in_progress`` fragment is a ``TextDelta`` whose note is
+``IN_PROGRESS``. Other encoders never read the note: the raw text of a call says nothing
+the call does not.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ from .ending import LlamaStackEnding
 from .generation import LS, Generation, patch
 from .text import Text
 
-_RECORD_KEYS = ("~text", "~started", "~in_progress", "~failed")
+# The held records a Meta may stand for (its note's ``held``), written back.
+_HELD = ("text", "started", "in_progress", "failed")
 
 
 class LlamaStackEncoder:
@@ -174,26 +175,26 @@ class LlamaStackEncoder:
         if not self.own:
             self.lost_meta(event)
             return
-        ls = self.generation.record_stop(event.extra.get(LS, {}))
-        key = next((k for k in _RECORD_KEYS if k in ls), None)
-        if key is not None:
-            out.append(self._held_record(key, ls[key]))
-        patch(out, ls)
+        own = r.own_of(event)
+        self.generation.record_stop(own)
+        if own.held in _HELD:
+            out.append(self._held_record(own.held, own.value))
+        patch(out, event.extra.get(LS, {}))
 
     def _held_record(self, key: str, value: Any) -> dict[str, Any]:
         """A record the decoder held back and described in a Meta (own residue)."""
         g = self.generation
         text = value if isinstance(value, str) else ""
-        if key == "~text":
+        if key == "text":
             return r.event("progress", r.text_delta(text))
-        if key == "~started":
+        if key == "started":
             g.raw = []
-        elif key == "~in_progress":
+        elif key == "in_progress":
             g.raw.append(text)
         else:  # failed: None stands for the fragments' text, as newer Llama Stack sends
             text = "".join(g.raw) if value is None else text
             return r.event("progress", r.tool_delta("failed", text), None, g.stop_word())
-        return r.event("progress", r.tool_delta(key[1:], text))
+        return r.event("progress", r.tool_delta(key, text))
 
     def _passthrough(self, event: ir.Passthrough, out: list[Any]) -> None:
         if event.format == r.NAME:

@@ -74,7 +74,7 @@ class LlamaStackEnding:
         g = self.generation
         if not g.lane_ok(event.lane):
             return
-        ls = g.residue(event.extra, "finish.")
+        g.residue(event.extra, "finish.", event.own)
         if event.stop_sequence is not None and not self.own:  # Anthropic's
             self.notes.lost_field("finish.stop_sequence")
         self.text.flush(out)
@@ -88,9 +88,10 @@ class LlamaStackEnding:
             )
         # The record this batch wrote ends the generation; in a batch that also ends the
         # stream, the stop reason belongs to the complete event alone, and a Finish the
-        # decoder deferred past a tool record was written on that record ("~stop").
+        # decoder deferred past a tool record was written on that record (its note's
+        # stop).
         last = out[-1] if out else None
-        ends = "~deferred" in ls or any(type(e) is ir.StreamEnd for e in g.batch)
+        ends = event.own is r.DEFERRED or any(type(e) is ir.StreamEnd for e in g.batch)
         if not ends and isinstance(last, dict) and isinstance(last.get("event"), dict):
             last["event"]["stop_reason"] = g.stop_word()
 

@@ -78,21 +78,23 @@ class Generation:
         """Whether the source says how the generation ended (a finish reason, usage)."""
         return self.usage is not None or self.reason not in (None, "error")
 
-    def residue(self, extra: dict[str, Any], prefix: str) -> dict[str, Any]:
-        """This codec's residue from ``extra``; from another format, ``extra`` is
-        reported lost and nothing is put back."""
+    def residue(
+        self, extra: dict[str, Any], prefix: str, own: ir.Own | None = None
+    ) -> dict[str, Any]:
+        """This codec's residue from ``extra`` (the stop reason ``own`` carries taken);
+        from another format, ``extra`` is reported lost and nothing is put back."""
         if self.own:
-            return self.record_stop(extra.get(LS, {}))
+            self.record_stop(own)
+            return extra.get(LS, {})
         if extra:
             report(extra, self.notes, prefix)
         return {}
 
-    def record_stop(self, ls: dict[str, Any]) -> dict[str, Any]:
-        """Own residue: a tool record whose ``Finish`` the decoder said later ("~stop")
-        carries its stop reason all the same, as do the records after it."""
-        if "~stop" in ls:
-            self.stop = ls["~stop"]
-        return ls
+    def record_stop(self, own: ir.Own | None) -> None:
+        """Own note: a tool record whose ``Finish`` the decoder said later carries its
+        stop reason all the same (``stop``), as do the records after it."""
+        if type(own) is r.LlamaStackOwn and own.stop is not None:
+            self.stop = own.stop
 
     def lane_ok(self, lane: int) -> bool:
         """Whether ``lane`` is the generation's; another is said lost, once."""

@@ -61,7 +61,8 @@ class Held:
             out.append(meta)
             stop = self.stops.stop(event, out)
             canonical = r.event("progress", r.text_delta(""), None, stop)
-            meta.extra = {LS: {"~text": "", **r.residue(data, canonical)}}
+            meta.extra = r.kept(r.residue(data, canonical))
+            meta.own = r.LlamaStackOwn(held="text", value="")
             return
         if not read.message:
             read.open_message(out)
@@ -103,9 +104,8 @@ class Held:
         read = self.read
         read.open_message(out)
         canonical = r.event("progress", r.tool_delta("in_progress", value))
-        out.append(
-            ir.TextDelta(0, value, extra={LS: {"~in_progress": None, **r.residue(data, canonical)}})
-        )
+        extra = r.kept(r.residue(data, canonical))
+        out.append(ir.TextDelta(0, value, None, extra, None, r.IN_PROGRESS))
         read.may_hold = False
         read.text_out = True
 
@@ -121,4 +121,5 @@ def instruction(data: dict[str, Any]) -> ir.Meta:
         key, value = delta.get("parse_status"), delta.get("tool_call")
         text = value if isinstance(value, str) else ""
         canonical = r.event("progress", r.tool_delta(key, text))
-    return ir.Meta(0, {LS: {f"~{key}": text, **r.residue(data, canonical)}})
+    extra = r.kept(r.residue(data, canonical))
+    return ir.Meta(0, extra, None, None, r.LlamaStackOwn(held=key, value=text))

@@ -105,21 +105,22 @@ class Stops:
             read.stop = r.stop_word(reason, stop)
             finish = ir.Finish(0, reason, stop)
             if terminal:
-                # The Llama encoder writes this record before it sees the Finish: "~stop"
-                # gives it the stop reason, "~deferred" keeps the Finish off later records.
-                finish.extra = {LS: {"~deferred": None}}
+                # The Llama encoder writes this record before it sees the Finish: the
+                # record's own note gives it the stop reason, the Finish's (deferred)
+                # keeps the Finish off later records.
+                finish.own = r.DEFERRED
                 read.pending = finish
             else:
                 out.append(finish)
             return read.stop
         return read.stop if terminal else None
 
-    def terminal(self, event: dict[str, Any], out: list[ir.Event]) -> dict[str, Any]:
-        """Read a tool record's stop reason; the residue that tells the Llama encoder the
-        stop reason it writes on this record when its ``Finish`` is pending (later)."""
+    def terminal(self, event: dict[str, Any], out: list[ir.Event]) -> str | None:
+        """Read a tool record's stop reason; the stop reason the Llama encoder writes on
+        this record when its ``Finish`` is pending (later), for the record's own note."""
         pending = self.read.pending
         self.stop(event, out, terminal=True)
-        return {"~stop": self.read.stop} if self.read.pending is not pending else {}
+        return self.read.stop if self.read.pending is not pending else None
 
     def settle(self, out: list[ir.Event]) -> None:
         """Emit the pending ``Finish`` of a tool record: no more calls come in this turn."""

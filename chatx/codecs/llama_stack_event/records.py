@@ -24,6 +24,57 @@ from .probe import NAME as NAME
 
 LS = "llama_stack"  # the key under which this codec keeps its own residue in ``extra``
 
+
+class LlamaStackOwn(ir.Own):
+    """The Llama Stack decoder's own note on an event, for Llama Stack output (see
+    :class:`chatx.ir.Own`).
+
+    - ``held`` (a ``Meta``, a text or arguments delta): the event stands for a record the
+      decoder held back while it could not tell text from a call: ``text``, or the tool
+      call delta's parse status (``started``, ``in_progress``, ``failed``…); ``value`` is
+      that record's text (a failed record: ``None`` for the fragments' text, as newer
+      Llama Stack sends it).
+    - ``stop`` (a tool record's events): the stop reason that record carries though its
+      ``Finish`` comes later.
+    - ``deferred`` (a ``Finish``): said after the tool record that carried its stop
+      reason, not on a record of its own.
+    - ``args_string`` (a call's ``ItemEnd``): the call's arguments came as a JSON string."""
+
+    __slots__ = ("args_string", "deferred", "held", "stop", "value")
+
+    def __init__(
+        self,
+        held: Any = None,
+        value: Any = None,
+        stop: str | None = None,
+        deferred: bool = False,
+        args_string: bool = False,
+    ) -> None:
+        self.held = held
+        self.value = value
+        self.stop = stop
+        self.deferred = deferred
+        self.args_string = args_string
+
+
+# Notes that nothing changes, shared: the encoder tells them by identity. IN_PROGRESS:
+# an in_progress fragment held back, said as text or as a call's arguments.
+IN_PROGRESS = LlamaStackOwn(held="in_progress")
+DEFERRED = LlamaStackOwn(deferred=True)
+NONE = LlamaStackOwn()
+
+
+def own_of(event: Any) -> LlamaStackOwn:
+    """The event's note, :data:`NONE` when it has none of this codec's."""
+    own = event.own
+    return own if type(own) is LlamaStackOwn else NONE
+
+
+def kept(ls: dict[str, Any]) -> dict[str, Any]:
+    """The ``extra`` of an event whose own residue is ``ls`` (nothing when it is empty)."""
+    return {LS: ls} if ls else {}
+
+
 # StopReason <-> chat finish reason. Llama Stack's own OpenAI-compat layer uses the same
 # pairs (openai_compat.py: _convert_openai_finish_reason and its inverse); it reads eos and
 # eos_token as end_of_turn too (chatx.codecs.finish.SAME_AS).

@@ -44,11 +44,12 @@ class Text:
             self.scan(event.text, event.logprobs, out)
             return
         ls = event.extra.get(LS, {})
-        if "~in_progress" in ls:
+        own = event.own
+        if own is r.IN_PROGRESS:
             g.raw.append(event.text)
             out.append(r.event("progress", r.tool_delta("in_progress", event.text)))
-        elif "~failed" in ls:
-            g.record_stop(ls)
+        elif type(own) is r.LlamaStackOwn and own.held == "failed":
+            g.record_stop(own)
             out.append(r.event("progress", r.tool_delta("failed", event.text), None, g.stop_word()))
         else:
             out.append(

@@ -16,7 +16,7 @@ from chatx.notes import Notes
 
 from . import records as r
 from .held import Held, instruction
-from .read_stream import LS, ReadStream, Stops
+from .read_stream import ReadStream, Stops
 
 _HELD_STATUSES = ("started", "in_progress")
 
@@ -92,16 +92,14 @@ class ToolCalls:
         _arguments(number, arguments, streamed, out)
         end = ir.ItemEnd(0, "tool_call", call=number)
         out.append(end)
-        ls = self.stops.terminal(event, out)
+        carried = self.stops.terminal(event, out)
         payload = r.tool_call(cid, name, arguments, as_string)
         stop = read.stop
-        ls.update(
+        end.extra = r.kept(
             r.residue(data, r.event("progress", r.tool_delta("succeeded", payload), None, stop))
         )
-        if as_string:
-            ls["args_string"] = None
-        if ls:
-            end.extra = {LS: ls}
+        if carried is not None or as_string:
+            end.own = r.LlamaStackOwn(stop=carried, args_string=as_string)
 
     def _failed(
         self, data: dict[str, Any], event: dict[str, Any], value: Any, out: list[ir.Event]
@@ -119,36 +117,36 @@ class ToolCalls:
         ]
         joined = "".join(f for f in fragments if isinstance(f, str))
         if isinstance(value, str) and value and value != joined:
-            meta_extra, shown = self._failed_text(held, value, out)
+            said, shown = self._failed_text(held, value, out)
         else:
-            meta_extra, shown = self._failed_fragments(held, value, out)
-        meta_extra.update(self.stops.terminal(event, out))
+            said, shown = self._failed_fragments(held, value, out)
+        r.own_of(said).stop = self.stops.terminal(event, out)  # said made with a note
         canonical = r.event("progress", r.tool_delta("failed", shown), None, read.stop)
-        meta_extra.update(r.residue(data, canonical))
+        said.extra = r.kept(r.residue(data, canonical))
 
     def _failed_text(
         self, held: list[dict[str, Any]], value: str, out: list[ir.Event]
-    ) -> tuple[dict[str, Any], Any]:
+    ) -> tuple[ir.TextDelta | ir.Meta, Any]:
         """The failed text is not the fragments: it is the text, they are residue. The
         residue of the failed record goes with that text; the text shown is returned."""
         out.extend(instruction(d) for d in held)
         self.read.open_message(out)
-        text = ir.TextDelta(0, value, extra={LS: {"~failed": None}})
+        text = ir.TextDelta(0, value, None, {}, None, r.LlamaStackOwn(held="failed"))
         out.append(text)
         self.read.may_hold, self.read.text_out = False, True
-        return text.extra[LS], value
+        return text, value
 
     def _failed_fragments(
         self, held: list[dict[str, Any]], value: Any, out: list[ir.Event]
-    ) -> tuple[dict[str, Any], Any]:
+    ) -> tuple[ir.TextDelta | ir.Meta, Any]:
         """The failed text is the fragments (or there is none): they are the text, and
         the failed record no IR content."""
         for d in held:
             self.held.release_tool(d, out)
         mark = None if isinstance(value, str) and value else ""
-        meta = ir.Meta(0, {LS: {"~failed": mark}})
+        meta = ir.Meta(0, {}, None, None, r.LlamaStackOwn(held="failed", value=mark))
         out.append(meta)
-        return meta.extra[LS], value if mark is None else ""
+        return meta, value if mark is None else ""
 
 
 def _arguments(
@@ -161,8 +159,8 @@ def _arguments(
         return
     for held_data, fragment in streamed:
         canonical = r.event("progress", r.tool_delta("in_progress", fragment))
-        ls = {"~in_progress": None, **r.residue(held_data, canonical)}
-        out.append(ir.ToolArgsDelta(0, number, fragment, {LS: ls}))
+        extra = r.kept(r.residue(held_data, canonical))
+        out.append(ir.ToolArgsDelta(0, number, fragment, extra, None, r.IN_PROGRESS))
 
 
 def _argument_fragments(held: list[dict[str, Any]], arguments: str) -> list[tuple] | None:
