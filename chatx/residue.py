@@ -145,8 +145,8 @@ def exact_diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, A
 def report(extra: dict[str, Any], notes: Notes, prefix: str = "") -> None:
     """Count every non-empty leaf of ``extra`` as a field the target cannot hold.
 
-    Keys starting with "~" are a codec's private bookkeeping, not source fields; of a
-    :class:`Carried` field, what no event says is counted."""
+    Of a :class:`Carried` field, what no event says is counted. (A codec's own notes
+    are no source fields: they ride in an event's ``own``, never in ``extra``.)"""
     notes.lost_fields.update(lost_paths(reported(extra), prefix))
 
 
@@ -154,7 +154,7 @@ def lost_paths(extra: dict[str, Any], prefix: str = "", out: list[str] | None = 
     """The dotted paths of the non-empty leaves of ``extra``, as :func:`report` counts them."""
     out = [] if out is None else out
     for key, value in extra.items():
-        if value is None or value is ABSENT or key[:1] == "~":
+        if value is None or value is ABSENT:
             continue
         kind = type(value)
         if kind is dict:

@@ -30,7 +30,7 @@ __all__ = ["accumulate", "settle"]
 def settle(kept: dict[str, Any], extra: dict[str, Any]) -> None:
     """Take the non-empty values of ``extra`` into ``kept``, the last said winning."""
     for key, value in extra.items():
-        if key[:1] == "~" or is_empty(value) or value is ABSENT:
+        if is_empty(value) or value is ABSENT:
             continue
         old = kept.get(key)
         if type(value) is dict and type(old) is dict:
@@ -44,7 +44,7 @@ def accumulate(acc: dict[str, Any], delta: dict[str, Any]) -> None:
     list entry without an ``index`` where entries have one is appended, where the SDK
     raises)."""
     for key, value in delta.items():
-        if value is ABSENT or key[:1] == "~":
+        if value is ABSENT:
             continue
         if acc.get(key) is None:
             if not _indexed(value):
