@@ -59,7 +59,37 @@ class GeminiEncoder:
         }
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
-        return run.replay(self.feed, self.notes)
+        """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
+        batches. Another format's plain run is written in one loop: a chunk of one
+        candidate with one part per text (a call's fragments, which write nothing until
+        the call is whole, are kept); anything else replays the batches."""
+        if not self._plain_run(run):
+            return run.replay(self.feed, self.notes)
+        for meta in run.shared:
+            self.lost_meta(meta, len(run.texts))
+        lane, proto, written = run.lane, run.proto, self.written
+        if type(proto) is ir.ToolArgsDelta:
+            written.calls[(lane, proto.call)].fragments.extend(run.texts)
+            return []
+        written.lanes.add(lane)
+        written.shown.add(lane)
+        part = r.thought_part if type(proto) is ir.ReasoningDelta else r.text_part
+        chunk, candidate = written.chunk, r.candidate
+        return [chunk([candidate(lane, [part(text)], None)]) for text in run.texts]
+
+    def _plain_run(self, run: DeltaRun) -> bool:
+        """Whether each record of ``run`` is what :meth:`feed` writes as one chunk of its
+        text alone (or keeps as a held call's fragment): another format's, no residue of
+        its own, nothing held in the lane (a call to write first, a signature for the
+        next part, a finishing chunk waiting for usage), no error said."""
+        written, proto, lane = self.written, run.proto, run.lane
+        if self.own or written.failed or written.held is not None or proto.extra:
+            return False
+        if type(proto) is ir.ToolArgsDelta:
+            return (lane, proto.call) in written.calls
+        if getattr(proto, "logprobs", None) or lane in written.signatures:
+            return False
+        return all(held != lane for held, _ in written.calls)
 
     def feed(self, events: list[ir.Event]) -> list[Any]:
         batch = GeminiBatch()
