@@ -1,0 +1,78 @@
+"""CPU time (user + system) and peak RSS of issue 29's cases at 1M, each after the floor
+on the same input: on a shared machine CPU time, not wall time, is what a ratio can
+rest on. The streams come from ``bench/out`` (``make bench`` or ``python
+bench/generate.py --kind text --size 1m --format F`` and ``--kind mixed``).
+
+    python bench/cpu.py                      # every case
+    python bench/cpu.py mixed "gemini→chat"  # the cases whose name holds one of these
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+d = str(Path(__file__).resolve().parents[1])
+out = f"{d}/bench/out"
+env = {**os.environ, "PYTHONPYCACHEPREFIX": f"{out}/pycache"}
+env.pop("PYTHONDONTWRITEBYTECODE", None)
+py = sys.executable
+
+
+def run(argv: list[str]) -> tuple[float, float, float, int]:
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, cwd=d, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, time.perf_counter() - t, status
+
+
+cases = (
+    [
+        (
+            "chat→responses mixed SSE",
+            "mixed-1m.chat.sse",
+            ["convert", "{}", "--to", "responses-event", "-q"],
+        ),
+        (
+            "chat→responses mixed JSONL",
+            "mixed-1m.chat.sse",
+            ["convert", "{}", "--to", "responses-event", "-q", "--out-container", "jsonl"],
+        ),
+    ]
+    + [
+        (name, f"text-1m.{src}.sse", ["convert", "{}", "--to", dst, "-q"])
+        for name, src, dst in [
+            ("chat→responses", "chat", "responses-event"),
+            ("chat→anthropic", "chat", "anthropic-event"),
+            ("chat→llama", "chat", "llama-stack-event"),
+            ("chat→gemini", "chat", "gemini-event"),
+            ("responses→chat", "responses", "chat-chunk"),
+            ("llama→chat", "llama", "chat-chunk"),
+            ("anthropic→chat", "anthropic", "chat-chunk"),
+            ("gemini→chat", "gemini", "chat-chunk"),
+            ("gemini→gemini", "gemini", "gemini-event"),
+            ("responses→responses", "responses", "responses-event"),
+        ]
+    ]
+    + [
+        ("validate responses", "text-1m.responses.sse", ["validate", "{}"]),
+        ("validate chat", "text-1m.chat.sse", ["validate", "{}"]),
+        ("collect responses", "text-1m.responses.sse", ["collect", "{}", "-q"]),
+        ("collect chat", "text-1m.chat.sse", ["collect", "{}", "-q"]),
+    ]
+)
+only = sys.argv[1:]
+print("| case | chatx CPU s | floor CPU s | × floor | peak RSS MiB | wall s |")
+print("|---|---:|---:|---:|---:|---:|")
+for name, src, tail in cases:
+    if only and not any(o in name for o in only):
+        continue
+    path = f"{out}/{src}"
+    fc, frss, fw, _ = run([py, f"{d}/bench/floor.py", path])
+    cc, crss, cw, st = run([py, "-m", "chatx", *[t.format(path) for t in tail]])
+    print(
+        f"| {name} | {cc:.2f} | {fc:.2f} | {cc / fc:.2f} | {crss:.0f} | {cw:.1f} |"
+        + ("" if st == 0 else f" status {st}"),
+        flush=True,
+    )
