@@ -16,6 +16,7 @@ back the object's message, tool calls, logprobs, usage and finish reasons.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatx.codecs.whole import present
@@ -75,7 +76,8 @@ def chunks(completion: dict[str, Any]) -> list[Any]:
 
 
 def _choice(choice: dict[str, Any], position: int) -> list[dict[str, Any]]:
-    """The ``choices`` entry of each chunk of one choice."""
+    """The ``choices`` entry of each chunk of one choice: its role, what its message says
+    (:func:`_deltas`) and how it ends."""
     number = choice.get("index", position)
     message = choice.get("message")
     message = message if type(message) is dict else {}
@@ -94,6 +96,27 @@ def _choice(choice: dict[str, Any], position: int) -> list[dict[str, Any]]:
     # Message fields no delta field names (audio…) ride on the role chunk.
     role.update((k, v) for k, v in message.items() if k not in _MESSAGE and v not in _EMPTY)
     out = [entry(role)]
+    _deltas(message, role, lps, entry, out)
+    rest = {k: v for k, v in choice.items() if k not in _CHOICE}
+    finish = choice.get("finish_reason")
+    if finish is not None or rest:
+        last = entry({}, None, finish)
+        last.update(rest)
+        out.append(last)
+    return out
+
+
+def _deltas(
+    message: dict[str, Any],
+    role: dict[str, Any],
+    lps: dict[str, Any],
+    entry: Callable[..., dict[str, Any]],
+    out: list[dict[str, Any]],
+) -> None:
+    """The chunk entries (made by the choice's ``entry``, from a delta and its logprobs)
+    of the message after its role chunk, onto ``out``, in the order a stream says them:
+    reasoning, content, refusal, then each tool call. A field that is no delta's (a
+    reasoning field that is no string, tool_calls that are no list) stays on ``role``."""
     said: list[str] = []
     for field in _REASONING:
         text = message.get(field)
@@ -104,25 +127,18 @@ def _choice(choice: dict[str, Any], position: int) -> list[dict[str, Any]]:
             role[field] = text
     content = message.get("content")
     if content not in _EMPTY:
-        delta = {"content": content, **_after(role, _CITING)}
-        out.append(entry(delta, _part(lps, "content")))
+        out.append(entry({"content": content, **_after(role, _CITING)}, _part(lps, "content")))
     refusal = message.get("refusal")
     if refusal not in _EMPTY:
         out.append(entry({"refusal": refusal}, _part(lps, "refusal")))
     calls = message.get("tool_calls")
     if type(calls) is list:
         for at, call in enumerate(calls):
-            call = {"index": at, **call} if type(call) is dict else call
-            out.append(entry({"tool_calls": [call]}))
+            out.append(
+                entry({"tool_calls": [{"index": at, **call} if type(call) is dict else call]})
+            )
     elif calls not in _EMPTY:
         role["tool_calls"] = calls
-    rest = {k: v for k, v in choice.items() if k not in _CHOICE}
-    finish = choice.get("finish_reason")
-    if finish is not None or rest:
-        last = entry({}, None, finish)
-        last.update(rest)
-        out.append(last)
-    return out
 
 
 def _after(role: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
