@@ -16,12 +16,14 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.cited import without_cited_parts
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, report
 
 from . import records as r
 from .ending import Ending
+from .grounding import GroundingWriter
 from .parts import Parts
 from .written import GeminiBatch, GeminiWritten
 
@@ -29,7 +31,8 @@ from .written import GeminiBatch, GeminiWritten
 class GeminiEncoder:
     """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error
     object). Its parts share the :class:`~.written.GeminiWritten`: ``parts`` writes each
-    candidate's parts, ``ending`` finishes, usage and errors. ``handlers`` is the table
+    candidate's parts, ``ending`` finishes, usage and errors, ``grounding`` another
+    format's citations and web searches. ``handlers`` is the table
     from an event's type to the method that writes it into the :class:`~.written.GeminiBatch`."""
 
     def __init__(self, notes: Notes, options: EncodeOptions) -> None:
@@ -39,6 +42,7 @@ class GeminiEncoder:
         self.written = written = GeminiWritten(own)
         self.parts = Parts(written, notes)
         self.ending = Ending(written, notes)
+        self.grounding = GroundingWriter(notes)
         self.lost_meta = MetaReport(notes)
         self.ended = False
         self.handlers: dict[type, Callable[[Any, GeminiBatch], None]] = {
@@ -112,6 +116,11 @@ class GeminiEncoder:
         candidates = [
             r.candidate(lane, batch.parts.get(lane, []), batch.finish.get(lane)) for lane in lanes
         ]
+        for candidate in candidates:
+            if "finishReason" in candidate:
+                grounding = self.grounding.metadata(candidate["index"])
+                if grounding is not None:
+                    candidate["groundingMetadata"] = grounding
         if not candidates and batch.usage is None:
             return None
         chunk = self.written.chunk(candidates)
@@ -140,6 +149,7 @@ class GeminiEncoder:
                     written.finished.add(lane)
             self.ending.close(batch, self._chunk(batch))
             self.ending.release(batch.out)
+            self.grounding.left()
         return batch.out
 
     # -- the stream -----------------------------------------------------------------
@@ -150,6 +160,7 @@ class GeminiEncoder:
             self.ending.release(batch.out)
             if event.extra:
                 report(event.extra, self.notes, "response.")
+            self.grounding.restart()
         create = event.extra.get("createTime") if self.own else None
         self.written.restart(event.id, event.model, create)
         self.ended = False
@@ -195,6 +206,7 @@ class GeminiEncoder:
         self.written.lanes.add(lane)
         self.parts.flush(batch, lane)
         self.parts.text(batch, lane, event.text, thought=False)
+        self.grounding.text(lane, event.text)
         self._said(event.extra, event.logprobs, "delta.")
 
     def _reasoning(self, event: ir.ReasoningDelta, batch: GeminiBatch) -> None:
@@ -215,6 +227,7 @@ class GeminiEncoder:
         self.written.lanes.add(event.lane)
         self.parts.flush(batch, event.lane)
         self.parts.text(batch, event.lane, event.text, thought=False)
+        self.grounding.text(event.lane, event.text)
         self._said(event.extra, event.logprobs, "delta.")
 
     def _said(self, extra: dict[str, Any], logprobs: list[Any] | None, prefix: str) -> None:
@@ -229,25 +242,35 @@ class GeminiEncoder:
             if not self.own:
                 self.parts.flush(batch, event.lane)
             self.parts.call_start(batch, event)
-        elif event.extra and not self.own:
+            return
+        if self.own:
+            return
+        if event.kind == "message":
+            self.grounding.item_start(event.lane)
+        if event.extra:
             report(event.extra, self.notes, "item.")
 
     def _args(self, event: ir.ToolArgsDelta, batch: GeminiBatch) -> None:
         self.parts.args(event)
 
     def _item_end(self, event: ir.ItemEnd, batch: GeminiBatch) -> None:
+        extra = event.extra
         if event.kind == "tool_call":
             self.parts.call_end(batch, event)
         elif event.kind == "reasoning":
             self.parts.signature(batch, event)
-        if event.extra and not self.own:
-            report(event.extra, self.notes, "item.")
+        elif not self.own and self.grounding.item_end(event.lane):
+            extra = without_cited_parts(extra)  # its parts repeat what its citations said
+        if extra and not self.own:
+            report(extra, self.notes, "item.")
 
     def _passthrough(self, event: ir.Passthrough, batch: GeminiBatch) -> None:
         data = event.data
-        if event.format == r.NAME and isinstance(data, dict) and "part" in data:
-            if self.own or isinstance(data.get("lane"), int):
+        if event.format == r.NAME and isinstance(data, dict):
+            if "part" in data and (self.own or isinstance(data.get("lane"), int)):
                 self.parts.add(batch, data["lane"], dict(data["part"]))
+            return  # a search its grounding says: the chunk's residue writes it back
+        if self._meant(event.meaning):
             return
         if event.item is not None:
             if event.item:
@@ -264,10 +287,23 @@ class GeminiEncoder:
 
     # -- residue, the end of a candidate --------------------------------------------
 
+    def _meant(self, meaning: ir.Citation | ir.WebSearch | None) -> bool:
+        """Another format's citation or web search step, written where Gemini has a
+        place for it; False for the caller to report."""
+        if type(meaning) is ir.Citation:
+            return self.grounding.cite(None, meaning)
+        if type(meaning) is ir.WebSearch:
+            return self.grounding.search(meaning)
+        return False
+
     def _meta(self, event: ir.Meta, batch: GeminiBatch) -> None:
         if not self.own:
-            self.lost_meta(event)
+            cite = event.meaning
+            if cite is None or not self.grounding.cite(event.lane, cite):
+                self.lost_meta(event)
             return
+        if event.meaning is not None:
+            return  # a citation its candidate's residue writes back
         lane = event.lane
         if lane is None:
             batch.record = True

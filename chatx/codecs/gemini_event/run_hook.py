@@ -6,25 +6,68 @@ Such a chunk decodes to the part's delta, then its candidate's ``Meta`` and the 
 around the text are. Usage, cumulative on every chunk of most Developer API streams,
 differs from chunk to chunk, so those chunks never match a template and are parsed: the
 speed path is for streams that say usage once (Vertex's, chatx's own).
+
+The decoder holds each candidate's answer text for the spans of its citations
+(:mod:`.grounding`): the hook hands it the text of a run of answer text, as the decoder
+would have held each record's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.gemini_event.decode import GeminiDecoder
-from chatx.codecs.template import TEXT, Delta, DeltaHook, DeltaTemplate
+from chatx.codecs.gemini_event.read import GeminiRead
+from chatx.codecs.template import TEXT, Delta, DeltaHook, DeltaRun, DeltaTemplate, parsed
+from chatx.record import Record
 
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta)
 
 
-def run_hook(decoder: GeminiDecoder) -> DeltaHook:
+class GeminiRunHook:
+    """A :class:`~chatx.codecs.template.DeltaHook` (``hook``) that hands the answer text
+    of each run to the candidate's held text in ``read``, the response the decoder
+    reads."""
+
+    __slots__ = ("hook", "read")
+
+    parse = staticmethod(parsed)
+
+    def __init__(self, hook: DeltaHook, read: GeminiRead) -> None:
+        self.hook = hook
+        self.read = read
+
+    def run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
+        run = self.hook.run(records, start)
+        if run is not None and type(run.proto) is ir.TextDelta:
+            state = self.read.lanes.get(run.proto.lane)
+            if state is not None:
+                state.spans.texts += run.texts
+        return run
+
+    def decode(self, record: Record, raw: bool) -> list[ir.Event]:
+        return self.hook.decode(record, raw)
+
+    @property
+    def template(self) -> DeltaTemplate | None:
+        """The inner hook's template of the moment."""
+        return self.hook.template
+
+    @property
+    def used(self) -> int:
+        """How many records the inner hook's templates knew."""
+        return self.hook.used
+
+
+def run_hook(decoder: GeminiDecoder) -> GeminiRunHook:
     """The Gemini :class:`~chatx.codecs.template.RunHook`, made with the decoder. The
     template stands for more text of the part open when it was made: any record decoded
     drops it, and a chunk of one plain text part makes the next. A run moves the
     decoder's ``line`` to its last record."""
-    return DeltaHook(decoder.feed, decoder.notes, decoder, _plain, _template)
+    read = decoder.read
+    return GeminiRunHook(DeltaHook(decoder.feed, decoder.notes, read, _plain, _template), read)
 
 
 def _plain(out: list[ir.Event], quiet: bool) -> bool:
