@@ -237,6 +237,9 @@ class Codec:
     other_item: Callable[[Any], OtherItem | None] | None = None
     # The format's usage names, when its usage reads with chatx.usage.decode_usage.
     usage: UsageNames | None = None
+    # ls: the model a record names, where it is not the record's (or its response's)
+    # ``model`` (Gemini's ``modelVersion``); None: that ``model``.
+    model: Callable[[Any], str | None] | None = None
     # diff: fields whose values differ between two runs of one request (ids, times,
     # sequence numbers), dropped unless --no-normalize.
     volatile: frozenset[str] = frozenset()

@@ -9,7 +9,7 @@ command that reads them all.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -105,7 +105,7 @@ def judge(stream: Exchange, framed: tuple[str, Iterator[Record]] | None) -> None
             stream.kind, stream.note = UNKNOWN, said
         return
     stream.format = codec.name
-    stream.model = _model(head) or _request_model(stream.request)
+    stream.model = _model(head, codec.model) or _request_model(stream.request)
     if stream.records == 1 and codec.whole is not None and head[0].data is not None:
         described = codec.whole(head[0].data)
         if described:
@@ -138,10 +138,17 @@ def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
     return name, records()
 
 
-def _model(head: list[Record]) -> str | None:
+def _model(head: list[Record], named: Callable[[Any], str | None] | None) -> str | None:
+    """The model the first records name: the codec's ``model`` hook's, else a record's
+    (or its response's) ``model``."""
     for record in head:
         data = record.data
         if not isinstance(data, dict):
+            continue
+        if named is not None:
+            said = named(data)
+            if said:
+                return said
             continue
         for holder in (data, data.get("response")):
             if isinstance(holder, dict) and isinstance(holder.get("model"), str):

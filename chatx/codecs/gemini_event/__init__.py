@@ -9,7 +9,7 @@ Each chunk a whole ``GenerateContentResponse`` (``candidates``, ``usageMetadata`
 from __future__ import annotations
 
 from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
-from chatx.codecs.gemini_event.probe import probe
+from chatx.codecs.gemini_event.probe import model, probe
 
 CODEC = Codec(
     name="gemini-event",
@@ -35,6 +35,7 @@ CODEC = Codec(
         rank=1,
     ),
     volatile=frozenset(("responseId", "createTime")),
+    model=model,
     # The model is in the path; :streamGenerateContent streams (SSE with alt=sse),
     # :generateContent answers the final response. The key: x-goog-api-key (or ?key=).
     http=HttpApi(

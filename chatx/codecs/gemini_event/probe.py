@@ -4,9 +4,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chatx.record import Record
 
 _CERTAIN = ("candidates", "promptFeedback", "usageMetadata")
+
+
+def model(data: Any) -> str | None:
+    """The model a chunk names: its ``modelVersion`` (``ls``)."""
+    said = data.get("modelVersion") if type(data) is dict else None
+    return said if type(said) is str else None
 
 
 def probe(records: list[Record]) -> int:

@@ -290,3 +290,13 @@ def test_random_ir_survives_gemini(texts: list[str], calls: list[Any], usage: An
     if usage is not None:
         (u,) = of(ir.Usage, decoded)
         assert (u.input, u.output, u.total) == (usage[0], usage[1], sum(usage))
+
+
+def test_ls_names_the_model_a_gemini_stream_says() -> None:
+    """``modelVersion`` (the codec's ``model`` hook): before it, ls said ``-``."""
+    from tests.containers.common import chatx
+
+    listed = chatx("ls", "--output", "json", str(ROOT / "fixtures" / "gemini-event" / "text.sse"))
+    assert listed.code == 0, listed.err
+    row = json.loads(listed.stdout.splitlines()[0])
+    assert (row["format"], row["model"]) == ("gemini-event", "gemini-2.5-flash")
