@@ -86,8 +86,15 @@ class Ending:
         code = event.code
         if isinstance(code, str) and code.isdigit():
             code = int(code)  # an HTTP status another format wrote as a string
-        code = code if type(code) is int else None
         status = event.type or (event.code if isinstance(event.code, str) else None)
+        if type(code) is not int:
+            # Google's error always has its HTTP status, and google-genai cannot read one
+            # without (it compares the code with 400): a server error's.
+            if code is not None and code != status:
+                self.notes.lost(f"error code {code!r} is no HTTP status: 500 written")
+            else:
+                self.notes.repaired("an error without an HTTP status: code 500 written")
+            code = 500
         if event.param is not None:
             self.notes.lost_field("error.param")
         if event.extra:
