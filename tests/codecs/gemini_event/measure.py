@@ -74,7 +74,7 @@ def main() -> None:
             except ChatxError:
                 continue
             done += 1
-            said.update(lost(notes))
+            said.update(lost(notes) | ({"*"} if lost(notes) else set()))
             same += kept(data, back, other)
         losses[f"gemini → {other}"] = said
         out.write(f"| gemini → {other} → gemini | {done} / {len(sources)} | {same} / {done} |\n")
@@ -89,14 +89,15 @@ def main() -> None:
             except ChatxError:
                 continue
             done += 1
-            said.update(lost(notes))
+            said.update(lost(notes) | ({"*"} if lost(notes) else set()))
             ok, sdk = valid(data)
             checked += ok
             typed += sdk
         losses[f"{other} → gemini"] = said
         out.write(f"| {other} → gemini | {done} / {len(paths)} | {checked} | {typed} |\n")
     for direction, said in losses.items():
-        out.write(f"\n{direction}: what is lost, in how many captures\n")
+        out.write(f"\n{direction}: what is lost, in how many captures ({said['*']} with a loss)\n")
+        del said["*"]
         for message, count in said.most_common(25):
             out.write(f"  {count:4d}  {message}\n")
 
