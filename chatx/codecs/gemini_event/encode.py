@@ -77,6 +77,8 @@ class GeminiEncoder:
             return []
         written.lanes.add(lane)
         written.shown.add(lane)
+        if type(proto) is ir.TextDelta:
+            self.grounding.texts(lane, run.texts)  # what citations' spans count
         part = r.thought_part if type(proto) is ir.ReasoningDelta else r.text_part
         chunk, candidate = written.chunk, r.candidate
         return [chunk([candidate(lane, [part(text)], None)]) for text in run.texts]

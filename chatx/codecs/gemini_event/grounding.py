@@ -340,6 +340,11 @@ class GroundingWriter:
             if written.item_from < 0:
                 written.item_from = len(written.texts) - 1
 
+    def texts(self, lane: int, texts: list[str]) -> None:
+        """A run of answer text written in ``lane``."""
+        for text in texts:
+            self.text(lane, text)
+
     def item_start(self, lane: int) -> None:
         self.lane = lane
         written = self._of(lane)

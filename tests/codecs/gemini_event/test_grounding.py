@@ -282,3 +282,40 @@ def test_a_citation_of_text_read_in_runs_keeps_its_span() -> None:
         if r.data.get("type") == "response.output_text.annotation.added"
     ]
     assert [text[n["start_index"] : n["end_index"]] for n in notes] == [quoted]
+
+
+def test_another_formats_citation_of_text_written_in_runs_keeps_its_span() -> None:
+    """Into Gemini, a long run of chat text is written in one loop (feed_run): the
+    candidate's text the segments count holds it all the same."""
+    from chatx.pipeline import Transcoder
+    from tests.builders.chat_chunk import chunk
+
+    pieces = [f"w{n}° " for n in range(80)]
+    text = "".join(pieces)
+    quoted = "".join(pieces[70:])
+    start = text.index(quoted)
+    cite = {
+        "type": "url_citation",
+        "url_citation": {
+            "url": "https://t.example/",
+            "title": "t",
+            "start_index": start,
+            "end_index": start + len(quoted),
+        },
+    }
+    chunks = [chunk({"content": p}) for p in pieces]
+    last = chunk({"annotations": [cite]}, "stop")
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in [*chunks, last])
+    transcoder = Transcoder(GEMINI, src=CHAT, notes=Notes())
+    out = b"".join(transcoder.feed(body[i : i + 500]) for i in range(0, len(body), 500))
+    out += transcoder.finish()
+    assert transcoder.decoder.hook.used > 40  # type: ignore[attr-defined]
+    segments = [
+        s["segment"]
+        for r in records(out)
+        for c in r.data.get("candidates", [])
+        for s in c.get("groundingMetadata", {}).get("groundingSupports", [])
+    ]
+    answer = text.encode()
+    assert [answer[s["startIndex"] : s["endIndex"]].decode() for s in segments] == [quoted]
+    assert [s["text"] for s in segments] == [quoted]
