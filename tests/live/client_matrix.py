@@ -43,6 +43,7 @@ from typing import Any
 from chatx.codecs.responses_event.shapes import terminal_status
 from chatx.errors import ChatxError
 from chatx.live.app import ServeApp
+from tests.live import node_column
 from tests.live.support import Running
 
 try:
@@ -66,16 +67,24 @@ class Cell:
     client: str
     passed: bool
     said: str
+    # Passed, the client failing (or reading otherwise) as it does on the provider's own
+    # answer: an error raised as the API's, a stream recorded cut, an SDK's own limits.
+    expected: bool = False
 
 
 def sample(per_format: int) -> list[Path]:
     """``per_format`` captures of each format, evenly spaced in name order."""
     chosen: list[Path] = []
+    names: set[str] = set()
     for fmt in FORMATS:
+        # A capture is asked for by its file name: one name that two formats' folders
+        # both hold is taken once.
         files = sorted(
             p
             for p in (CAPTURES / fmt).iterdir()
-            if p.is_file() and not p.name.endswith((".request.json", ".timing", ".md"))
+            if p.is_file()
+            and not p.name.endswith((".request.json", ".timing", ".md"))
+            and p.name not in names
         )
         if not files:
             continue
@@ -84,7 +93,9 @@ def sample(per_format: int) -> list[Path]:
         # And those named for an error they end in (a failed stream asked for whole is
         # where clients were told success).
         failing = [p for p in files if _NAMED_FAILING.search(p.name) and p not in spaced]
-        chosen.extend(spaced + failing[: max(1, per_format // 3)])
+        taken = spaced + failing[: max(1, per_format // 3)]
+        chosen.extend(taken)
+        names.update(p.name for p in taken)
     return chosen
 
 
@@ -321,7 +332,15 @@ def judge(kind: str, streamed: bool, error: BaseException | None) -> tuple[bool,
     return False, said
 
 
-def run_matrix(paths: list[Path], log: Callable[[str], None] = lambda line: None) -> list[Cell]:
+def run_matrix(
+    paths: list[Path],
+    log: Callable[[str], None] = lambda line: None,
+    *,
+    python: bool = True,
+    node: tuple[str, ...] = (),
+) -> list[Cell]:
+    """Every cell of the captures at ``paths``: through the Python clients (``python``)
+    and the Node column's clients named in ``node`` (see :mod:`tests.live.node_column`)."""
     captures: list[Capture] = []
     for path in paths:
         try:
@@ -330,44 +349,111 @@ def run_matrix(paths: list[Path], log: Callable[[str], None] = lambda line: None
             log(f"not a capture: {path.name}: {exc}")
     cells: list[Cell] = []
     with Running(ServeApp(captures)) as running:
-        for capture in captures:
-            kind = kind_of(capture)
-            for client, (call, streamed, agent) in CLIENTS.items():
-                if agent and kind in ("tools", "paused"):
-                    continue
-                error: BaseException | None = None
-                try:
-                    call(running.url, capture.name)
-                except Exception as exc:  # every failure is a cell's outcome, judged below
-                    error = exc
-                passed, said = judge(kind, streamed, error)
-                cells.append(Cell(capture.name, client, passed, said))
-                if not passed:
-                    log(f"FAIL {client} <- {capture.name} ({kind}): {said}")
+        if python:
+            for capture in captures:
+                cells.extend(_python_cells(running.url, capture, log))
+        if node:
+            cells.extend(_node_cells(running.url, captures, node, log))
     return cells
+
+
+def _python_cells(url: str, capture: Capture, log: Callable[[str], None]) -> list[Cell]:
+    kind = kind_of(capture)
+    cells = []
+    for client, (call, streamed, agent) in CLIENTS.items():
+        if agent and kind in ("tools", "paused"):
+            continue
+        error: BaseException | None = None
+        try:
+            call(url, capture.name)
+        except Exception as exc:  # every failure is a cell's outcome, judged below
+            error = exc
+        passed, said = judge(kind, streamed, error)
+        expected = passed and (error is not None or kind == "cut")
+        cells.append(Cell(capture.name, client, passed, said, expected))
+        if not passed:
+            log(f"FAIL {client} <- {capture.name} ({kind}): {said}")
+    return cells
+
+
+def _node_cells(
+    url: str, captures: list[Capture], clients: tuple[str, ...], log: Callable[[str], None]
+) -> list[Cell]:
+    by_name = {capture.name: capture for capture in captures}
+    cells = []
+    for read in node_column.run(url, list(by_name), clients):
+        capture = by_name[read["capture"]]
+        client = f"vercel-ai {read['client']}"
+        verdict = node_column.judge(capture, kind_of(capture), read, _final(url, client, capture))
+        passed = verdict.outcome != "chatx"
+        cells.append(
+            Cell(capture.name, client, passed, verdict.said, verdict.outcome == "expected")
+        )
+        if not passed:
+            log(f"FAIL {client} <- {capture.name} ({kind_of(capture)}): {verdict.said}")
+    return cells
+
+
+def _final(url: str, client: str, capture: Capture) -> Callable[[], Any]:
+    """The final object a Node cell was answered, asked for again (the answer is the same
+    for the same request)."""
+
+    def fetch() -> Any:
+        import httpx2
+
+        path = node_column.endpoint_of(client).path
+        body = {"model": "m", "input": "hi", "messages": ASK, "max_tokens": 100}
+        answer = httpx2.post(f"{url}{path}", json=body, headers={HEADER: capture.name})
+        return answer.json()
+
+    return fetch
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-format", type=int, default=12)
     parser.add_argument("--show", action="store_true", help="say each failing cell")
+    parser.add_argument(
+        "--node",
+        choices=("auto", "yes", "no", "only"),
+        default="auto",
+        help="the Vercel AI SDK's column (Node): auto, where node and its packages are; "
+        "yes: required; no: left out; only: that column alone",
+    )
     args = parser.parse_args(argv)
     if not CAPTURES.is_dir():
         print(f"no captures at {CAPTURES}", file=sys.stderr)
         return 2
+    missing = node_column.unavailable() if args.node != "no" else None
+    if missing is not None and args.node in ("yes", "only"):
+        print(f"the Node column cannot run: {missing}", file=sys.stderr)
+        return 2
+    if missing is not None:
+        print(f"the Node column is left out: {missing}", file=sys.stderr)
+    node = node_column.CLIENTS if args.node != "no" and missing is None else ()
     os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
     say = (lambda line: print(line, file=sys.stderr)) if args.show else (lambda line: None)
-    cells = run_matrix(sample(args.per_format), say)
+    cells = run_matrix(sample(args.per_format), say, python=args.node != "only", node=node)
+    _summary(cells)
+    return 0
+
+
+def _summary(cells: list[Cell]) -> None:
     failed = Counter(c.client for c in cells if not c.passed)
+    expected = Counter(c.client for c in cells if c.expected)
     total = Counter(c.client for c in cells)
-    for client in CLIENTS:
-        print(f"{client:34} {total[client] - failed[client]:4}/{total[client]:<4}")
+    for client in total:
+        print(
+            f"{client:34} {total[client] - failed[client]:4}/{total[client]:<4}"
+            f" ({expected[client]} as on the provider's own)"
+        )
     captures = len({c.capture for c in cells})
     print(
-        f"{len(cells)} cells ({captures} captures x {len(CLIENTS)} clients), "
+        f"{len(cells)} cells ({captures} captures x {len(total)} clients): "
+        f"{len(cells) - sum(failed.values())} pass, {sum(expected.values())} of them the "
+        f"client failing or reading otherwise as on the provider's own answer; "
         f"{sum(failed.values())} chatx-caused failures"
     )
-    return 0
 
 
 if __name__ == "__main__":
