@@ -136,8 +136,10 @@ def serve(
         str,
         typer.Option(
             "--timing",
-            help="recorded: send each event when it arrived as recorded (NAME.timing beside "
-            "the capture, written by capture and proxy); none: as fast as the client reads.",
+            help="recorded: send the response head after the time the recorded one took, "
+            "and each event when it arrived as recorded (NAME.timing beside the capture, "
+            "written by capture and proxy); a whole answer after the whole time; none: as "
+            "fast as the client reads.",
             metavar="recorded|none",
         ),
     ] = "none",

@@ -179,9 +179,28 @@ class ServeApp:
             how = _how(capture, endpoint, request)
             self.log(f"POST {path}: {capture.name} ({how}), final object")
             final = await self.workers.run(self.finals.get, capture, endpoint, request)
+            # Made whole, as a provider answers it: after the head's and the body's
+            # recorded time.
+            wait = self._before_head(capture, whole=True)
+            if wait > 0:
+                watch = asgi.Watch(receive)
+                try:
+                    if await watch.wait(wait):
+                        self.log(f"POST {path}: {capture.name}: the client left before the answer")
+                        return
+                finally:
+                    watch.close()
             await asgi.respond(send, 200, final, headers=named)
             return
         await self._stream(send, receive, capture, endpoint, request, named, faults, array)
+
+    def _before_head(self, capture: Capture, whole: bool) -> float:
+        """The wait before the answer's head, with ``--timing recorded``: what the
+        capture's head took to arrive (the whole answer's time for one sent ``whole``), at
+        ``--speed``."""
+        if self.timing != "recorded" or capture.timing is None:
+            return 0.0
+        return capture.timing.before_head(self.speed, whole)
 
     async def _forward(
         self,
@@ -237,7 +256,7 @@ class ServeApp:
             # Each event when it arrived, as recorded (NAME.timing), at --speed.
             events.close()
             timed = framed(replay.timed(capture, endpoint, request))
-            events = Paced(timed, capture.timing, self.speed)
+            events = Paced(timed, capture.timing.arrived, self.speed)
             waits = events.waits
         how = f"POST {endpoint.path}: {capture.name} ({_how(capture, endpoint, request)})"
         kind = b"application/json" if array else asgi.EVENT_STREAM
@@ -251,8 +270,12 @@ class ServeApp:
             batch, error = await self.workers.run(replay.take, events, 1)
             if error is not None and not batch:
                 raise replay.not_servable(error)
-            await asgi.start_stream(send, 200, head)
             watch = asgi.Watch(receive)
+            wait = self._before_head(capture, whole=False)
+            if wait > 0 and await watch.wait(wait):
+                self.log(f"{how}: the client left before the answer's head")
+                return
+            await asgi.start_stream(send, 200, head)
             while batch:
                 for event in batch:
                     pause = (self.delay if sent else 0.0) + (waits[sent] if waits else 0.0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,13 +128,14 @@ def capture(request: CaptureRequest) -> int:
     )
     with httpx2.Client(timeout=timeout, follow_redirects=False) as client:
         try:
+            sent = time.monotonic()  # the answer's head is recorded as this long after
             with client.stream(
                 "POST", url, content=orjson.dumps(body), headers=headers(request)
             ) as response:
                 if not 200 <= response.status_code < 300:
                     return _http_error(url, response)
                 # the request kept beside the capture names its model, as the path did
-                return _receive(request, {**request.body, **body}, response)
+                return _receive(request, {**request.body, **body}, response, sent)
         except httpx2.HTTPError as exc:  # before any byte of the body: nothing written
             _say(f"error: POST {url}: {request.upstream.redact(_describe(exc))}")
             return ExitStatus.ERROR
@@ -151,10 +153,10 @@ def _http_error(url: str, response: Any) -> int:
     return ExitStatus.ERROR
 
 
-def _receive(request: CaptureRequest, body: dict[str, Any], response: Any) -> int:
+def _receive(request: CaptureRequest, body: dict[str, Any], response: Any, sent: float) -> int:
     import httpx2
 
-    recording = Recording(request.out, body)
+    recording = Recording(request.out, body, sent=sent)
     tee = Tee(request.tee, str(request.out), request.quiet) if request.tee else None
     try:
         for chunk in response.iter_bytes():

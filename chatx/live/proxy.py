@@ -12,6 +12,7 @@ with its request body beside it, secrets left out.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,7 +77,11 @@ class Recorder:
         self.log = log
         self.checker = check
 
-    def open(self, method: str, path: str, response: Any, body: bytes) -> Recording | None:
+    def open(
+        self, method: str, path: str, response: Any, body: bytes, sent: float | None = None
+    ) -> Recording | None:
+        """A recording of the answer, or None (not recorded); ``sent``: when the request
+        went (time.monotonic()), the answer's head having arrived now."""
         if self.namer is None or method != "POST" or not 200 <= response.status_code < 300:
             return None
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -88,7 +93,7 @@ class Recorder:
             request: Any = orjson.loads(body)
         except orjson.JSONDecodeError:
             request = None  # not JSON: no request to write beside the capture
-        return self.namer.open(path, suffix, request)
+        return self.namer.open(path, suffix, request, sent)
 
     def finish(self, recording: Recording | None, whole: bool) -> Path | None:
         """The recording finished (or left ``NAME.part``); a part file something else
@@ -241,6 +246,7 @@ class ProxyApp:
             headers = [(k, v) for k, v in headers if k.lower() != b"authorization"]
             headers.append((b"authorization", basic.encode("latin-1")))
         request = self.client.build_request(method, url, headers=headers, content=body)
+        sent = time.monotonic()  # the answer's head is recorded as this long after
         try:
             response = await self.client.send(request, stream=True)
         except httpx2.HTTPError as exc:
@@ -250,12 +256,18 @@ class ProxyApp:
                 status, self.upstream.redact(f"chatx proxy: upstream {url}: {said}")
             ) from None
         try:
-            await self._relay(scope, receive, send, response, body)
+            await self._relay(scope, receive, send, response, body, sent)
         finally:
             await response.aclose()
 
     async def _relay(
-        self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send, response: Any, body: bytes
+        self,
+        scope: asgi.Scope,
+        receive: asgi.Receive,
+        send: asgi.Send,
+        response: Any,
+        body: bytes,
+        sent: float | None = None,
     ) -> None:
         import httpx2
 
@@ -265,7 +277,7 @@ class ProxyApp:
         encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
         dropped = _HOP | ({b"content-encoding", b"content-length"} if encoded else frozenset())
         head = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
-        recording = self.recorder.open(method, path, response, body)
+        recording = self.recorder.open(method, path, response, body, sent)
         await asgi.start_stream(send, response.status_code, head)
         watch = asgi.Watch(receive)
         whole = False

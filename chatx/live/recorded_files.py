@@ -250,12 +250,16 @@ class Recording:
     :class:`~chatx.atomic.PlacementError`.
     """
 
-    def __init__(self, path: Path, request: Any, *, exclusive: bool = False) -> None:
+    def __init__(
+        self, path: Path, request: Any, *, exclusive: bool = False, sent: float | None = None
+    ) -> None:
         self.path = path
         self.part = part_path(path)
         self.request = request
         self.size = 0
-        self.clock = Clock()
+        # Made once the answer's head arrived; ``sent`` (time.monotonic()) is when the
+        # request went: the head's time, for serve to wait before it sends its own.
+        self.clock = Clock(sent=sent)
         if not exclusive:
             _remove_earlier_part(self.part)
         try:
@@ -340,7 +344,7 @@ class Namer:
         self.counter = itertools.count(1)
         self.lock = threading.Lock()
 
-    def open(self, route: str, suffix: str, request: Any) -> Recording:
+    def open(self, route: str, suffix: str, request: Any, sent: float | None = None) -> Recording:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S_%fZ")
         while True:
             with self.lock:
@@ -349,6 +353,6 @@ class Namer:
             if os.path.lexists(path):
                 continue
             try:
-                return Recording(path, request, exclusive=True)
+                return Recording(path, request, exclusive=True, sent=sent)
             except FileExistsError:
                 continue

@@ -25,6 +25,7 @@ from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
 from chatx.live import timing
 from chatx.live.recorded_files import request_path
+from chatx.live.timing import Timing
 from chatx.outdir.walking import CAPTURE_SUFFIXES, REQUEST_SUFFIX, capture_stem, walk
 from chatx.reading import finding, opening
 from chatx.reading.framing import Side, open_side
@@ -48,8 +49,9 @@ class Capture:
     streams: list[Assembler]
     request: dict[str, Any] | None
     model: str | None
-    # When each read of it arrived (NAME.timing beside it: serve --timing recorded).
-    timing: list[tuple[int, float]] | None = None
+    # When its head and each read of it arrived (NAME.timing beside it: serve --timing
+    # recorded).
+    timing: Timing | None = None
 
     @property
     def stem(self) -> str:

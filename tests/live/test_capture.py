@@ -124,6 +124,8 @@ def test_capture_writes_what_the_upstream_sent(
         "got.sse.request.json",
         "got.sse.timing",
     ]
+    sidecar = orjson.loads((tmp_path / "got.sse.timing").read_bytes())
+    assert sidecar["head"] >= 0 and sidecar["arrived"][-1][0] == out.stat().st_size
     no_secret_in(tmp_path, key, "sk-in-the-body-SECRET")
     assert f"into {out}" in result.err
 
