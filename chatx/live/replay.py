@@ -124,7 +124,7 @@ def _all_asked(
     own = capture.format == endpoint.format and capture.container == "sse"
     if own and not capture.whole and _choice(capture, endpoint, request) is None:
         end = 0
-        for chunk in capture.chunks():  # read as sent: a capture is never held whole
+        for chunk in _first_stream(capture):  # read as sent: never held whole
             for event in splitter.feed(chunk):
                 end += len(event)
                 yield event, end
@@ -133,6 +133,30 @@ def _all_asked(
             yield event, end
         return
     yield from _transcoded(capture, endpoint, request, splitter)
+
+
+def _first_stream(capture: Capture) -> Iterator[bytes]:
+    """The capture's bytes up to its second stream (all of them for a capture of one
+    stream): one provider answer, not a run's turns one after another."""
+    if capture.second_stream is None:
+        yield from capture.chunks()
+        return
+    kept: list[bytes] = []
+    rest = b""  # a line not ended yet (a CR may be half a CRLF)
+    for chunk in capture.chunks():
+        lines = (rest + chunk).splitlines(keepends=True)
+        rest = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
+        kept.extend(lines)
+        if len(kept) >= capture.second_stream - 1:
+            break
+    else:
+        kept.append(rest)
+    del kept[capture.second_stream - 1 :]  # the lines before the one it begins on
+    if capture.container == "sse":
+        # The second stream's first event may open on a line before its data (event:).
+        while kept and kept[-1].strip():
+            kept.pop()
+    yield from kept
 
 
 def _transcoded(
@@ -151,7 +175,7 @@ def _transcoded(
         notes=Notes(),
     )
     read = 0
-    for chunk in capture.chunks():
+    for chunk in _first_stream(capture):
         for line in chunk.splitlines(keepends=True):
             read += len(line)
             out = transcoder.feed(line)

@@ -18,16 +18,16 @@ from typing import Any
 
 import orjson
 
-from chatx import codecs
-from chatx.collect.assembler import Assembler
-from chatx.collect.streams import streams_of
+from chatx import codecs, ir
+from chatx.collect.assembler import Assembler, assemble
+from chatx.collect.streams import other_items
 from chatx.containers.payload import request_json
 from chatx.errors import InputError, UsageError
 from chatx.live import timing
 from chatx.live.recorded_files import request_path
 from chatx.live.timing import Timing
 from chatx.outdir.walking import CAPTURE_SUFFIXES, REQUEST_SUFFIX, capture_stem, walk
-from chatx.reading import finding, opening
+from chatx.reading import decoding, finding, opening
 from chatx.reading.framing import Side, open_side
 from chatx.reading.framing import load as load_side
 from chatx.record import Record
@@ -52,6 +52,10 @@ class Capture:
     # When its head and each read of it arrived (NAME.timing beside it: serve --timing
     # recorded).
     timing: Timing | None = None
+    # A file of several streams one after another (a multi-step run's turns, as some
+    # test suites keep them): the line its second stream begins on. Only the first is
+    # answered, streamed as whole (collect's first stream), as one provider answer is.
+    second_stream: int | None = None
 
     @property
     def stem(self) -> str:
@@ -175,14 +179,24 @@ def _capture(side: Side, held: bytes | None, name: str, request: dict[str, Any] 
     from it), its first record looked at; no record kept."""
     label = side.name
     first: list[Record] = []
+    last: list[Record] = []  # the record being decoded (one at a time)
+    starts: list[int] = []  # the line of each record that began a stream
 
     def looked_at(records: Iterator[Record]) -> Iterator[Record]:
         for record in records:
             if not first and not record.done:
                 first.append(record)
+            last[:] = [record]
             yield record
 
-    streams = streams_of(side, looked_at(side.records()))
+    def marked(batches: Iterator[list[ir.Event]]) -> Iterator[list[ir.Event]]:
+        for batch in batches:
+            if last and any(type(event) is ir.StreamStart for event in batch):
+                starts.append(last[0].line)
+            yield batch
+
+    batches = decoding.decode(looked_at(side.records()), side.format, side.notes)
+    streams = assemble(marked(batches), other_items)
     if not first:
         raise InputError("no events in the capture", file=label, line=1, expected="a stream")
     whole_of = codecs.get(side.format).whole
@@ -198,6 +212,7 @@ def _capture(side: Side, held: bytes | None, name: str, request: dict[str, Any] 
         streams=streams,
         request=request,
         model=_model(request) or streams[0].model or None,
+        second_stream=starts[1] if len(streams) > 1 and len(starts) > 1 else None,
     )
 
 

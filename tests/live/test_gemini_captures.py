@@ -82,11 +82,11 @@ def _read(stream: Any) -> tuple[str, list[Any], str | None]:
 
 
 def _said(path: Path) -> tuple[str, list[Any], str | None, bool]:
-    """What the capture says, lane 0 of each of its streams: text, calls, the last
-    finish, whether it failed."""
+    """What the capture says, lane 0 of its first stream (serve answers a file of several
+    streams with the first, one provider answer): text, calls, finish, whether it failed."""
     source = path.parent.name
     text, calls, finish, failed = "", [], None, False
-    for stream in summarize(path.read_bytes(), source):
+    for stream in list(summarize(path.read_bytes(), source))[:1]:
         failed = failed or bool(stream["errors"])
         lane = stream["lanes"].get(0) or next(iter(stream["lanes"].values()), None)
         if lane is None:
