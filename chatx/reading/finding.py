@@ -140,7 +140,8 @@ def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
 
 def _model(head: list[Record], named: Callable[[Any], str | None] | None) -> str | None:
     """The model the first records name: the codec's ``model`` hook's, else a record's
-    (or its response's) ``model``."""
+    ``model``, or that of the object it opens (a Responses ``response``, an Anthropic
+    ``message_start``'s ``message``)."""
     for record in head:
         data = record.data
         if not isinstance(data, dict):
@@ -150,7 +151,7 @@ def _model(head: list[Record], named: Callable[[Any], str | None] | None) -> str
             if said:
                 return said
             continue
-        for holder in (data, data.get("response")):
+        for holder in (data, data.get("response"), data.get("message")):
             if isinstance(holder, dict) and isinstance(holder.get("model"), str):
                 return str(holder["model"])
     return None

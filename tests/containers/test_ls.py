@@ -61,3 +61,22 @@ def test_ls_a_file_with_no_streams_exits_2() -> None:
     assert out.err == (
         f"chatx: error: {name}: no streams in {name} (2 interactions, none streaming)\n"
     )
+
+
+def test_ls_names_the_model_each_format_says_where_it_says_one() -> None:
+    """A model is read where each format puts it: a chat chunk's ``model``, a Responses
+    ``response.model``, an Anthropic ``message_start``'s ``message.model`` (ls said ``-``
+    for Anthropic streams before), Gemini's ``modelVersion``. Llama Stack's events name
+    none, so ls says ``-`` rather than invent one."""
+    root = Path(__file__).resolve().parents[2] / "fixtures"
+    expected = {
+        "chat-chunk/litellm-thinking-blocks.sse": "claude-fixture-think",
+        "responses-event/text.sse": "gpt-test-2026",
+        "anthropic-event/text.sse": "claude-sonnet-4-5-20250929",
+        "gemini-event/text.sse": "gemini-2.5-flash",
+        "llama-stack-event/builtin-brave-search.jsonl": None,
+    }
+    for name, model in expected.items():
+        out = chatx("ls", "--output", "json", str(root / name))
+        assert out.code == 0, out.err
+        assert json.loads(out.stdout.splitlines()[0])["model"] == model, name
