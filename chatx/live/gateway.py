@@ -29,6 +29,7 @@ chunk); the store is used in worker threads. No client waits for another.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -191,6 +192,7 @@ class Gateway:
         ]
         content = orjson.dumps(plan.sent)
         request = client.build_request("POST", url, headers=headers, content=content)
+        sent = time.monotonic()  # the answer's head is recorded as this long after
         try:
             response = await client.send(request, stream=True)
         except httpx2.HTTPError as exc:
@@ -205,8 +207,8 @@ class Gateway:
             if not 200 <= response.status_code < 300:
                 await answers.error(send, response, plan, line)
             elif plan.stream:
-                await answers.stream(send, receive, response, plan, line, content)
+                await answers.stream(send, receive, response, plan, line, content, sent)
             else:
-                await answers.final(send, response, plan, line, content)
+                await answers.final(send, response, plan, line, content, sent)
         finally:
             await response.aclose()

@@ -97,13 +97,14 @@ class Answers:
         plan: Plan,
         line: str,
         content: bytes,
+        sent: float | None = None,
     ) -> None:
         import httpx2
 
         from chatx.pipeline import Transcoder
 
         line += f" -> {response.status_code}"
-        recording = self.recorder.open("POST", self.api.path, response, content)
+        recording = self.recorder.open("POST", self.api.path, response, content, sent)
         transcoder = Transcoder(
             plan.client.format,
             src=self.api.format,
@@ -164,13 +165,19 @@ class Answers:
             await asgi.send_piece(send, event)
 
     async def final(
-        self, send: asgi.Send, response: Any, plan: Plan, line: str, content: bytes
+        self,
+        send: asgi.Send,
+        response: Any,
+        plan: Plan,
+        line: str,
+        content: bytes,
+        sent: float | None = None,
     ) -> None:
         """A whole answer: read, recorded, made the client's final object."""
         import httpx2
 
         line += f" -> {response.status_code}"
-        recording = self.recorder.open("POST", self.api.path, response, content)
+        recording = self.recorder.open("POST", self.api.path, response, content, sent)
         data = b""
         whole = False
         try:

@@ -283,6 +283,10 @@ def test_recorded_is_what_the_upstream_sent_beside_the_translated_request(tmp_pa
     assert capture.read_bytes() == b"".join(answer)
     request = orjson.loads(Path(f"{capture}.request.json").read_bytes())
     assert request == upstream.got[0].body
+    # The sidecar says how long the upstream's head took, as proxy's and capture's do, so
+    # serve --timing recorded replays that wait (it had no "head", read as no wait).
+    timing = orjson.loads(Path(f"{capture}.timing").read_bytes())
+    assert timing["head"] >= 0 and timing["arrived"][-1][0] == capture.stat().st_size
     for path in tmp_path.iterdir():
         assert KEY.encode() not in path.read_bytes()
         assert b"sk-body-SECRET" not in path.read_bytes()
