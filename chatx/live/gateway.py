@@ -206,9 +206,12 @@ class Gateway:
         try:
             if not 200 <= response.status_code < 300:
                 await answers.error(send, response, plan, line)
-            elif plan.stream:
-                await answers.stream(send, receive, response, plan, line, content, sent)
+                return
+            line += f" -> {response.status_code}"
+            recording = answers.recorder.open("POST", answers.api.path, response, content, sent)
+            if plan.stream:
+                await answers.stream(send, receive, response, plan, line, recording)
             else:
-                await answers.final(send, response, plan, line, content, sent)
+                await answers.final(send, response, plan, line, recording)
         finally:
             await response.aclose()

@@ -31,6 +31,7 @@ from chatx.live.replay import Events, recorded_error
 
 if TYPE_CHECKING:
     from chatx.live.gateway_plan import Plan
+    from chatx.live.recorded_files import Recording
     from chatx.live.store import Store
     from chatx.live.upstream import Upstream
 
@@ -96,15 +97,12 @@ class Answers:
         response: Any,
         plan: Plan,
         line: str,
-        content: bytes,
-        sent: float | None = None,
+        recording: Recording | None,
     ) -> None:
         import httpx2
 
         from chatx.pipeline import Transcoder
 
-        line += f" -> {response.status_code}"
-        recording = self.recorder.open("POST", self.api.path, response, content, sent)
         transcoder = Transcoder(
             plan.client.format,
             src=self.api.format,
@@ -170,14 +168,12 @@ class Answers:
         response: Any,
         plan: Plan,
         line: str,
-        content: bytes,
-        sent: float | None = None,
+        recording: Recording | None,
     ) -> None:
-        """A whole answer: read, recorded, made the client's final object."""
+        """A whole answer: read, recorded (``recording``, opened by the caller as the head
+        arrived), made the client's final object."""
         import httpx2
 
-        line += f" -> {response.status_code}"
-        recording = self.recorder.open("POST", self.api.path, response, content, sent)
         data = b""
         whole = False
         try:
