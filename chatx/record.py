@@ -6,9 +6,13 @@ Neither side knows the other: this module is all they share.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 
+# A plain record of fields: the dataclass writes __init__ (positional in this order, as
+# readers build it) and __eq__; __repr__ is its own, shorter.
+@dataclass(slots=True)
 class Record:
     """One framed payload from a stream.
 
@@ -25,23 +29,12 @@ class Record:
     the record after the decoder did (``chatx show`` names each record).
     """
 
-    __slots__ = ("data", "event", "line", "done", "error", "raw")
-
-    def __init__(
-        self,
-        data: Any = None,
-        event: str | None = None,
-        line: int = 0,
-        done: bool = False,
-        error: str | None = None,
-        raw: bytes | None = None,
-    ) -> None:
-        self.data = data
-        self.event = event
-        self.line = line
-        self.done = done
-        self.error = error
-        self.raw = raw
+    data: Any = None
+    event: str | None = None
+    line: int = 0
+    done: bool = False
+    error: str | None = None
+    raw: bytes | None = None
 
     def __repr__(self) -> str:
         if self.done:
@@ -51,18 +44,6 @@ class Record:
         if self.raw is not None:
             return f"Record(raw={bytes(self.raw)!r}, event={self.event!r}, line={self.line})"
         return f"Record({self.data!r}, event={self.event!r}, line={self.line})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Record):
-            return NotImplemented
-        return (self.data, self.event, self.line, self.done, self.error, self.raw) == (
-            other.data,
-            other.event,
-            other.line,
-            other.done,
-            other.error,
-            other.raw,
-        )
 
 
 class _Done:
