@@ -56,6 +56,64 @@ class Entry:
             raise BodyError(f"its recorded body is {payload.TOO_DEEP}") from None
 
 
+def exchange(
+    index: int,
+    headers: Any,
+    body: Callable[[], bytes],
+    request: Callable[[], dict[str, Any] | None],
+    *,
+    line: int | None = None,
+    method: str | None = None,
+    url: str | None = None,
+    status: int | None = None,
+    content_type: str | None = None,
+) -> Entry:
+    """The :class:`Entry` of one HTTP exchange as a recorder keeps it: the response's
+    ``headers`` (any shape :func:`header` reads) give its content type, unless the
+    recorder says it apart (``content_type``), and the ``Content-Encoding`` that
+    ``body()``'s bytes may still carry, undone when the body is read. ``request()``
+    reads the recorded request body now (see :func:`request_or_refusal`)."""
+    recorded, refused = request_or_refusal(request)
+    return Entry(
+        index,
+        line,
+        method=method,
+        url=url,
+        status=status,
+        content_type=content_type or header(headers, "content-type"),
+        request=recorded,
+        load=lambda: decoded(body(), header(headers, "content-encoding")),
+        refused=refused,
+    )
+
+
+def objects(item: Any, *names: str) -> tuple[dict[str, Any], ...]:
+    """The objects under ``names`` in a recorded ``item`` (``{}`` for one that is
+    missing or no object, or when ``item`` is none): a recorder's file is read as far
+    as it holds together."""
+    if not isinstance(item, dict):
+        return tuple({} for _ in names)
+    values = (item.get(name) for name in names)
+    return tuple(value if isinstance(value, dict) else {} for value in values)
+
+
+def verb(method: Any) -> str | None:
+    """A recorded request method, upper-cased (recorders write ``get`` as well as ``GET``)."""
+    return method.upper() if isinstance(method, str) else None
+
+
+def request_or_refusal(
+    read: Callable[[], dict[str, Any] | None],
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The recorded request ``read()`` gives, or why the exchange is refused: a request
+    with a value JSON cannot hold (a BodyError) is not read at all, since what it asked
+    for would be guessed otherwise; the exchange is then one that cannot be read."""
+    try:
+        return read(), None
+    except BodyError as exc:
+        return None, str(exc)
+
+
 def header(headers: Any, name: str) -> str | None:
     """A header's value from the shapes recorders store: a mapping of names to strings
     or lists of strings (VCR), or a list of ``{name, value}`` (HAR); any case."""

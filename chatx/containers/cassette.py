@@ -17,17 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers import exact
-from chatx.containers.bodies import (
-    BodyError,
-    Entry,
-    b64,
-    decoded,
-    header,
-    json_object,
-    status_code,
-    text_bytes,
-)
+from chatx.containers import bodies, exact
 from chatx.containers.bounded_yaml import Undecodable, as_json, load_yaml
 from chatx.containers.lines import BOM
 from chatx.containers.payload import lenient_dumps
@@ -36,7 +26,7 @@ from chatx.errors import InputError
 _SSE_KEYS = {"event", "data", "id", "retry"}
 
 
-def entries(data: bytes) -> Iterator[Entry]:
+def entries(data: bytes) -> Iterator[bodies.Entry]:
     """The interactions of a cassette held in ``data``."""
     document = _load(data)
     items, name = None, "interactions"
@@ -60,31 +50,16 @@ def _load_json(data: bytes) -> Any:
     return exact.document(data)
 
 
-def _entry(index: int, item: dict[str, Any], path: str) -> Entry:
-    request = item.get("request")
-    response = item.get("response")
-    request = request if isinstance(request, dict) else {}
-    response = response if isinstance(response, dict) else {}
-    headers = response.get("headers")
-    method = request.get("method")
-    try:
-        recorded, refused = _request(request, f"{path}.request"), None
-    except BodyError as exc:
-        # A request with a value JSON cannot hold is not read at all: what it asked for
-        # would be guessed otherwise. The exchange is then one that cannot be read.
-        recorded, refused = None, str(exc)
-    return Entry(
+def _entry(index: int, item: dict[str, Any], path: str) -> bodies.Entry:
+    request, response = bodies.objects(item, "request", "response")
+    return bodies.exchange(
         index,
-        None,
-        method=method.upper() if isinstance(method, str) else None,
+        response.get("headers"),
+        lambda: _body(response, f"{path}.response"),
+        lambda: _request(request, f"{path}.request"),
+        method=bodies.verb(request.get("method")),
         url=_str(request.get("uri") or request.get("url")),
-        status=status_code(response.get("status")),
-        content_type=header(headers, "content-type"),
-        request=recorded,
-        load=lambda: decoded(
-            _body(response, f"{path}.response"), header(headers, "content-encoding")
-        ),
-        refused=refused,
+        status=bodies.status_code(response.get("status")),
     )
 
 
@@ -94,10 +69,10 @@ def _str(value: Any) -> str | None:
 
 def _request(request: dict[str, Any], path: str) -> dict[str, Any] | None:
     if "parsed_body" in request:
-        return json_object(as_json(request["parsed_body"], f"{path}.parsed_body"))
+        return bodies.json_object(as_json(request["parsed_body"], f"{path}.parsed_body"))
     try:
-        return json_object(_raw(request.get("body")))
-    except BodyError:
+        return bodies.json_object(_raw(request.get("body")))
+    except bodies.BodyError:
         return None
 
 
@@ -111,17 +86,17 @@ def _raw(body: Any) -> bytes:
     """A recorded body's bytes, from every shape the writers use."""
     if isinstance(body, dict):
         if "base64_string" in body:
-            return b64(str(body["base64_string"]))
+            return bodies.b64(str(body["base64_string"]))
         body = body.get("string")
     if isinstance(body, Undecodable):
-        b64(body.text)  # raises BodyError, saying why
-    return text_bytes(body)
+        bodies.b64(body.text)  # raises BodyError, saying why
+    return bodies.text_bytes(body)
 
 
 def _unparsed(value: Any) -> bytes:
     """A ``parsed_body`` written back as the bytes a server sends."""
     if isinstance(value, str | bytes):
-        return text_bytes(value)
+        return bodies.text_bytes(value)
     if isinstance(value, list) and value and all(_sse_event(item) for item in value):
         return b"".join(_sse(item) for item in value)
     if isinstance(value, list):
@@ -139,7 +114,7 @@ def _sse(item: dict[str, Any]) -> bytes:
         if item.get(name) is not None:
             out += f"{name}: {item[name]}\n".encode()
     data = item["data"]
-    payload = text_bytes(data) if isinstance(data, str) else lenient_dumps(data)
+    payload = bodies.text_bytes(data) if isinstance(data, str) else lenient_dumps(data)
     for line in payload.split(b"\n"):
         out += b"data: " + line + b"\n"
     return out + b"\n"

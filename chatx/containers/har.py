@@ -27,16 +27,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from chatx.containers.bodies import (
-    BodyError,
-    Entry,
-    b64,
-    decoded,
-    header,
-    json_object,
-    status_code,
-    text_bytes,
-)
+from chatx.containers import bodies
 from chatx.errors import InputError
 
 _BLOCK = 1 << 22  # most entries fit in one read: an entry cut by a read is parsed again
@@ -286,31 +277,26 @@ class _Scanner:
         )
 
 
-def entries(stream: BinaryIO) -> Iterator[Entry]:
+def entries(stream: BinaryIO) -> Iterator[bodies.Entry]:
     """The entries of a HAR read from ``stream``, one parsed at a time."""
     for index, (line, item) in enumerate(_Scanner(stream).entries()):
         yield _entry(index, line, item)
 
 
-def _entry(index: int, line: int, item: Any) -> Entry:
-    request = item.get("request") if isinstance(item, dict) else None
-    response = item.get("response") if isinstance(item, dict) else None
-    request = request if isinstance(request, dict) else {}
-    response = response if isinstance(response, dict) else {}
-    content = response.get("content")
-    content = content if isinstance(content, dict) else {}
-    post = request.get("postData")
-    body = post.get("text") if isinstance(post, dict) else None
-    headers = response.get("headers")
-    return Entry(
+def _entry(index: int, line: int, item: Any) -> bodies.Entry:
+    request, response = bodies.objects(item, "request", "response")
+    (content,) = bodies.objects(response, "content")
+    (post,) = bodies.objects(request, "postData")
+    return bodies.exchange(
         index,
-        line,
+        response.get("headers"),
+        lambda: _body(content),
+        lambda: bodies.json_object(post.get("text")),
+        line=line,
         method=_str(request.get("method")),
         url=_str(request.get("url")),
-        status=status_code(response.get("status")),
-        content_type=_str(content.get("mimeType")) or header(headers, "content-type"),
-        request=json_object(body),
-        load=lambda: _body(content, header(headers, "content-encoding")),
+        status=bodies.status_code(response.get("status")),
+        content_type=_str(content.get("mimeType")),
     )
 
 
@@ -318,15 +304,13 @@ def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _body(content: dict[str, Any], encoding: str | None) -> bytes:
+def _body(content: dict[str, Any]) -> bytes:
     text = content.get("text")
     if not isinstance(text, str):
         return b""
     if content.get("encoding") == "base64":
-        data = b"".join(b64(part) for part in _chunks(text))
-    else:
-        data = text_bytes(text)
-    return decoded(data, encoding)
+        return b"".join(bodies.b64(part) for part in _chunks(text))
+    return bodies.text_bytes(text)
 
 
 def _chunks(text: str) -> list[str]:
@@ -335,8 +319,8 @@ def _chunks(text: str) -> list[str]:
         try:
             parts = orjson.loads(text)
         except orjson.JSONDecodeError:
-            raise BodyError("bad base64: a JSON array of chunks that is not JSON") from None
+            raise bodies.BodyError("bad base64: a JSON array of chunks that is not JSON") from None
         if isinstance(parts, list) and all(isinstance(p, str) for p in parts):
             return parts
-        raise BodyError("bad base64: a JSON array of chunks that are not all strings")
+        raise bodies.BodyError("bad base64: a JSON array of chunks that are not all strings")
     return [text]

@@ -15,22 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers import bounded_yaml
-from chatx.containers.bodies import (
-    BodyError,
-    Entry,
-    b64,
-    decoded,
-    header,
-    json_object,
-    status_code,
-    text_bytes,
-)
+from chatx.containers import bodies, bounded_yaml
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
-def entries(data: bytes) -> Iterator[Entry]:
+def entries(data: bytes) -> Iterator[bodies.Entry]:
     """One exchange per document, ``#N`` its place in the file."""
     seen = False
     for index, document in enumerate(bounded_yaml.load_yaml_documents(data)):
@@ -40,27 +30,17 @@ def entries(data: bytes) -> Iterator[Entry]:
         raise InputError("not an httpmock file: no document", line=1)
 
 
-def _entry(index: int, document: dict[str, Any]) -> Entry:
-    when, then = document.get("when"), document.get("then")
-    when = when if isinstance(when, dict) else {}
-    then = then if isinstance(then, dict) else {}
-    headers = then.get("header")
-    method = when.get("method")
+def _entry(index: int, document: dict[str, Any]) -> bodies.Entry:
+    when, then = bodies.objects(document, "when", "then")
     path = f"document {index}"
-    try:
-        recorded, refused = _request(when, f"{path}.when"), None
-    except BodyError as exc:
-        recorded, refused = None, str(exc)  # a request JSON cannot hold: not guessed
-    return Entry(
+    return bodies.exchange(
         index,
-        None,
-        method=method.upper() if isinstance(method, str) else None,
+        then.get("header"),
+        lambda: _body(then, f"{path}.then"),
+        lambda: _request(when, f"{path}.when"),
+        method=bodies.verb(when.get("method")),
         url=_url(when),
-        status=status_code(then.get("status")),
-        content_type=header(headers, "content-type"),
-        request=recorded,
-        load=lambda: decoded(_body(then, f"{path}.then"), header(headers, "content-encoding")),
-        refused=refused,
+        status=bodies.status_code(then.get("status")),
     )
 
 
@@ -81,19 +61,19 @@ def _request(when: dict[str, Any], path: str) -> dict[str, Any] | None:
     """The body the mock matched, exactly (``body``, or ``json_body`` as text or as a
     YAML mapping); a partial match (``json_body_includes``) is no request."""
     if "json_body" in when and not isinstance(when["json_body"], str | bytes):
-        return json_object(bounded_yaml.as_json(when["json_body"], f"{path}.json_body"))
+        return bodies.json_object(bounded_yaml.as_json(when["json_body"], f"{path}.json_body"))
     for name in ("body", "json_body"):
         value = when.get(name)
         if isinstance(value, str | bytes) and value:
-            return json_object(value)
+            return bodies.json_object(value)
     return None
 
 
 def _body(then: dict[str, Any], path: str) -> bytes:
     if isinstance(then.get("body_base64"), str):
-        return b64(then["body_base64"])
+        return bodies.b64(then["body_base64"])
     # Older httpmock wrote a JSON answer as then.json_body (text, or a YAML mapping).
     body = then.get("body", then.get("json_body"))
     if body is None or isinstance(body, str | bytes):
-        return text_bytes(body)
+        return bodies.text_bytes(body)
     return lenient_dumps(bounded_yaml.as_json(body, f"{path}.body"))

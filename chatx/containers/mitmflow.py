@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers.bodies import Entry, decoded, header, json_object
+from chatx.containers import bodies
 from chatx.errors import InputError
 from chatx.limits import MAX_DEPTH
 
@@ -36,7 +36,7 @@ def looks_like(head: bytes) -> bool:
     return HEAD.match(head) is not None
 
 
-def entries(data: bytes) -> Iterator[Entry]:
+def entries(data: bytes) -> Iterator[bodies.Entry]:
     at, index = 0, 0
     end = len(data.rstrip())
     while at < end:
@@ -96,25 +96,19 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _entry(index: int, flow: dict[str, Any]) -> Entry:
-    request, response = flow.get("request"), flow.get("response")
-    request = request if isinstance(request, dict) else {}
-    response = response if isinstance(response, dict) else {}
-    headers = _headers(response.get("headers"))
+def _entry(index: int, flow: dict[str, Any]) -> bodies.Entry:
+    request, response = bodies.objects(flow, "request", "response")
     method = _text(request.get("method") or b"")
     content = response.get("content")
     status = response.get("status_code", response.get("code"))  # "code" before format 1.0
-    return Entry(
+    return bodies.exchange(
         index,
-        None,
+        _headers(response.get("headers")),
+        lambda: content if isinstance(content, bytes) else b"",
+        lambda: bodies.json_object(request.get("content")),
         method=method.upper() or None,
         url=_url(request),
         status=status if isinstance(status, int) else None,
-        content_type=header(headers, "content-type"),
-        request=json_object(request.get("content")),
-        load=lambda: decoded(
-            content if isinstance(content, bytes) else b"", header(headers, "content-encoding")
-        ),
     )
 
 

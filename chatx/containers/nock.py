@@ -15,13 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers import exact
-from chatx.containers.bodies import BodyError, Entry, decoded, header, json_object, status_code
+from chatx.containers import bodies, exact
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
-def entries(data: bytes) -> Iterator[Entry]:
+def entries(data: bytes) -> Iterator[bodies.Entry]:
     document = exact.document(data)
     if not isinstance(document, list):
         raise InputError("not a nock recording: not a JSON array", line=1)
@@ -29,22 +28,21 @@ def entries(data: bytes) -> Iterator[Entry]:
         yield _entry(index, item if isinstance(item, dict) else {})
 
 
-def _entry(index: int, item: dict[str, Any]) -> Entry:
+def _entry(index: int, item: dict[str, Any]) -> bodies.Entry:
     headers = _headers(item.get("rawHeaders", item.get("headers")))
     method, scope, path = item.get("method"), item.get("scope"), item.get("path")
     url = (_origin(scope) if isinstance(scope, str) else "") + (
         path if isinstance(path, str) else ""
     )
     response = item.get("response")
-    return Entry(
+    return bodies.exchange(
         index,
-        None,
-        method=method.upper() if isinstance(method, str) else None,
+        headers,
+        lambda: _body(response),
+        lambda: bodies.json_object(item.get("body")),
+        method=bodies.verb(method),
         url=url or None,
-        status=status_code(item.get("status")),
-        content_type=header(headers, "content-type"),
-        request=json_object(item.get("body")),
-        load=lambda: decoded(_body(response), header(headers, "content-encoding")),
+        status=bodies.status_code(item.get("status")),
     )
 
 
@@ -70,7 +68,7 @@ def _body(response: Any) -> bytes:
         try:  # the chunks nock kept as hex because they were not text
             return b"".join(bytes.fromhex(chunk) for chunk in response)
         except ValueError:
-            raise BodyError("bad hex in a binary response chunk") from None
+            raise bodies.BodyError("bad hex in a binary response chunk") from None
     if response is None:
         return b""
     return lenient_dumps(response)

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from chatx.containers import exact
-from chatx.containers.bodies import BodyError, Entry, json_object
+from chatx.containers.bodies import BodyError, Entry, json_object, request_or_refusal
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 from chatx.limits import MAX_DEPTH
@@ -39,10 +39,7 @@ def entries(data: bytes) -> Iterator[Entry]:
 
 
 def _entry(index: int, key: str, value: dict[str, Any]) -> Entry:
-    try:
-        request, refused = json_object(_request(key)), None
-    except BodyError as exc:
-        request, refused = None, str(exc)
+    request, refused = request_or_refusal(lambda: json_object(_request(key)))
     streamed = value.get("type") != "value" and isinstance(value.get("chunks"), list)
     return Entry(
         index,

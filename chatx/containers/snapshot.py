@@ -12,40 +12,36 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers import exact
-from chatx.containers.bodies import Entry, decoded, header, json_object, status_code, text_bytes
+from chatx.containers import bodies, exact
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
-def entries(data: bytes) -> Iterator[Entry]:
+def entries(data: bytes) -> Iterator[bodies.Entry]:
     document = exact.document(data)
     if not isinstance(document, list):
         raise InputError("not an inline-snapshot file: not a JSON array", line=1)
     if all(isinstance(item, str) for item in document):
         body = "".join(document).encode("utf-8", "surrogatepass")
-        yield Entry(0, None, content_type="text/event-stream", load=lambda: body)
+        yield bodies.Entry(0, None, content_type="text/event-stream", load=lambda: body)
         return
     for index, item in enumerate(document):
         yield _exchange(index, item if isinstance(item, dict) else {})
 
 
-def _exchange(index: int, item: dict[str, Any]) -> Entry:
-    request, response = item.get("request"), item.get("response")
-    request = request if isinstance(request, dict) else {}
-    response = response if isinstance(response, dict) else {}
-    headers = response.get("headers")
-    method, url, body = request.get("method"), request.get("url"), response.get("body")
-    return Entry(
+def _exchange(index: int, item: dict[str, Any]) -> bodies.Entry:
+    request, response = bodies.objects(item, "request", "response")
+    url, body = request.get("url"), response.get("body")
+    return bodies.exchange(
         index,
-        None,
-        method=method.upper() if isinstance(method, str) else None,
-        url=url if isinstance(url, str) else None,
-        status=status_code(response.get("status_code")),
-        content_type=header(headers, "content-type"),
-        request=json_object(request.get("body")),
-        load=lambda: decoded(
-            text_bytes(body) if isinstance(body, str) or body is None else lenient_dumps(body),
-            header(headers, "content-encoding"),
+        response.get("headers"),
+        lambda: (
+            bodies.text_bytes(body)
+            if isinstance(body, str) or body is None
+            else lenient_dumps(body)
         ),
+        lambda: bodies.json_object(request.get("body")),
+        method=bodies.verb(request.get("method")),
+        url=url if isinstance(url, str) else None,
+        status=bodies.status_code(response.get("status_code")),
     )

@@ -25,21 +25,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from chatx.containers import bodyfile, exact
-from chatx.containers.bodies import (
-    Entry,
-    b64,
-    decoded,
-    header,
-    json_object,
-    status_code,
-    text_bytes,
-)
+from chatx.containers import bodies, bodyfile, exact
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
-def entries(kind: str, data: bytes, path: str | None = None) -> Iterator[Entry]:
+def entries(kind: str, data: bytes, path: str | None = None) -> Iterator[bodies.Entry]:
     """The exchanges of a file of ``kind`` (``exchange``, ``wiremock``, ``hoverfly``);
     ``path`` is where the file is (None for stdin), for WireMock's ``bodyFileName``."""
     document = _document(data)
@@ -62,33 +53,22 @@ def _document(data: bytes) -> dict[str, Any]:
     return document
 
 
-def _parts(item: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    item = item if isinstance(item, dict) else {}
-    request, response = item.get("request"), item.get("response")
-    return (
-        request if isinstance(request, dict) else {},
-        response if isinstance(response, dict) else {},
-    )
-
-
-def _exchange(index: int, item: Any, path: str | None) -> Entry:
+def _exchange(index: int, item: Any, path: str | None) -> bodies.Entry:
     """A Datadog cassette or a WireMock mapping: the same two objects, named alike."""
-    request, response = _parts(item)
-    headers = response.get("headers")
+    request, response = bodies.objects(item, "request", "response")
     method = request.get("method")
     url = next(
         (request[k] for k in ("url", "urlPath", "urlPattern", "urlPathPattern") if k in request),
         None,
     )
-    return Entry(
+    return bodies.exchange(
         index,
-        None,
-        method=method.upper() if isinstance(method, str) and method != "ANY" else None,
+        response.get("headers"),
+        lambda: _body(response, path),
+        lambda: _request(request),
+        method=bodies.verb(method) if method != "ANY" else None,
         url=url if isinstance(url, str) else None,
-        status=status_code(response.get("status")),
-        content_type=header(headers, "content-type"),
-        request=_request(request),
-        load=lambda: decoded(_body(response, path), header(headers, "content-encoding")),
+        status=bodies.status_code(response.get("status")),
     )
 
 
@@ -96,43 +76,39 @@ def _request(request: dict[str, Any]) -> dict[str, Any] | None:
     """The recorded request body (Datadog's ``body``), or the JSON a WireMock mapping
     matches the whole body against (``bodyPatterns: [{equalToJson: …}]``)."""
     if "body" in request:
-        return json_object(request["body"])
+        return bodies.json_object(request["body"])
     for pattern in request.get("bodyPatterns") or ():
         if isinstance(pattern, dict) and "equalToJson" in pattern:
-            return json_object(pattern["equalToJson"])
+            return bodies.json_object(pattern["equalToJson"])
     return None
 
 
 def _body(response: dict[str, Any], path: str | None) -> bytes:
     if "base64Body" in response:
-        return b64(str(response["base64Body"]))
+        return bodies.b64(str(response["base64Body"]))
     if "jsonBody" in response:
         return lenient_dumps(response["jsonBody"])
     if "bodyFileName" in response and "body" not in response:
         return bodyfile.read(response["bodyFileName"], path)
-    return text_bytes(response.get("body"))
+    return bodies.text_bytes(response.get("body"))
 
 
-def _hoverfly(index: int, item: Any) -> Entry:
-    request, response = _parts(item)
-    headers = response.get("headers")
+def _hoverfly(index: int, item: Any) -> bodies.Entry:
+    request, response = bodies.objects(item, "request", "response")
     host, path = _matched(request.get("destination")), _matched(request.get("path"))
     scheme = _matched(request.get("scheme")) or "https"
     url = f"{scheme}://{host}{path or ''}" if host else path
     method = _matched(request.get("method"))
     body = response.get("body")
     encoded = response.get("encodedBody") is True
-    return Entry(
+    return bodies.exchange(
         index,
-        None,
+        response.get("headers"),
+        lambda: bodies.b64(str(body)) if encoded else bodies.text_bytes(body),
+        lambda: bodies.json_object(_matched(request.get("body"))),
         method=method.upper() if method else None,
         url=url,
-        status=status_code(response.get("status")),
-        content_type=header(headers, "content-type"),
-        request=json_object(_matched(request.get("body"))),
-        load=lambda: decoded(
-            b64(str(body)) if encoded else text_bytes(body), header(headers, "content-encoding")
-        ),
+        status=bodies.status_code(response.get("status")),
     )
 
 

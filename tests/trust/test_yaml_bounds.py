@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from chatx import limits
-from chatx.containers import bounded_yaml, cassette
+from chatx.containers import bodies, bounded_yaml, cassette
 from chatx.errors import InputError
 from tests.inprocess import assert_clean, run
 
@@ -216,7 +216,7 @@ def test_a_parsed_body_nested_past_what_json_holds_is_that_exchange_refused() ->
     text = nested_flow(levels) + "- request: {method: POST, uri: x}\n  response:\n"
     text += "    body: {string: '" + STREAM.replace("\n", "\n\n      ") + "'}\n"
     (first, second) = cassette.entries(text.encode())
-    with pytest.raises(cassette.BodyError, match=f"nested deeper than {limits.MAX_DEPTH}"):
+    with pytest.raises(bodies.BodyError, match=f"nested deeper than {limits.MAX_DEPTH}"):
         first.body()
     assert second.body().startswith(b"data: ")
 
