@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
-from chatx.containers.lines import LineSplitter, LineTooLong
+from chatx.containers.lines import LineSplitter
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
@@ -37,18 +37,12 @@ class JSONLReader:
         A line longer than :data:`~chatx.containers.lines.MAX_LINE` raises InputError on
         the call after the one that returns the records before it.
         """
-        try:
-            lines = self._lines.split(chunk)
-        except LineTooLong as exc:
-            return self._parse(exc.lines_before(self._line + 1))
+        lines, _ = self._lines.take(chunk, self._line + 1)
         return self._parse(lines) if lines else []
 
     def finish(self) -> list[Record]:
         """End of input: return the record of a last line without line end (drain)."""
-        try:
-            return self._parse(self._lines.finish())
-        except LineTooLong as exc:
-            return self._parse(exc.lines_before(self._line + 1))
+        return self._parse(self._lines.take(None, self._line + 1)[0])
 
     def _parse(self, lines: list[bytes]) -> list[Record]:
         out: list[Record] = []

@@ -91,6 +91,17 @@ class LineSplitter:
             self._fail(lines, self._fed - len(self._tail))
         return lines
 
+    def take(self, chunk: bytes | None, line: int) -> tuple[list[bytes], bool]:
+        """What a reader feeds and finishes on: the lines ``chunk`` completes (``None``:
+        the end of input, and the last line if it had no line end), and True; or, at a
+        line too long, the complete lines before it and False. The error itself comes on
+        the next call, or now when no line comes before it: at ``line``, the reader's
+        next line."""
+        try:
+            return (self.split(chunk) if chunk is not None else self.finish()), True
+        except LineTooLong as exc:
+            return exc.lines_before(line), False
+
     def finish(self) -> list[bytes]:
         """End of input: return the last line if it had no line end (drain)."""
         if self._failed is not None:

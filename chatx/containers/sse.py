@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
-from chatx.containers.lines import LineSplitter, LineTooLong
+from chatx.containers.lines import LineSplitter
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
 from chatx.record import DONE, Record
 
@@ -59,19 +59,15 @@ class SSEReader:
         A line longer than :data:`MAX_LINE` raises InputError on the call after the one
         that returns the records before it.
         """
-        try:
-            lines = self._lines.split(chunk)
-        except LineTooLong as exc:
-            return self._parse(exc.lines_before(self._line + 1))
+        lines, _ = self._lines.take(chunk, self._line + 1)
         return self._parse(lines) if lines else []
 
     def finish(self) -> list[Record]:
         """End of input: return the records still pending (drain)."""
-        try:
-            lines = self._lines.finish()
-        except LineTooLong as exc:
-            return self._parse(exc.lines_before(self._line + 1))
+        lines, whole = self._lines.take(None, self._line + 1)
         out = self._parse(lines)
+        if not whole:  # a line too long: its error comes next, no block is dispatched
+            return out
         out.extend(self._parse([b""]))  # dispatch a block left without its blank line
         self._line -= 1
         if self._unsaid:
