@@ -88,22 +88,7 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 def diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, Any]:
     """The patch that :func:`merge` applies to ``canonical`` to give back ``source``.
     Values compare as Python compares them (``1 == 1.0 == True``): see :func:`exact_diff`."""
-    patch: dict[str, Any] = {}
-    for key, value in source.items():
-        if key not in canonical:
-            patch[key] = value
-            continue
-        old = canonical[key]
-        if value == old:
-            continue
-        if isinstance(value, dict) and isinstance(old, dict) and value and old:
-            patch[key] = diff(value, old)
-        else:
-            patch[key] = value
-    for key in canonical:
-        if key not in source:
-            patch[key] = ABSENT
-    return patch
+    return _patch(source, canonical, False)
 
 
 def same(one: Any, two: Any) -> bool:
@@ -124,22 +109,34 @@ def exact_diff(source: dict[str, Any], canonical: dict[str, Any]) -> dict[str, A
     """:func:`diff` that keeps a value of another JSON type than the canonical one's
     (``"index": 1.0`` or ``true`` where the canonical record says ``1``): with it, a
     same-format conversion gives back the source's JSON values exactly."""
+    return _patch(source, canonical, True)
+
+
+def _patch(source: dict[str, Any], canonical: dict[str, Any], exact: bool) -> dict[str, Any]:
+    """:func:`diff`'s patch; ``exact``: values compare as JSON (:func:`same`), and only
+    plain objects are recursed into, as :func:`exact_diff` says."""
     patch: dict[str, Any] = {}
     for key, value in source.items():
         if key not in canonical:
             patch[key] = value
             continue
         old = canonical[key]
-        if same(value, old):
+        if same(value, old) if exact else value == old:
             continue
-        if type(value) is dict and type(old) is dict and value and old:
-            patch[key] = exact_diff(value, old)
+        if value and old and _objects(value, old, exact):
+            patch[key] = _patch(value, old, exact)
         else:
             patch[key] = value
     for key in canonical:
         if key not in source:
             patch[key] = ABSENT
     return patch
+
+
+def _objects(value: Any, old: Any, exact: bool) -> bool:
+    if exact:
+        return type(value) is dict and type(old) is dict
+    return isinstance(value, dict) and isinstance(old, dict)
 
 
 def report(extra: dict[str, Any], notes: Notes, prefix: str = "") -> None:
