@@ -99,8 +99,6 @@ class Answers:
         line: str,
         recording: Recording | None,
     ) -> None:
-        import httpx2
-
         from chatx.pipeline import Transcoder
 
         transcoder = Transcoder(
@@ -115,25 +113,17 @@ class Answers:
         kind = b"application/json" if plan.array else asgi.EVENT_STREAM
         head = [(b"content-type", kind), (b"cache-control", b"no-cache")]
         await asgi.start_stream(send, 200, head + lost_header(plan.lost))
-        watch = asgi.Watch(receive)
-        whole, why = False, ""
-        try:
-            async for chunk in response.aiter_bytes():
-                if recording is not None:
-                    recording.write(chunk)
+
+        async def deliver(chunk: bytes) -> str | None:
+            try:
                 await self._pass(send, events.feed(transcoder.feed(chunk)), events, plan)
-                if watch.gone:
-                    why = "the client left"
-                    break
-            else:
-                whole = True
-        except httpx2.HTTPError as exc:
-            why = self.upstream.redact(f"the upstream stopped: {type(exc).__name__}: {exc}")
-        except ChatxError as exc:
-            why = f"the upstream's stream cannot be read as {self.api.format}: {exc}"
-        finally:
-            watch.close()
-            kept = self.recorder.finish(recording, whole)
+            except ChatxError as exc:
+                return f"the upstream's stream cannot be read as {self.api.format}: {exc}"
+            return None
+
+        kept, whole, why = await self.recorder.relay(
+            response.aiter_bytes(), recording, receive, deliver, self.upstream
+        )
         if why == "the client left":
             self.log(f"{line}: {why}")
             return

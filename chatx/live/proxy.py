@@ -13,7 +13,7 @@ with its request body beside it, secrets left out.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +109,39 @@ class Recorder:
         except (OSError, PlacementError) as exc:
             self.log(f"not recorded: {exc}")
             return None
+
+    async def relay(
+        self,
+        chunks: AsyncIterator[bytes],
+        recording: Recording | None,
+        receive: asgi.Receive,
+        deliver: Callable[[bytes], Awaitable[str | None]],
+        upstream: Upstream,
+    ) -> tuple[Path | None, bool, str]:
+        """Each chunk of an upstream's answer recorded and handed to ``deliver`` (the
+        client's side, which says why it cannot go on, or None), until the answer ends
+        or stops short: the client hangs up, the upstream fails (said as ``upstream``
+        shows it), ``deliver`` cannot go on. Returns what :meth:`finish` kept of the
+        recording, whether the answer came whole, and why not."""
+        import httpx2
+
+        watch = asgi.Watch(receive)
+        whole, why = False, ""
+        try:
+            async for chunk in chunks:
+                if recording is not None:
+                    recording.write(chunk)
+                why = await deliver(chunk) or ("the client left" if watch.gone else "")
+                if why:
+                    break
+            else:
+                whole = True
+        except httpx2.HTTPError as exc:
+            why = upstream.redact(f"the upstream stopped: {type(exc).__name__}: {exc}")
+        finally:
+            watch.close()
+            kept = self.finish(recording, whole)
+        return kept, whole, why
 
     def check(self, kept: Path | None) -> None:
         """``--validate``: the findings of a recorded stream, once it has ended."""
@@ -269,8 +302,6 @@ class ProxyApp:
         body: bytes,
         sent: float | None = None,
     ) -> None:
-        import httpx2
-
         method, path = scope["method"], scope["path"]
         line = f"{method} {path} -> {response.status_code}"
         # A server that compressed all the same: the client gets the bytes decoded.
@@ -279,25 +310,14 @@ class ProxyApp:
         head = [(k, v) for k, v in response.headers.raw if k.lower() not in dropped]
         recording = self.recorder.open(method, path, response, body, sent)
         await asgi.start_stream(send, response.status_code, head)
-        watch = asgi.Watch(receive)
-        whole = False
-        why = ""
-        try:
-            chunks = response.aiter_bytes() if encoded else response.aiter_raw()
-            async for chunk in chunks:
-                if recording is not None:
-                    recording.write(chunk)
-                await asgi.send_piece(send, chunk)
-                if watch.gone:
-                    why = "the client left"
-                    break
-            else:
-                whole = True
-        except httpx2.HTTPError as exc:
-            why = self.upstream.redact(f"the upstream stopped: {type(exc).__name__}: {exc}")
-        finally:
-            watch.close()
-            kept = self.recorder.finish(recording, whole)
+
+        async def deliver(chunk: bytes) -> None:
+            await asgi.send_piece(send, chunk)
+
+        chunks = response.aiter_bytes() if encoded else response.aiter_raw()
+        kept, whole, why = await self.recorder.relay(
+            chunks, recording, receive, deliver, self.upstream
+        )
         if whole:
             await asgi.end_stream(send)
         if recording is not None and kept is not None:
