@@ -14,7 +14,7 @@ import io
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,19 +37,48 @@ _SETTINGS: dict[str, Any] = {
 }
 app = typer.Typer(**_SETTINGS)
 
-_COMMANDS = (
-    "convert",
-    "formats",
-    "validate",
-    "rules",
-    "diff",
-    "show",
-    "collect",
-    "ls",
-    "capture",
-    "proxy",
-    "serve",
-)
+# Each command, in the order chatx --help lists them, and its line there (also the start
+# of its own --help). chatx/cli/NAME.py holds the command NAME, a function of that name.
+_COMMANDS = {
+    "convert": "Convert a stream to another format (stdin to stdout by default).",
+    "formats": (
+        "List the stream formats (codecs), their aliases, the containers, the files of "
+        "recorded exchanges and the compressions chatx reads."
+    ),
+    "validate": "Check streams against their format's rules (`chatx rules` lists them).",
+    "rules": "List the validation rules, or explain one: chatx rules RSP005.",
+    "diff": (
+        "Compare two streams, event by event (--wire, the default for "
+        "one format) or by what a client builds (--semantic, the "
+        "default across formats)."
+    ),
+    "show": (
+        "Show what a client would reconstruct from a stream: message, "
+        "reasoning, tool calls, usage, finish reason."
+    ),
+    "collect": (
+        "Print the final object a client would build from a stream (its format's "
+        "non-streaming object, e.g. a chat.completion or a response) as JSON."
+    ),
+    "ls": (
+        "List the streams in files (HAR, VCR cassettes, recordings, httprr traces, "
+        "bare streams), with the FILE#N address every command takes."
+    ),
+    "capture": (
+        "Post a request with streaming on; write the response body as it arrives into "
+        "-o OUT and the request beside it as OUT.request.json (no keys)."
+    ),
+    "proxy": (
+        "Forward requests to --upstream unchanged, stream the answers back, and record "
+        "each one into --record DIR as a capture (its request beside it, secrets left out). "
+        "With --upstream-api, also translate requests of every other API into the "
+        "upstream's and its answers back."
+    ),
+    "serve": (
+        "Replay captures as an OpenAI-compatible server (chat, Responses, Llama Stack): "
+        "each request gets a capture transcoded into the API it called."
+    ),
+}
 _COMPLETE = "_CHATX_COMPLETE"  # set by the completion scripts when the shell asks
 _BUG = "a bug in chatx: run again with --traceback and report it"
 
@@ -58,16 +87,15 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the program is, so it unwinds like Ctrl-C (exit 143)."""
 
 
-def _register(target: Any = None, names: tuple[str, ...] = _COMMANDS) -> None:
+def _register(target: Any = None, names: Iterable[str] = _COMMANDS) -> None:
     """Add each command once (main() runs many times in one test process)."""
     target = app if target is None else target
     have = {c.name for c in target.registered_commands}
     for module in names:
         if module in have:
             continue
-        # chatx/cli/NAME.py holds the command NAME (a function of that name) and its HELP.
-        imported = __import__(f"chatx.cli.{module}", fromlist=["HELP"])
-        target.command(module, help=imported.HELP)(getattr(imported, module))
+        imported = __import__(f"chatx.cli.{module}", fromlist=[module])
+        target.command(module, help=_COMMANDS[module])(getattr(imported, module))
 
 
 _built: dict[str | None, tuple[tuple[int, ...], Any]] = {}

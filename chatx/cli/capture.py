@@ -9,13 +9,8 @@ from typing import Annotated
 
 import typer
 
-from chatx.cli.formats import complete_format, format_option
+from chatx.cli.formats import format_choice
 from chatx.errors import UsageError
-
-HELP = (
-    "Post a request with streaming on; write the response body as it arrives into "
-    "-o OUT and the request beside it as OUT.request.json (no keys)."
-)  # the command's line in chatx --help
 
 
 def capture(
@@ -66,11 +61,9 @@ def capture(
     ] = "OPENAI_API_KEY",
     tee: Annotated[
         str | None,
-        typer.Option(
+        format_choice(
             "--tee",
             help="Also write the stream to stdout, converted live to FORMAT.",
-            callback=format_option,
-            autocompletion=complete_format,
             metavar="FORMAT",
         ),
     ] = None,

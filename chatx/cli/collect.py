@@ -7,26 +7,19 @@ from typing import Annotated
 
 import typer
 
-from chatx.cli.formats import InputFile, SourceFormat, complete_format, format_option
+from chatx.cli.formats import InputFile, SourceFormat, format_choice
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import ExitStatus
-
-HELP = (
-    "Print the final object a client would build from a stream (its format's "
-    "non-streaming object, e.g. a chat.completion or a response) as JSON."
-)  # the command's line in chatx --help
 
 
 def collect(
     file: InputFile = "-",
     as_: Annotated[
         str | None,
-        typer.Option(
+        format_choice(
             "--as",
             help="The format whose final object to build (chat-chunk: a chat.completion, "
             "responses-event: a response…), or an alias (default: the stream's own format).",
-            callback=format_option,
-            autocompletion=complete_format,
             metavar="FORMAT",
         ),
     ] = None,

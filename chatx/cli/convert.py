@@ -16,7 +16,13 @@ from typing import Annotated, Any, Literal
 import orjson
 import typer
 
-from chatx.cli.formats import InputFiles, SourceFormat, complete_format, formats_option
+from chatx.cli.formats import (
+    InputContainer,
+    InputFiles,
+    SourceFormat,
+    complete_format,
+    formats_option,
+)
 from chatx.cli.output import OutputError, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
 from chatx.drive import NoteReporter, pump
@@ -26,9 +32,6 @@ from chatx.textsafe import escape_text
 
 # --reasoning: the words it takes, as EncodeOptions types them.
 _REASONING: dict[str, Literal["summary", "text"]] = {"summary": "summary", "text": "text"}
-
-
-HELP = "Convert a stream to another format (stdin to stdout by default)."  # the command's line in chatx --help
 
 
 def convert(
@@ -47,12 +50,7 @@ def convert(
         ),
     ] = None,
     src: SourceFormat = None,
-    container: Annotated[
-        str | None,
-        typer.Option(
-            "--container", help="Input container: sse, jsonl or json (detected when not given)."
-        ),
-    ] = None,
+    container: InputContainer = None,
     out_container: Annotated[
         str | None,
         typer.Option(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from chatx.cli.formats import complete_format, format_option
+from chatx.cli.formats import TextOrJson, format_choice
 from chatx.errors import ExitStatus, UsageError
 
 if TYPE_CHECKING:
@@ -16,13 +16,6 @@ if TYPE_CHECKING:
     from chatx.diffing import Difference, DiffResult
 
 _WINDOW = 40  # characters of a long string shown around where it starts to differ
-
-
-HELP = (
-    "Compare two streams, event by event (--wire, the default for "
-    "one format) or by what a client builds (--semantic, the "
-    "default across formats)."
-)  # the command's line in chatx --help
 
 
 def diff(
@@ -57,34 +50,16 @@ def diff(
     all_: Annotated[
         bool, typer.Option("--all", help="List every difference, not only the first.")
     ] = False,
-    output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
+    output: TextOrJson = "text",
     src: Annotated[
         str | None,
-        typer.Option(
-            "--from",
-            "-f",
-            help="Format of both streams (detected when not given).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
+        format_choice("--from", "-f", help="Format of both streams (detected when not given)."),
     ] = None,
     from_a: Annotated[
-        str | None,
-        typer.Option(
-            "--from-a",
-            help="Format of A (default: --from, or detected).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
+        str | None, format_choice("--from-a", help="Format of A (default: --from, or detected).")
     ] = None,
     from_b: Annotated[
-        str | None,
-        typer.Option(
-            "--from-b",
-            help="Format of B (default: --from, or detected).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
+        str | None, format_choice("--from-b", help="Format of B (default: --from, or detected).")
     ] = None,
 ) -> int:
     import orjson

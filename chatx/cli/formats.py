@@ -16,11 +16,6 @@ import typer
 
 from chatx.errors import UsageError
 
-HELP = (
-    "List the stream formats (codecs), their aliases, the containers, the files of "
-    "recorded exchanges and the compressions chatx reads."
-)  # the command's line in chatx --help
-
 
 def formats(
     output: Annotated[
@@ -168,6 +163,18 @@ def complete_format(incomplete: str) -> list[str]:
     return [name for name in spellings() if name.startswith(incomplete)]
 
 
+def format_choice(*names: str, help: str, metavar: str | None = None) -> Any:
+    """An option naming one format (``--from``, ``--tee``, ``--as``…): the name checked
+    and made the codec's (:func:`format_option`), the formats offered to the shell."""
+    return typer.Option(
+        *names,
+        help=help,
+        callback=format_option,
+        autocompletion=complete_format,
+        metavar=metavar,
+    )
+
+
 # The argument of the commands that read one stream from a file (collect, show).
 InputFile = Annotated[str, typer.Argument(help="Input file, or - for stdin.")]
 # The argument of the commands that read streams from files and folders (convert, validate).
@@ -186,12 +193,20 @@ QuietServer = Annotated[
 ]
 # The source format option of the commands that read one stream (convert, collect, show).
 SourceFormat = Annotated[
+    str | None, format_choice("--from", "-f", help="Source format (detected when not given).")
+]
+# The input container of the commands that read streams (convert, validate).
+InputContainer = Annotated[
     str | None,
     typer.Option(
-        "--from",
-        "-f",
-        help="Source format (detected when not given).",
-        callback=format_option,
-        autocompletion=complete_format,
+        "--container", help="Input container: sse, jsonl or json (detected when not given)."
     ),
+]
+# --output of the commands that print text or JSON lines and say no more of them (diff, rules).
+TextOrJson = Annotated[str, typer.Option("--output", help="text or json.")]
+# Where the servers (proxy, serve) listen: loopback unless told.
+HOST = "127.0.0.1"
+ListenHost = Annotated[str, typer.Option("--host", help="Address to listen on.")]
+ListenPort = Annotated[
+    int, typer.Option("--port", "-p", help="Port to listen on (0: a free one, said on stderr).")
 ]

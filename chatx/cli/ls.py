@@ -22,12 +22,6 @@ if TYPE_CHECKING:
     from chatx.reading.finding import Exchange
 
 
-HELP = (
-    "List the streams in files (HAR, VCR cassettes, recordings, httprr traces, "
-    "bare streams), with the FILE#N address every command takes."
-)  # the command's line in chatx --help
-
-
 def ls(
     files: Annotated[
         list[str] | None,

@@ -10,23 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from chatx.cli.formats import QuietServer
+from chatx.cli.formats import HOST, ListenHost, ListenPort, QuietServer
 from chatx.errors import UsageError
 from chatx.textsafe import escape_text
 
 if TYPE_CHECKING:
     from chatx.codecs.base import HttpApi
     from chatx.live.store import Store
-
-HOST = "127.0.0.1"
-
-
-HELP = (
-    "Forward requests to --upstream unchanged, stream the answers back, and record "
-    "each one into --record DIR as a capture (its request beside it, secrets left out). "
-    "With --upstream-api, also translate requests of every other API into the "
-    "upstream's and its answers back."
-)  # the command's line in chatx --help
 
 
 def proxy(
@@ -92,10 +82,8 @@ def proxy(
             metavar="PATH|none",
         ),
     ] = None,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = HOST,
-    port: Annotated[
-        int, typer.Option("--port", "-p", help="Port to listen on (0: a free one, said on stderr).")
-    ] = 8080,
+    host: ListenHost = HOST,
+    port: ListenPort = 8080,
     validate: Annotated[
         bool,
         typer.Option(

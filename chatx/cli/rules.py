@@ -8,14 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import orjson
 import typer
 
-from chatx.cli.formats import complete_format, rules_format_option
+from chatx.cli.formats import TextOrJson, complete_format, rules_format_option
 from chatx.errors import UsageError
 
 if TYPE_CHECKING:  # the rules are imported by the command, not at every start
     from chatx.validation.rule import Rule
-
-
-HELP = "List the validation rules, or explain one: chatx rules RSP005."  # the command's line in chatx --help
 
 
 def rules(
@@ -31,7 +28,7 @@ def rules(
             autocompletion=complete_format,
         ),
     ] = None,
-    output: Annotated[str, typer.Option("--output", help="text or json.")] = "text",
+    output: TextOrJson = "text",
 ) -> int:
     from chatx.validation import RULES, get_rule
 

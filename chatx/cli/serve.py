@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
-from chatx.cli.formats import QuietServer
+from chatx.cli.formats import HOST, ListenHost, ListenPort, QuietServer
 from chatx.errors import UsageError
 from chatx.textsafe import escape_text
 
@@ -17,14 +17,7 @@ if TYPE_CHECKING:
     from chatx.live.chaos import Chaos, Faults
     from chatx.live.upstream import Upstream
 
-HOST = "127.0.0.1"
 _SKIPPED_SHOWN = 5  # files a walk found that are no capture, said one by one
-
-
-HELP = (
-    "Replay captures as an OpenAI-compatible server (chat, Responses, Llama Stack): "
-    "each request gets a capture transcoded into the API it called."
-)  # the command's line in chatx --help
 
 
 def serve(
@@ -37,10 +30,8 @@ def serve(
             metavar="PATH...",
         ),
     ],
-    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = HOST,
-    port: Annotated[
-        int, typer.Option("--port", "-p", help="Port to listen on (0: a free one, said on stderr).")
-    ] = 8000,
+    host: ListenHost = HOST,
+    port: ListenPort = 8000,
     delay: Annotated[
         int, typer.Option("--delay", help="Wait MS milliseconds between events.", metavar="MS")
     ] = 0,

@@ -9,11 +9,6 @@ import typer
 from chatx.cli.formats import InputFile, SourceFormat
 from chatx.errors import ExitStatus
 
-HELP = (
-    "Show what a client would reconstruct from a stream: message, "
-    "reasoning, tool calls, usage, finish reason."
-)  # the command's line in chatx --help
-
 
 def show(
     file: InputFile = "-",

@@ -19,26 +19,17 @@ from typing import Annotated, Any
 import orjson
 import typer
 
-from chatx.cli.formats import InputFiles, complete_format, format_option
+from chatx.cli.formats import InputContainer, InputFiles, format_choice
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.record import Record
 from chatx.textsafe import escape_text
-
-HELP = "Check streams against their format's rules (`chatx rules` lists them)."  # the command's line in chatx --help
 
 
 def validate(
     files: InputFiles = None,
     fmt: Annotated[
         str | None,
-        typer.Option(
-            "--format",
-            "--from",
-            "-f",
-            help="Stream format (detected when not given).",
-            callback=format_option,
-            autocompletion=complete_format,
-        ),
+        format_choice("--format", "--from", "-f", help="Stream format (detected when not given)."),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Count warnings as violations.")] = False,
     output: Annotated[
@@ -57,12 +48,7 @@ def validate(
             "start: imports openai).",
         ),
     ] = False,
-    container: Annotated[
-        str | None,
-        typer.Option(
-            "--container", help="Input container: sse, jsonl or json (detected when not given)."
-        ),
-    ] = None,
+    container: InputContainer = None,
 ) -> int:
     from chatx import containers
     from chatx.cli import error, reading_stdin
