@@ -219,23 +219,19 @@ class Assembler:
             lane.open = item
         return item
 
-    def _text(self, event: ir.TextDelta) -> None:
+    def _message(self, event: ir.TextDelta | ir.RefusalDelta) -> None:
+        """A piece of the message's text, or of its refusal: the same fields, kept apart."""
         if event.extra:
             self.delta_residue.update(lost_paths(reported(event.extra)))
         item = self._current(event.lane, "message")
+        if type(event) is ir.TextDelta:
+            pieces, logprobs = item.text, item.logprobs
+        else:
+            pieces, logprobs = item.refusal, item.refusal_logprobs
         if event.text:
-            item.text.append(event.text)
+            pieces.append(event.text)
         if event.logprobs:
-            item.logprobs.extend(event.logprobs)
-
-    def _refusal(self, event: ir.RefusalDelta) -> None:
-        if event.extra:
-            self.delta_residue.update(lost_paths(reported(event.extra)))
-        item = self._current(event.lane, "message")
-        if event.text:
-            item.refusal.append(event.text)
-        if event.logprobs:
-            item.refusal_logprobs.extend(event.logprobs)
+            logprobs.extend(event.logprobs)
 
     def _reasoning(self, event: ir.ReasoningDelta) -> None:
         if event.extra:
@@ -356,8 +352,8 @@ _HANDLERS: dict[type, Any] = {
     ir.LaneStart: Assembler._lane_start,
     ir.ItemStart: Assembler._item_start,
     ir.ItemEnd: Assembler._item_end,
-    ir.TextDelta: Assembler._text,
-    ir.RefusalDelta: Assembler._refusal,
+    ir.TextDelta: Assembler._message,
+    ir.RefusalDelta: Assembler._message,
     ir.ReasoningDelta: Assembler._reasoning,
     ir.ToolArgsDelta: Assembler._args,
     ir.Usage: Assembler._usage,
