@@ -49,6 +49,21 @@ MODELS = "/v1/models"
 RECORD_MODES = ("none", "new", "all")
 
 
+def _fault(name: str, doc: str) -> Any:
+    """A ServeApp attribute that is the field ``name`` of its chaos's faults, read and set
+    as the app's own (the faults are frozen: setting one replaces them)."""
+
+    def get(app: ServeApp) -> int | None:
+        value: int | None = getattr(app.chaos.faults, name)
+        return value
+
+    def put(app: ServeApp, value: int | None) -> None:
+        change: dict[str, Any] = {name: value}
+        app.chaos.faults = replace(app.chaos.faults, **change)
+
+    return property(get, put, doc=doc)
+
+
 class ServeApp:
     def __init__(
         self,
@@ -93,23 +108,8 @@ class ServeApp:
         self.max_body = asgi.MAX_BODY
         self.debug = False  # --traceback: a bug's traceback, from uvicorn
 
-    @property
-    def status(self) -> int | None:
-        """``--status``: every API request answered with this error."""
-        return self.chaos.faults.status
-
-    @status.setter
-    def status(self, value: int | None) -> None:
-        self.chaos.faults = replace(self.chaos.faults, status=value)
-
-    @property
-    def cut_after(self) -> int | None:
-        """``--cut-after``: every stream dropped after this many events."""
-        return self.chaos.faults.cut_after
-
-    @cut_after.setter
-    def cut_after(self, value: int | None) -> None:
-        self.chaos.faults = replace(self.chaos.faults, cut_after=value)
+    status = _fault("status", "``--status``: every API request answered with this error.")
+    cut_after = _fault("cut_after", "``--cut-after``: every stream dropped after this many events.")
 
     async def __call__(self, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send) -> None:
         if scope["type"] == "lifespan":
