@@ -111,7 +111,8 @@ class Ending:
         self.release(batch.out)
         if batch.finish and written.lanes <= written.finished:
             if written.usage is not None:
-                chunk["usageMetadata"] = written.usage
+                # A usage the batch said itself (on the chunk) is the later count.
+                chunk.setdefault("usageMetadata", written.usage)
                 written.usage = None
             written.held = chunk
             return
