@@ -308,16 +308,23 @@ class Assembler:
             other = self._others[found.key] = Item(
                 "other", found.item.get("id"), data=found.item, format=event.format
             )
-            self.lane(0).items.append(other)
+            self._add_other(found.lane, other)
             return other
         item = self._others.get(found.key)
         if item is None:
             item = self._others[found.key] = Item(
                 "other", found.item.get("id"), format=event.format
             )
-            self.lane(0).items.append(item)
+            self._add_other(found.lane, item)
         item.data, item.done = found.item, True
         return item
+
+    def _add_other(self, number: int, item: Item) -> None:
+        lane = self.lane(number)
+        opened = lane.open
+        if opened is not None and opened.kind == "message":
+            item.inside = (opened, opened.text.size())
+        lane.items.append(item)
 
     def _search(self, step: ir.WebSearch, item: Item | None) -> None:
         """A web search's step, merged on the item its call opened; an item that brings

@@ -41,12 +41,14 @@ class OtherItem:
     ``output_index``), ``done`` says the payload finishes it (else it adds it).
     ``fragment`` is a piece of the input the item's call streams (Anthropic's server
     tool blocks say theirs in ``input_json_delta`` records): the payload adds it to the
-    item ``key`` names, whose ``input`` keeps the pieces."""
+    item ``key`` names, whose ``input`` keeps the pieces. ``lane`` is the lane the item
+    is of (a Gemini candidate's code part; Responses and Anthropic have lane 0 only)."""
 
     key: Any
     item: dict[str, Any]
     done: bool
     fragment: str | None = None
+    lane: int = 0
 
 
 # What a passthrough event adds to the output items, if anything.
@@ -128,6 +130,10 @@ class Item:
     # When the search ended: how many items the lane had opened then, and how many
     # searches had ended before (concurrent searches may end in another order).
     ended: tuple[int, int] | None = None
+    # An other item that came while a message item was open (a Gemini code part between
+    # two texts, which the IR says as one message): that item, and the characters of
+    # its text said before this one.
+    inside: tuple[Item, int] | None = None
 
     def reasoning_text(self) -> str:
         return "".join(joined(parts) for parts in self.reasoning.values())

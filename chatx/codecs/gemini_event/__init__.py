@@ -28,11 +28,13 @@ CODEC = Codec(
     schema_sdk=("google.genai", "gemini"),  # the module find_spec looks up
     final=lazy("chatx.codecs.gemini_event.final", "final"),
     collect_as="gemini",
+    other_item=lazy("chatx.codecs.gemini_event.final", "other_item"),
     # its records have no string ``type``: asked before chat, which claims any object
     describe=Describe(
         lazy("chatx.codecs.gemini_event.describe", "kinds"),
         lazy("chatx.codecs.gemini_event.describe", "preview"),
         rank=1,
+        item=lazy("chatx.codecs.gemini_event.describe", "item"),
     ),
     volatile=frozenset(("responseId", "createTime")),
     model=model,

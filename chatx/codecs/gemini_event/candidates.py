@@ -64,6 +64,9 @@ class CandidateReader:
         parts = content.get("parts") if isinstance(content, dict) else None
         parts = parts if isinstance(parts, list) else []
         residue = said(exact_diff(candidate, r.candidate(lane, parts, None)), _SAID)
+        cited = candidate.get("citationMetadata")
+        if type(cited) is dict and cited:
+            self.read.cited.append((lane, cited))
         if self.grounding.has(candidate):
             # Its citations cite the text read up to the part that ends the message.
             cut = next((n for n, part in enumerate(parts) if _closes(part)), len(parts))

@@ -38,7 +38,7 @@ from chatx import ir
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.record import Record
-from chatx.residue import exact_diff
+from chatx.residue import ABSENT, exact_diff
 
 from . import records as r
 from .calls import CallReader
@@ -89,7 +89,9 @@ class GeminiDecoder:
         if isinstance(feedback, dict) and feedback.get("blockReason") and not self.read.lanes:
             self._blocked(feedback["blockReason"], out)
         patch = exact_diff(top, self._canonical_top())
-        out.append(ir.Meta(None, said(patch, _SAID_TOP)))
+        cited = self.read.cited
+        own = r.GeminiOwn(cited) if cited else None
+        out.append(ir.Meta(None, said(patch, _SAID_TOP), own=own))
         return out
 
     def _chunk(self, record: Record) -> dict[str, Any] | None:
@@ -122,6 +124,7 @@ class GeminiDecoder:
     def _candidates(self, data: dict[str, Any], out: list[ir.Event]) -> dict[str, Any]:
         """Read the chunk's candidates; the chunk less them (for its residue)."""
         candidates = data.get("candidates")
+        self.read.cited = []
         if isinstance(candidates, list) and candidates:
             for position, candidate in enumerate(candidates):
                 self.candidates.candidate(position, candidate, out)
@@ -152,7 +155,8 @@ class GeminiDecoder:
     def _start(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         read = self.read
         read.open = True
-        rid = data.get("responseId")
+        rid = data.get("responseId", ABSENT)
+        own = None
         if isinstance(rid, str) and rid:
             read.id = rid
         else:
@@ -160,12 +164,13 @@ class GeminiDecoder:
             # the same for the same input.
             digest = hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
             read.id = "gemini-" + digest.hexdigest()[:24]
+            own = r.GeminiOwn([], rid)
         model = data.get("modelVersion")
         read.model = model if isinstance(model, str) else None
         create = data.get("createTime")
         read.create = create if isinstance(create, str) else None
         extra = said({"createTime": read.create}, frozenset(("createTime",))) if read.create else {}
-        out.append(ir.StreamStart(read.id, read.model, created_of(read.create), extra))
+        out.append(ir.StreamStart(read.id, read.model, created_of(read.create), extra, own=own))
 
     # -- errors and the end ---------------------------------------------------------
 
@@ -200,6 +205,7 @@ class GeminiDecoder:
             out.append(ir.Finish(lane, r.chat_reason(state.finish, state.called), raw=state.finish))
         usage = usage_event(read.usage) if read.usage is not None else None
         if usage is not None:
+            usage.own = r.GeminiOwn([], usage=read.usage)
             out.append(usage)
         if ended and read.open or read.failed:
             out.append(ir.StreamEnd())

@@ -1,5 +1,6 @@
 """What ``show`` says of one Gemini chunk: its kinds (``text``, ``thought``,
-``functionCall``, ``finish:STOP``, ``usage``, ``error``…) and a short preview."""
+``functionCall``, ``finish:STOP``, ``usage``, ``error``…) and a short preview; and of an
+item the IR has no words for (a code part, a candidate's web search)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,16 @@ def preview(data: dict[str, Any]) -> str | None:
             elif isinstance(part.get("functionCall"), dict):
                 texts.append(f"{part['functionCall'].get('name') or ''}(…)")
     return "".join(texts)[:80]
+
+
+def item(data: dict[str, Any]) -> str:
+    """A part the IR has no words for (``executableCode part``) or a web search and its
+    queries, as the decoder passed them through."""
+    part = data.get("part")
+    if isinstance(part, dict):
+        kind = next((k for k in part if k not in ("thought", "thoughtSignature")), "")
+        return f"{kind} part"
+    grounding = data.get("groundingMetadata")
+    queries = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
+    said = [q for q in queries if isinstance(q, str)] if isinstance(queries, list) else []
+    return "web search: " + "; ".join(said) if said else "web search"

@@ -42,6 +42,28 @@ def usage_metadata(event: ir.Usage, notes: Notes) -> dict[str, Any]:
     return out
 
 
+def error_body(event: ir.Error, notes: Notes) -> dict[str, Any]:
+    """Another format's error as the body of a failed request (``code`` the HTTP status,
+    ``status`` the gRPC word); what it has no place for said in ``notes``."""
+    code = event.code
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)  # an HTTP status another format wrote as a string
+    status = event.type or (event.code if isinstance(event.code, str) else None)
+    if type(code) is not int:
+        # Google's error always has its HTTP status, and google-genai cannot read one
+        # without (it compares the code with 400): a server error's.
+        if code is not None and code != status:
+            notes.lost(f"error code {code!r} is no HTTP status: 500 written")
+        else:
+            notes.repaired("an error without an HTTP status: code 500 written")
+        code = 500
+    if event.param is not None:
+        notes.lost_field("error.param")
+    if event.extra:
+        report(event.extra, notes, "error.")
+    return {"error": r.error_object(code, event.message, status)}
+
+
 class Ending:
     """Finish reasons, usage and errors from another format. Gemini puts the usage on
     the chunk that finishes the last candidate: that chunk waits (``GeminiWritten.held``) for
@@ -80,26 +102,9 @@ class Ending:
             written.usage = usage  # for the chunk that finishes the last candidate
 
     def error(self, batch: GeminiBatch, event: ir.Error) -> None:
-        """An error ends the stream: Gemini's error object, as a failed request's body
-        says it (``code`` the HTTP status, ``status`` the gRPC word)."""
+        """An error ends the stream: Gemini's error object (:func:`error_body`)."""
         self.release(batch.out)
-        code = event.code
-        if isinstance(code, str) and code.isdigit():
-            code = int(code)  # an HTTP status another format wrote as a string
-        status = event.type or (event.code if isinstance(event.code, str) else None)
-        if type(code) is not int:
-            # Google's error always has its HTTP status, and google-genai cannot read one
-            # without (it compares the code with 400): a server error's.
-            if code is not None and code != status:
-                self.notes.lost(f"error code {code!r} is no HTTP status: 500 written")
-            else:
-                self.notes.repaired("an error without an HTTP status: code 500 written")
-            code = 500
-        if event.param is not None:
-            self.notes.lost_field("error.param")
-        if event.extra:
-            report(event.extra, self.notes, "error.")
-        batch.out.append({"error": r.error_object(code, event.message, status)})
+        batch.out.append(error_body(event, self.notes))
         self.written.failed = True
 
     def close(self, batch: GeminiBatch, chunk: dict[str, Any] | None) -> None:

@@ -58,9 +58,11 @@ class ReadLane:
 
 class GeminiRead:
     """The response being read: its id, model and time, its candidates, the last usage,
-    whether it failed, the line of the chunk being read."""
+    whether it failed, the line of the chunk being read and its candidates' citations."""
 
-    __slots__ = ("notes", "open", "id", "model", "create", "lanes", "usage", "failed", "line")
+    __slots__ = (
+        "notes", "open", "id", "model", "create", "lanes", "usage", "failed", "line", "cited",
+    )  # fmt: skip
 
     def __init__(self, notes: Notes) -> None:
         self.notes = notes
@@ -72,3 +74,5 @@ class GeminiRead:
         self.usage: dict[str, Any] | None = None
         self.failed = False
         self.line = 0
+        # The chunk's candidates' citationMetadata (see records.GeminiOwn), said on its Meta.
+        self.cited: list[tuple[int, Any]] = []

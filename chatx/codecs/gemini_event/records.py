@@ -12,7 +12,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx import ir
+
 NAME = "gemini-event"
+
+
+class GeminiOwn(ir.Own):
+    """The Gemini decoder's own note (see :class:`chatx.ir.Own`), for the final response.
+
+    - ``cited`` (a chunk's ``Meta``): each candidate's ``citationMetadata`` as the chunk
+      said it (lane, value). Citations ride on the text chunks they cite, each chunk its
+      own: the final response gathers every chunk's, where the candidate's residue keeps
+      the last chunk's only.
+    - ``said_id`` (the ``StreamStart`` of a response whose id the decoder made up): the
+      ``responseId`` the chunk said (``""``, null), or :data:`~chatx.residue.ABSENT`.
+    - ``usage`` (the ``Usage``): the last chunk's ``usageMetadata`` as it came, which a
+      client keeps whole (the running total: a count the last chunk leaves out is none).
+    """
+
+    __slots__ = ("cited", "said_id", "usage")
+
+    def __init__(
+        self, cited: list[tuple[int, Any]], said_id: Any = None, usage: Any = None
+    ) -> None:
+        self.cited = cited
+        self.said_id = said_id
+        self.usage = usage
+
 
 # finishReason with enum-encoding=int (Vertex's numbering: the int form was seen only
 # from the vertexai SDK's REST transport).

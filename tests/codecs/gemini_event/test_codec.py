@@ -230,7 +230,8 @@ def test_collect_gives_the_accumulated_response() -> None:
     parts = final["candidates"][0]["content"]["parts"]
     assert parts[0]["thought"] is True
     assert parts[1]["text"] == "Fourteen legs in all."
-    assert parts[-1] == {"thoughtSignature": "Q2hhdHhTaWduYXR1cmVFbXB0eVRleHQAAQI="}
+    # The signature on the empty text part that ends a Gemini 3 answer, as it came.
+    assert parts[-1] == {"text": "", "thoughtSignature": "Q2hhdHhTaWduYXR1cmVFbXB0eVRleHQAAQI="}
     assert final["candidates"][0]["finishReason"] == "STOP"
 
 
