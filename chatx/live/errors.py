@@ -39,29 +39,18 @@ class ApiError(Exception):
         self.kind = kind
 
     def body(self, api: str | None = None) -> bytes:
-        return error_body(
-            self.status, self.message, param=self.param, code=self.code, kind=self.kind, api=api
+        """The body ``api`` (an ``--api`` name; OpenAI's shape without one) answers with."""
+        shape = error_shape(api)
+        said: dict[str, Any] = shape.body(
+            self.message,
+            shape.kind(self.status, self.kind),
+            self.param,
+            self.code or shape.codes.get(self.status),
         )
+        return orjson.dumps(said)
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         return error_headers(self.status)
-
-
-def error_body(
-    status: int,
-    message: str,
-    *,
-    param: str | None = None,
-    code: str | None = None,
-    kind: str | None = None,
-    api: str | None = None,
-) -> bytes:
-    """The body ``api`` (an ``--api`` name; OpenAI's shape without one) answers with."""
-    shape = error_shape(api)
-    said: dict[str, Any] = shape.body(
-        message, shape.kind(status, kind), param, code or shape.codes.get(status)
-    )
-    return orjson.dumps(said)
 
 
 def fault(status: int, api: str | None = None) -> ApiError:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from chatx import codecs
 from chatx.errors import UsageError
 from chatx.live import endpoints
-from chatx.live.errors import error_body, fault
+from chatx.live.errors import ApiError, fault
 from chatx.live.recorded_files import Namer, Recording, request_bytes, scrub, slug
 from chatx.live.replay import Events
 
@@ -132,7 +132,7 @@ def test_names_are_unique_and_sort_in_order(tmp_path: Path) -> None:
 
 
 def test_error_bodies_are_shaped_as_openai_s() -> None:
-    assert orjson.loads(error_body(404, "gone")) == {
+    assert orjson.loads(ApiError(404, "gone").body()) == {
         "error": {
             "message": "gone",
             "type": "invalid_request_error",
