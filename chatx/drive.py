@@ -19,7 +19,6 @@ from chatx.codecs.template import DeltaRun
 from chatx.errors import ChatxError, InputError, NotRepresentable
 from chatx.notes import Note, Notes
 from chatx.record import Record
-from chatx.textsafe import escape_text
 
 # One read: what a pipe has (a live stream sees each event at once), or 64 KiB of a file:
 # large enough for few writes, small enough that a block's records stay a few MB.
@@ -181,7 +180,9 @@ class NoteReporter:
 
     def flush(self, final: bool = False) -> None:
         items = self.notes.summary() if final else self.notes.items
-        if not self.quiet:
+        if not self.quiet and len(items) > self.shown:
+            from chatx.textsafe import escape_text  # loaded by the first note said
+
             for note in items[self.shown :]:
                 name = note.where or self.name
                 where = f"{name}:{note.line}" if note.line else name

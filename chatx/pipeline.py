@@ -10,7 +10,7 @@ still written in large blocks.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from chatx import codecs, containers, ir
 from chatx.arguments import (
@@ -25,11 +25,13 @@ from chatx.arguments import (
 from chatx.choice import Lanes
 from chatx.codecs.base import Codec, Decoder, EncodeOptions, Encoder, open_decoder
 from chatx.codecs.template import DeltaRun, RunDecoder
-from chatx.containers.base import RawReader, Reader, Writer
 from chatx.drive import Drive
 from chatx.errors import ChatxError, InputError
 from chatx.notes import Notes
 from chatx.record import Record
+
+if TYPE_CHECKING:  # the contract, for the type checker: nothing here asks it at run time
+    from chatx.containers.base import RawReader, Reader, Writer
 
 __all__ = ["Transcoder", "convert"]
 
@@ -245,8 +247,9 @@ class Transcoder:
         else:
             self.writer = containers.get(out_container).writer()
         self.out_container = out_container
-        if src.run_hook is not None and isinstance(self.reader, RawReader):
-            self.reader.raw = True
+        # A RawReader (the Protocol's isinstance is slow, and would load it at start-up)
+        if src.run_hook is not None and hasattr(self.reader, "raw"):
+            cast("RawReader", self.reader).raw = True
         options = self.options
         if options.source_format != src.name:
             options = EncodeOptions(

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from chatx.errors import ExitStatus
-from chatx.textsafe import escape_text
 
 _failure: OSError | None = None  # the last error writing the process's own stdout
 
@@ -27,6 +26,8 @@ _failure: OSError | None = None  # the last error writing the process's own stdo
 def error(message: str) -> None:
     """Say an error on stderr, escaped: it may quote text from a stream. (Here, not in
     chatx.cli, which imports this module: the commands use it as ``chatx.cli.error``.)"""
+    from chatx.textsafe import escape_text  # loaded by the first error said
+
     sys.stderr.write(f"chatx: error: {escape_text(message)}\n")
 
 

@@ -1,25 +1,61 @@
-"""The codec registry: one flat tuple, one line per format (as FFmpeg's allformats.c)."""
+"""The codec registry: one flat sequence, one line per format (as FFmpeg's allformats.c)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from importlib import import_module
+from typing import Any, overload
 
-from chatx.codecs.anthropic_event import CODEC as ANTHROPIC_EVENT
 from chatx.codecs.base import Codec, EncodeOptions
-from chatx.codecs.chat_chunk import CODEC as CHAT_CHUNK
-from chatx.codecs.gemini_event import CODEC as GEMINI_EVENT
-from chatx.codecs.llama_stack_event import CODEC as LLAMA_STACK_EVENT
-from chatx.codecs.responses_event import CODEC as RESPONSES_EVENT
 from chatx.errors import InputError, UsageError
 from chatx.record import Record
 
-CODECS: tuple[Codec, ...] = (
-    CHAT_CHUNK,
-    RESPONSES_EVENT,
-    LLAMA_STACK_EVENT,
-    ANTHROPIC_EVENT,
-    GEMINI_EVENT,
+
+class Registry(Sequence[Codec]):
+    """The formats in registry order, each package (its descriptor, ``CODEC``) imported
+    when a question first reaches it: a chat stream is known by chat's probe at its
+    first record and ``--to responses-event`` found at the second line, so a ``convert``
+    of one into the other loads neither the Llama Stack, the Anthropic nor the Gemini
+    package. What goes through every format (``names()``, a tie of probe scores,
+    ``formats``) loads them all; the answers are those of a tuple of the same codecs."""
+
+    __slots__ = ("_packages", "_codecs")
+
+    def __init__(self, *packages: str) -> None:
+        self._packages = packages
+        self._codecs: list[Codec] = []
+
+    def __len__(self) -> int:
+        return len(self._packages)
+
+    @overload
+    def __getitem__(self, index: int) -> Codec: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Codec, ...]: ...
+    def __getitem__(self, index: int | slice) -> Codec | tuple[Codec, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        if index < 0:
+            index += len(self._packages)
+        if not 0 <= index < len(self._packages):
+            raise IndexError("registry index out of range")
+        loaded = self._codecs
+        while len(loaded) <= index:
+            package = self._packages[len(loaded)]
+            loaded.append(import_module(f"chatx.codecs.{package}").CODEC)
+        return loaded[index]
+
+    def __iter__(self) -> Iterator[Codec]:
+        for index in range(len(self._packages)):
+            yield self[index]
+
+
+CODECS: Sequence[Codec] = Registry(
+    "chat_chunk",
+    "responses_event",
+    "llama_stack_event",
+    "anthropic_event",
+    "gemini_event",
 )
 
 __all__ = [
@@ -37,7 +73,7 @@ __all__ = [
 
 # `chatx rules` has listed the Responses rules first since validate checked Responses
 # alone; the other formats follow in registry order.
-_LISTED_FIRST = (RESPONSES_EVENT,)
+_LISTED_FIRST = ("responses-event",)
 
 # Records the format is told from when none of them names it for certain. The decision
 # depends on these records only, never on how many of them one read returned.
@@ -51,7 +87,8 @@ def names() -> list[str]:
 
 def listed() -> tuple[Codec, ...]:
     """The codecs in the order ``chatx rules`` and ``validate`` list them."""
-    return (*_LISTED_FIRST, *(codec for codec in CODECS if codec not in _LISTED_FIRST))
+    first = tuple(get(name) for name in _LISTED_FIRST)
+    return (*first, *(codec for codec in CODECS if codec not in first))
 
 
 def whole_object(data: Any) -> tuple[str, str] | None:

@@ -10,12 +10,14 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatx.containers.base import Reader, Writer
 from chatx.containers.lines import BOM
 from chatx.errors import InputError, UsageError
 from chatx.limits import MAX_LINE, size
+
+if TYPE_CHECKING:  # the contract, for the type checker
+    from chatx.containers.base import Reader, Writer
 
 __all__ = [
     "CONTAINERS",

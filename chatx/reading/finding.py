@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatx import codecs, containers
-from chatx.containers import demux
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.reading.opening import Address, Source, open_source, parse
@@ -187,6 +186,8 @@ def entries(source: Source) -> Iterator[Entry]:
     """The exchanges of a file of recorded exchanges, one at a time."""
     assert source.kind is not None
     try:
+        from chatx.containers import demux
+
         path = None if source.address.file == "-" else source.address.file
         yield from demux.entries(source.kind, source.stream, path)
     except InputError as exc:

@@ -17,13 +17,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from chatx.containers import compressed, demux
+from chatx.containers.lines import BOM
 from chatx.errors import InputError
 from chatx.limits import MAX_LAYERS, MAX_LINE
 
 _ADDRESS = re.compile(r"^(.*)#(\d+)$", re.S)
 _READ = 1 << 16
 _HEAD_MAX = 1 << 14  # a head that says nothing by then is a bare stream's
+
+# What lets a plain SSE file be opened without loading the readers it does not need.
+# The first byte of each compression's magic (gzip, bz2, xz, zstd: chatx.containers.
+# compressed's table, tests/codecs/test_startup.py holds the two alike): a head that
+# starts otherwise is not compressed.
+_MAGIC_FIRST = (b"\x1f", b"B", b"\xfd", b"(")
+# A head whose first line is an SSE field is a bare stream: chatx.containers.demux reads
+# such a line as a top-level YAML key no cassette has and decides so at its first line.
+_SSE_FIELDS = (b"data:", b"event:", b"id:", b"retry:", b":")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,18 +104,18 @@ def open_source(spec: str | Address) -> Source:
             raise InputError(f"cannot read: {exc.strerror or exc}", file=file) from None
         closers.append(raw.close)
     try:
-        head, ended = _head(raw, b"", lambda h: compressed.undecided(h))
-        compression = compressed.detect(head)
+        head, ended = _head(raw, b"", _undecided)
+        compression = _compression(head)
         stream, head, ended = _decompressed(raw, head, ended, closers)
         if not ended:
-            more, ended = _head(
-                stream, head, lambda h: not demux.decidable(h) and len(h) < _HEAD_MAX
-            )
+            more, ended = _head(stream, head, lambda h: not _decidable(h) and len(h) < _HEAD_MAX)
             head = more
-        kind = demux.detect(head)
+        kind = None if _bare(head) is not None else _demux().detect(head)
         if compression is None and file != "-" and raw.seekable():
             raw.seek(0)  # a plain file is read again from its start, through no wrapper
         else:
+            from chatx.containers import compressed
+
             # A terminal's end of input is said once (Ctrl-D): what follows the head
             # must not read past it, or it would wait for a second one.
             stream = compressed.prefixed(head, io.BytesIO() if ended else stream)
@@ -129,19 +138,59 @@ def _decompressed(
     of what is left, ``head`` its first bytes read already."""
     stream = raw
     for _ in range(MAX_LAYERS):
-        compression = compressed.detect(head)
+        compression = _compression(head)
         if compression is None:
             return stream, head, ended
+        from chatx.containers import compressed
+
         rest = io.BytesIO() if ended else stream
         stream = compressed.open_stream(compression, compressed.prefixed(head, rest))
         closers.append(stream.close)
-        head, ended = _head(stream, b"", lambda h: compressed.undecided(h))
-    if compressed.detect(head) is not None:
+        head, ended = _head(stream, b"", _undecided)
+    if _compression(head) is not None:
         raise InputError(
             f"compressed more than {MAX_LAYERS} times over (chatx undoes at most {MAX_LAYERS}"
             " layers: MAX_LAYERS)"
         )
     return stream, head, ended
+
+
+def _compression(head: bytes) -> str | None:
+    """The compression ``head`` starts with (:func:`chatx.containers.compressed.detect`)."""
+    if not head.startswith(_MAGIC_FIRST):
+        return None
+    from chatx.containers import compressed
+
+    return compressed.detect(head)
+
+
+def _undecided(head: bytes) -> bool:
+    """True while ``head`` may yet be a compression's magic, too short to say."""
+    if head and not head.startswith(_MAGIC_FIRST):
+        return False
+    from chatx.containers import compressed
+
+    return compressed.undecided(head)
+
+
+def _bare(head: bytes) -> bytes | None:
+    """``head``'s text (its BOM and leading white space left out) when its first line is
+    an SSE field, so that it is a bare stream; None when demux is to tell."""
+    text = head.removeprefix(BOM).lstrip()
+    return text if text.startswith(_SSE_FIELDS) else None
+
+
+def _decidable(head: bytes) -> bool:
+    """:func:`chatx.containers.demux.decidable`: a bare SSE stream's head is, once it
+    holds a whole line."""
+    text = _bare(head)
+    return b"\n" in text if text is not None else _demux().decidable(head)
+
+
+def _demux() -> Any:
+    from chatx.containers import demux
+
+    return demux
 
 
 def _head(stream: Any, head: bytes, wanting: Callable[[bytes], bool]) -> tuple[bytes, bool]:

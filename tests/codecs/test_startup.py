@@ -1,9 +1,9 @@
-"""Start-up: the registry holds each format's probe; its decoder, its encoder and what the
-other commands need load when a command uses them (``chatx.codecs.base.lazy``). So a
-``convert`` loads the decoder of the format it reads and the encoder of the one it
-writes, and nothing else of any format: every format added does not slow the others.
-Each check runs in a fresh interpreter, since this test process has long imported
-everything.
+"""Start-up: the registry imports a format's package when a question first reaches it
+(``chatx.codecs.Registry``), and its probe, decoder, encoder and what the other commands
+need load when a command uses them (``chatx.codecs.base.lazy``). So a ``convert`` of a
+chat stream loads chat's decoder and the encoder of the format it writes, and nothing
+else of any format: every format added does not slow the others. Each check runs in a
+fresh interpreter, since this test process has long imported everything.
 """
 
 from __future__ import annotations
@@ -53,16 +53,12 @@ def test_chat_to_responses_loads_no_other_format_and_no_other_command() -> None:
     source = str(FIXTURES / "chat-chunk" / "text.sse")
     code, loaded = _codec_modules(["convert", source, "--to", "responses-event", "-q"])
     assert code == 0
-    # Anthropic and Llama Stack: their package and probe, for sniffing; no decoder,
-    # encoder, whole-object reader or vocabulary.
-    assert _of("anthropic_event", loaded) == [
-        "chatx.codecs.anthropic_event",
-        "chatx.codecs.anthropic_event.probe",
-    ]
-    assert _of("llama_stack_event", loaded) == [
-        "chatx.codecs.llama_stack_event",
-        "chatx.codecs.llama_stack_event.probe",
-    ]
+    # chat's probe is sure of the first record, and responses-event is found second in
+    # the registry: the formats after it are never reached, and Responses' probe is
+    # never asked.
+    for package in ("anthropic_event", "llama_stack_event", "gemini_event"):
+        assert _of(package, loaded) == []
+    assert "chatx.codecs.responses_event.probe" not in loaded
     # chat's decoder and Responses' encoder (with the modules they import), neither the
     # other side of either format nor another command's code (checker, catalogue,
     # final object, description, schema).
@@ -86,10 +82,13 @@ def test_anthropic_to_chat_loads_anthropic_decoder_and_chat_encoder_only() -> No
     assert "chatx.codecs.anthropic_event.encode" not in loaded
     assert "chatx.codecs.chat_chunk.encode" in loaded
     assert "chatx.codecs.chat_chunk.decode" not in loaded
+    # Sniffing asked chat's, Responses' and Llama Stack's probes before Anthropic's was
+    # sure; Gemini, after it in the registry, was never reached.
     assert _of("llama_stack_event", loaded) == [
         "chatx.codecs.llama_stack_event",
         "chatx.codecs.llama_stack_event.probe",
     ]
+    assert _of("gemini_event", loaded) == []
     assert "chatx.codecs.responses_event.decode" not in loaded
     assert "chatx.codecs.responses_event.encode" not in loaded
 
@@ -115,9 +114,11 @@ def _chatx_modules(argv: list[str]) -> tuple[int, list[str]]:
 
 def test_one_stream_convert_loads_its_own_command_and_reading_steps_only() -> None:
     """A bare SSE stream converted to stdout: the convert command alone of the eleven,
-    opening and finding (a bare stream is told from a file of exchanges) but not the
-    bodies of exchanges, no reader of the other containers, no reading of records or
-    decoding outside the Transcoder, no output file, no whole-object reader."""
+    opening and finding but not the bodies of exchanges nor what tells a file of them
+    (an SSE head is a bare stream's) nor decompression (no magic), no reader of the
+    other containers, no reading of records or decoding outside the Transcoder, no
+    output file, no whole-object reader; no Responses part for citations or searches the
+    stream does not have."""
     source = str(FIXTURES / "chat-chunk" / "text.sse")
     code, loaded = _chatx_modules(["convert", source, "--to", "responses-event", "-q"])
     assert code == 0
@@ -133,11 +134,18 @@ def test_one_stream_convert_loads_its_own_command_and_reading_steps_only() -> No
         "chatx.atomic",
         "chatx.codecs.whole",
         "chatx.codecs.chat_chunk.whole",
+        "chatx.containers.compressed",
+        "chatx.containers.demux",
+        "chatx.containers.base",
+        "chatx.codecs.responses_event.citations",
+        "chatx.codecs.responses_event.searches",
     ):
         assert module not in loaded
     # 78 before these were deferred (issue 24), 58 after; gemini-event's registration
-    # (its package and probe) made 60. A new module on this path shows here.
-    assert len(loaded) <= 60, loaded
+    # (its package and probe) made 60; 48 since the registry, probes, the reading of a
+    # plain head and the Responses encoder's rarer parts load what an input asks for.
+    # A new module on this path shows here.
+    assert len(loaded) <= 48, loaded
 
 
 def _hooks(codec: codecs.Codec) -> list[tuple[str, object]]:
@@ -184,3 +192,59 @@ def test_lazy_imports_its_module_when_first_called() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "False True an Anthropic Message object\n"
+
+
+# -- opening a plain file loads neither decompression nor what tells files of exchanges ---
+
+
+def test_the_first_bytes_opening_looks_for_are_every_compression_magics() -> None:
+    """``chatx.reading.opening`` loads ``compressed`` only for a head starting with one of
+    these bytes: a compression added there and not here would go unread."""
+    from chatx.containers import compressed
+    from chatx.reading import opening
+
+    magics = [magic for magic, _ in compressed._MAGIC]
+    assert set(opening._MAGIC_FIRST) == {magic[:1] for magic in magics}
+
+
+def _heads() -> list[bytes]:
+    """The first bytes of every fixture and shared capture, and of samples of files of
+    exchanges, whole and cut at a few lengths (a head read from a slow pipe)."""
+    from tests.paths import SHARED
+
+    roots = [FIXTURES, SHARED / "captures", SHARED / "samples" / "containers"]
+    heads: list[bytes] = []
+    for root in roots:
+        for path in sorted(root.rglob("*")) if root.is_dir() else ():
+            if path.is_file() and path.suffix not in (".md", ".tsv"):
+                data = path.read_bytes()[:20000]
+                heads += [data[:cut] for cut in (1, 3, 6, 40, 200, 4096, 20000)]
+    heads += [b"\xef\xbb\xbf  \n data: {}\n", b"\n\n:ping\n", b"id: 1\n", b"retry: 5\n"]
+    heads += [b"data:", b"event: x", b"interactions:\n", b"data: 1\ninteractions:\n"]
+    return heads
+
+
+def test_a_bare_sse_head_is_told_as_demux_tells_it() -> None:
+    """A head that opens with an SSE field is read without ``demux``: what opening
+    decides of it (a bare stream; enough to decide once a line is whole) is what demux
+    decides, over every fixture's and capture's head, at several lengths."""
+    from chatx.containers import demux
+    from chatx.reading import opening
+
+    heads = _heads()
+    bare = [head for head in heads if opening._bare(head) is not None]
+    assert len(bare) > 100  # the shortcut is taken, and held to demux's verdict below
+    for head in heads:
+        assert opening._decidable(head) == demux.decidable(head), head[:80]
+        if opening._bare(head) is not None:
+            assert demux.detect(head) is None, head[:80]
+
+
+def test_a_head_is_decompressed_as_compressed_tells_it() -> None:
+    from chatx.containers import compressed
+    from chatx.reading import opening
+
+    heads = _heads() + [b"\x1f", b"\x1f\x8b", b"BZ", b"BZh9", b"\xfd7zX", b"(\xb5/\xfd", b"("]
+    for head in heads:
+        assert opening._compression(head) == compressed.detect(head), head[:20]
+        assert opening._undecided(head) == compressed.undecided(head), head[:20]

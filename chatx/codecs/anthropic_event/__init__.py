@@ -20,18 +20,16 @@ from __future__ import annotations
 
 from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 
-from .probe import NAME, probe
-
 # Each hook imports its module when first called (`convert` loads one decoder and one
-# encoder, no other command's code); the probe loads with the registry, for sniffing.
+# encoder, no other command's code), the probe when sniffing asks this format.
 CODEC = Codec(
-    name=NAME,
+    name="anthropic-event",
     description="Anthropic Messages API stream events (message_start / content_block_* / "
     "message_delta / message_stop)",
     aliases=("anthropic",),
     decoder=lazy("chatx.codecs.anthropic_event.decode", "AnthropicDecoder"),
     encoder=lazy("chatx.codecs.anthropic_event.encode", "AnthropicEncoder"),
-    probe=probe,
+    probe=lazy("chatx.codecs.anthropic_event.probe", "probe"),
     container="sse",
     run_hook=lazy("chatx.codecs.anthropic_event.run_hook", "run_hook"),
     sse_event_names=True,
@@ -66,4 +64,4 @@ CODEC = Codec(
     ),
 )
 
-__all__ = ["CODEC", "probe"]
+__all__ = ["CODEC"]

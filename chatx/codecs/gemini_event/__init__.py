@@ -9,7 +9,6 @@ Each chunk a whole ``GenerateContentResponse`` (``candidates``, ``usageMetadata`
 from __future__ import annotations
 
 from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
-from chatx.codecs.gemini_event.probe import model, probe
 
 CODEC = Codec(
     name="gemini-event",
@@ -17,7 +16,7 @@ CODEC = Codec(
     decoder=lazy("chatx.codecs.gemini_event.decode", "GeminiDecoder"),
     run_hook=lazy("chatx.codecs.gemini_event.run_hook", "run_hook"),
     encoder=lazy("chatx.codecs.gemini_event.encode", "GeminiEncoder"),
-    probe=probe,
+    probe=lazy("chatx.codecs.gemini_event.probe", "probe"),
     container="sse",
     single_lane=False,
     aliases=("gemini", "google"),
@@ -37,7 +36,7 @@ CODEC = Codec(
         item=lazy("chatx.codecs.gemini_event.describe", "item"),
     ),
     volatile=frozenset(("responseId", "createTime")),
-    model=model,
+    model=lazy("chatx.codecs.gemini_event.probe", "model"),
     # The model is in the path; :streamGenerateContent streams (SSE with alt=sse),
     # :generateContent answers the final response. The key: x-goog-api-key (or ?key=).
     http=HttpApi(

@@ -18,17 +18,15 @@ from __future__ import annotations
 
 from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 
-from .probe import NAME, probe
-
 # Each hook imports its module when first called (`convert` loads one decoder and one
-# encoder, no other command's code); the probe loads with the registry, for sniffing.
+# encoder, no other command's code), the probe when sniffing asks this format.
 CODEC = Codec(
-    name=NAME,
+    name="llama-stack-event",
     description="Llama Stack legacy inference stream (start / progress / complete events)",
     aliases=("llama-stack", "llama"),
     decoder=lazy("chatx.codecs.llama_stack_event.decode", "LlamaStackDecoder"),
     encoder=lazy("chatx.codecs.llama_stack_event.encode", "LlamaStackEncoder"),
-    probe=probe,
+    probe=lazy("chatx.codecs.llama_stack_event.probe", "probe"),
     container="sse",
     sse_event_names=False,
     single_lane=True,
@@ -52,4 +50,4 @@ CODEC = Codec(
     ),
 )
 
-__all__ = ["CODEC", "probe"]
+__all__ = ["CODEC"]

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
 from chatx.codecs.responses_event.envelope import USAGE
-from chatx.codecs.responses_event.probe import probe
 
 # Each hook imports its module when first called (`convert` loads one decoder and one
-# encoder, no other command's code); the probe loads with the registry, for sniffing.
+# encoder, no other command's code), the probe when sniffing asks this format.
 CODEC = Codec(
     name="responses-event",
     description="OpenAI Responses API stream events (event: response.* / data: {type, sequence_number})",
     decoder=lazy("chatx.codecs.responses_event.decode", "ResponsesDecoder"),
     encoder=lazy("chatx.codecs.responses_event.encode", "ResponsesEncoder"),
-    probe=probe,
+    probe=lazy("chatx.codecs.responses_event.probe", "probe"),
     container="sse",
     sse_event_names=True,
     single_lane=True,

@@ -50,7 +50,7 @@ class ResponsesEncoder:
         self.state = state = ResponseState(notes, self.own)
         self.items = items = Items(state, notes, self.lost_meta, self._step)
         self.deltas = deltas = Deltas(state, items, notes, options.reasoning)
-        self.citations, self.searches, self.queue = items.citations, items.searches, items.queue
+        self.queue = items.queue
         self.handlers: dict[type, Callable[[Any, list[dict[str, Any]]], bool | None]] = {
             # Content first, most frequent first; the stream's own events after.
             ir.TextDelta: deltas.text,
@@ -136,7 +136,7 @@ class ResponsesEncoder:
         state = self.state
         if not self.own:
             if event.meaning is not None:
-                self.citations.cite(event, state.item, out)
+                self.items.citations.cite(event, state.item, out)
             elif type(event.extra) is not NullResidue:
                 self.lost_meta(event)
             return
@@ -257,7 +257,7 @@ class ResponsesEncoder:
     def _passthrough(self, event: ir.Passthrough, out: list[dict[str, Any]]) -> None:
         state = self.state
         if event.format != NAME:
-            self.searches.foreign(event, state.item, out)
+            self.items.searches.foreign(event, state.item, out)
             return
         data = dict(event.data)
         data.pop("sequence_number", None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatx import ir
 from chatx.codecs.call_order import CallQueue
@@ -18,10 +18,12 @@ from chatx.pieces import Pieces
 from chatx.residue import MetaReport, merge, report
 
 from . import shapes
-from .citations import ResponsesCitations
 from .envelope import item_id
-from .searches import ResponsesSearches
 from .written import OpenItem, OpenPart, ResponseState
+
+if TYPE_CHECKING:
+    from .citations import ResponsesCitations
+    from .searches import ResponsesSearches
 
 _PREFIX = {"message": "msg", "reasoning": "rs", "tool_call": "fc"}
 
@@ -38,16 +40,35 @@ class Items:
     lost_meta: MetaReport
     step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
     own: bool = field(init=False)  # the source is this format
-    citations: ResponsesCitations = field(init=False)
-    searches: ResponsesSearches = field(init=False)
     queue: CallQueue = field(init=False)
+    # Made when another format's first citation or web search comes: most streams have
+    # neither, and a convert of them loads neither part.
+    _citations: ResponsesCitations | None = field(init=False, default=None)
+    _searches: ResponsesSearches | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.own = self.state.own
-        emit = self.state.emit
-        self.citations = ResponsesCitations(self.notes, self.lost_meta, emit, self.part)
-        self.searches = ResponsesSearches(self.notes, emit, self.new_item, self.close)
         self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
+
+    @property
+    def citations(self) -> ResponsesCitations:
+        made = self._citations
+        if made is None:
+            from .citations import ResponsesCitations
+
+            made = ResponsesCitations(self.notes, self.lost_meta, self.state.emit, self.part)
+            self._citations = made
+        return made
+
+    @property
+    def searches(self) -> ResponsesSearches:
+        made = self._searches
+        if made is None:
+            from .searches import ResponsesSearches
+
+            made = ResponsesSearches(self.notes, self.state.emit, self.new_item, self.close)
+            self._searches = made
+        return made
 
     def open(
         self, kind: str, lane: int, out: list[dict[str, Any]], start: ir.ItemStart | None = None

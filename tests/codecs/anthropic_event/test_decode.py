@@ -9,8 +9,8 @@ import pytest
 
 from chatx import ir
 from chatx.codecs import get, sniff
-from chatx.codecs.anthropic_event import probe
 from chatx.codecs.anthropic_event.decode import AnthropicDecoder
+from chatx.codecs.anthropic_event.probe import probe
 from chatx.codecs.anthropic_event.records import AGAIN, CUT, PREFILL
 from chatx.errors import InputError
 from chatx.notes import Notes
