@@ -14,18 +14,17 @@ import io
 import os
 import signal
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
-
-import typer
-
-# click is a dependency of its own: pinned with typer below 0.26 (later releases vendor it).
-from click import ClickException as _UsageProblem
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from chatx.cli import streams
 from chatx.cli.streams import error
 from chatx.errors import ChatxError, ExitStatus
+
+if TYPE_CHECKING:
+    import typer
 
 _SETTINGS: dict[str, Any] = {
     "name": "chatx",
@@ -35,7 +34,27 @@ _SETTINGS: dict[str, Any] = {
     "pretty_exceptions_enable": False,
     "rich_markup_mode": None,
 }
-app = typer.Typer(**_SETTINGS)
+
+# The commands whose usual command lines are read without typer and click (their
+# module's ``quick``): typer and click are imported when a command line needs them.
+_QUICK = ("convert",)
+
+
+def __getattr__(name: str) -> Any:
+    """``app``, the typer app of every command, made when first asked for."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _app()
+
+
+def _app() -> typer.Typer:
+    made: typer.Typer | None = globals().get("app")
+    if made is None:
+        import typer
+
+        made = globals()["app"] = typer.Typer(**_SETTINGS)
+    return made
+
 
 # Each command, in the order chatx --help lists them, and its line there (also the start
 # of its own --help). chatx/cli/NAME.py holds the command NAME, a function of that name.
@@ -89,7 +108,7 @@ class Terminated(KeyboardInterrupt):
 
 def _register(target: Any = None, names: Iterable[str] = _COMMANDS) -> None:
     """Add each command once (main() runs many times in one test process)."""
-    target = app if target is None else target
+    target = _app() if target is None else target
     have = {c.name for c in target.registered_commands}
     for module in names:
         if module in have:
@@ -106,9 +125,11 @@ def _command(name: str | None = None) -> Any:
     With ``name`` (the command a run names), a group of that command alone: a run loads
     the module of its own command, not the other ten (``--help`` and a name chatx does
     not know get them all)."""
+    import typer
+
     from chatx.cli import root
 
-    target = app if name is None else _alone(name)
+    target = _app() if name is None else _alone(name)
     _register(target, _COMMANDS if name is None else (name,))
     key = tuple(map(id, target.registered_commands))
     built = _built.get(name)
@@ -126,6 +147,8 @@ def _alone(name: str) -> typer.Typer:
     """A Typer app like ``app`` holding one command; its callback, which does nothing,
     keeps it a group, so the command is still named on the command line."""
     if name not in _apps:
+        import typer
+
         alone = _apps[name] = typer.Typer(**_SETTINGS)
         alone.callback()(_nothing)
     return _apps[name]
@@ -207,14 +230,36 @@ def _run(load: Any, args: list[str], debug: bool) -> int:
     try:
         # Loading the commands happens inside the funnel: a signal that arrives while
         # they are imported ends the run as one arriving later does, with no traceback.
+        call = _quick(args)
+        if call is not None:
+            return int(call() or 0)
         command = load()
         with command.make_context("chatx", args) as ctx:
             status = command.invoke(ctx)
         return int(status or 0)
-    except (BrokenPipeError, SystemExit, KeyboardInterrupt, typer.Exit, typer.Abort) as exc:
+    except (BrokenPipeError, SystemExit, KeyboardInterrupt) as exc:
         return _stopped(exc, debug)
     except Exception as exc:
+        if isinstance(exc, _click("Exit", "Abort")):
+            return _stopped(exc, debug)
         return _failed(exc, debug)
+
+
+def _quick(args: list[str]) -> Callable[[], Any] | None:
+    """The command ``args`` name, ready to run, when it is one of :data:`_QUICK` and its
+    module reads them without click; None: the typer app is to read them."""
+    if not args or args[0] not in _QUICK:
+        return None
+    quick: Callable[[list[str]], Callable[[], Any] | None]
+    quick = import_module(f"chatx.cli.{args[0]}").quick
+    return quick(args[1:])
+
+
+def _click(*names: str) -> tuple[type, ...]:
+    """click's exceptions of these names: none before click is imported (nothing
+    raises them then)."""
+    exceptions = sys.modules.get("click.exceptions")
+    return tuple(getattr(exceptions, name) for name in names) if exceptions else ()
 
 
 def _stopped(exc: BaseException, debug: bool) -> int:
@@ -227,9 +272,9 @@ def _stopped(exc: BaseException, debug: bool) -> int:
         if isinstance(exc.__context__, BrokenPipeError):
             return _quiet_pipe()
         raise
-    if isinstance(exc, typer.Exit):  # --help, or a command that exits early
-        return int(exc.exit_code or 0)
-    if isinstance(exc, typer.Abort):
+    if isinstance(exc, _click("Exit")):  # --help, or a command that exits early
+        return int(getattr(exc, "exit_code", 0) or 0)
+    if isinstance(exc, _click("Abort")):
         return ExitStatus.INTERRUPTED
     if debug:
         raise
@@ -244,7 +289,7 @@ def _failed(exc: Exception, debug: bool) -> int:
     if isinstance(exc, ChatxError):
         error(str(exc))
         return int(exc.exit_status)
-    if isinstance(exc, _UsageProblem):  # usage errors: unknown option, missing value…
+    if isinstance(exc, _click("ClickException")):  # usage errors: unknown option…
         _usage_error(exc)
         return ExitStatus.ERROR
     if isinstance(exc, OSError):

@@ -5,121 +5,269 @@ once). With ``--out-dir`` (or ``--check``) many inputs go through :mod:`chatx.ou
 one output per input per format, a progress bar on a terminal, a summary line.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: the options' declarations below are read by
+# typer from a function made inside :func:`_typed`, whose annotations must be objects.
 import errno
 import os
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import orjson
-import typer
 
-from chatx.cli.formats import (
-    InputContainer,
-    InputFiles,
-    SourceFormat,
-    complete_format,
-    formats_option,
-)
 from chatx.cli.output import OutputError, open_output, refuse_input_as_output
 from chatx.codecs.base import EncodeOptions
 from chatx.drive import NoteReporter, pump
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
-from chatx.textsafe import escape_text
 
 # --reasoning: the words it takes, as EncodeOptions types them.
 _REASONING: dict[str, Literal["summary", "text"]] = {"summary": "summary", "text": "text"}
 
 
-def convert(
-    files: InputFiles = None,
-    to: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--to",
-            "-t",
-            help="Target format; with --out-dir several: repeat --to or separate with commas "
-            "('all' for every format).  [default: responses-event]",
-            show_default=False,
-            metavar="FORMAT",
-            callback=formats_option,
-            autocompletion=complete_format,
-        ),
-    ] = None,
-    src: SourceFormat = None,
-    container: InputContainer = None,
-    out_container: Annotated[
-        str | None,
-        typer.Option(
-            "--out-container", help="Output container (default: the target format's own)."
-        ),
-    ] = None,
-    output: Annotated[str, typer.Option("-o", "--output", help="Output file, - for stdout.")] = "-",
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out-dir",
-            "-d",
-            help="Write one output per input per format into DIR, named "
-            "<stem>.<format>.<container> (a directory's captures keep their relative path); "
-            "a file is rewritten only when its bytes change.",
-            metavar="DIR",
-        ),
-    ] = None,
-    check: Annotated[
-        bool,
-        typer.Option(
-            "--check",
-            help="Write nothing; exit 1 listing the outputs (in --out-dir or -o) that are "
-            "stale or missing.",
-        ),
-    ] = False,
-    jobs: Annotated[
-        int,
-        typer.Option("--jobs", "-j", help="With --out-dir: convert in N processes.", metavar="N"),
-    ] = 1,
-    choice: Annotated[
-        int | None,
-        typer.Option("--choice", help="Keep this choice of a several-choice chat stream."),
-    ] = None,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Stop at the first record that cannot be decoded, repaired or represented.",
-        ),
-    ] = False,
-    finish: Annotated[
-        bool, typer.Option("--finish", help="Write an ending when the input stops without one.")
-    ] = False,
-    reasoning: Annotated[
-        str,
-        typer.Option(
-            "--reasoning",
-            help="Responses output: reasoning as 'summary' "
-            "(reasoning_summary_*) or 'text' (reasoning_text.*).",
-        ),
-    ] = "summary",
-    reasoning_field: Annotated[
-        str | None,
-        typer.Option(
-            "--reasoning-field",
-            help="Chat output: delta field for reasoning, 'reasoning_content' or 'reasoning'.",
-        ),
-    ] = None,
-    request: Annotated[
-        Path | None,
-        typer.Option(
-            "--request", help="The original request body (JSON), to fill the Responses envelope."
-        ),
-    ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print notes (nor the --out-dir summary).")
-    ] = False,
+def __getattr__(name: str) -> Any:
+    """``convert``, the command as typer reads it, made when the typer app is built
+    (``--help``, a command line :func:`quick` leaves to click): a usual ``convert``
+    loads neither typer nor click."""
+    if name != "convert":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    command = globals()["convert"] = _typed()
+    return command
+
+
+def _typed() -> Callable[..., int]:
+    import typer
+
+    from chatx.cli.formats import (
+        InputContainer,
+        InputFiles,
+        SourceFormat,
+        complete_format,
+        formats_option,
+    )
+
+    def convert(
+        files: InputFiles = None,
+        to: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--to",
+                "-t",
+                help="Target format; with --out-dir several: repeat --to or separate with "
+                "commas ('all' for every format).  [default: responses-event]",
+                show_default=False,
+                metavar="FORMAT",
+                callback=formats_option,
+                autocompletion=complete_format,
+            ),
+        ] = None,
+        src: SourceFormat = None,
+        container: InputContainer = None,
+        out_container: Annotated[
+            str | None,
+            typer.Option(
+                "--out-container", help="Output container (default: the target format's own)."
+            ),
+        ] = None,
+        output: Annotated[
+            str, typer.Option("-o", "--output", help="Output file, - for stdout.")
+        ] = "-",
+        out_dir: Annotated[
+            Path | None,
+            typer.Option(
+                "--out-dir",
+                "-d",
+                help="Write one output per input per format into DIR, named "
+                "<stem>.<format>.<container> (a directory's captures keep their relative "
+                "path); a file is rewritten only when its bytes change.",
+                metavar="DIR",
+            ),
+        ] = None,
+        check: Annotated[
+            bool,
+            typer.Option(
+                "--check",
+                help="Write nothing; exit 1 listing the outputs (in --out-dir or -o) that are "
+                "stale or missing.",
+            ),
+        ] = False,
+        jobs: Annotated[
+            int,
+            typer.Option(
+                "--jobs", "-j", help="With --out-dir: convert in N processes.", metavar="N"
+            ),
+        ] = 1,
+        choice: Annotated[
+            int | None,
+            typer.Option("--choice", help="Keep this choice of a several-choice chat stream."),
+        ] = None,
+        strict: Annotated[
+            bool,
+            typer.Option(
+                "--strict",
+                help="Stop at the first record that cannot be decoded, repaired or represented.",
+            ),
+        ] = False,
+        finish: Annotated[
+            bool,
+            typer.Option("--finish", help="Write an ending when the input stops without one."),
+        ] = False,
+        reasoning: Annotated[
+            str,
+            typer.Option(
+                "--reasoning",
+                help="Responses output: reasoning as 'summary' "
+                "(reasoning_summary_*) or 'text' (reasoning_text.*).",
+            ),
+        ] = "summary",
+        reasoning_field: Annotated[
+            str | None,
+            typer.Option(
+                "--reasoning-field",
+                help="Chat output: delta field for reasoning, 'reasoning_content' or 'reasoning'.",
+            ),
+        ] = None,
+        request: Annotated[
+            Path | None,
+            typer.Option(
+                "--request",
+                help="The original request body (JSON), to fill the Responses envelope.",
+            ),
+        ] = None,
+        quiet: Annotated[
+            bool,
+            typer.Option("--quiet", "-q", help="Do not print notes (nor the --out-dir summary)."),
+        ] = False,
+    ) -> int:
+        return run(
+            files, to, src, container, out_container, output, out_dir, check, jobs, choice,
+            strict, finish, reasoning, reasoning_field, request, quiet,
+        )  # fmt: skip
+
+    return convert
+
+
+# -- the usual command lines, read without click ------------------------------------------
+#
+# A convert is mostly a short command line a script writes: reading it with click costs
+# typer and click's import (20 ms of a 80 ms start). quick() reads the lines whose reading
+# is plain (each option spelt out, its value in the next argument or after "=", a value
+# click takes as it is) into what typer would pass; any other line (--help, "--", joined
+# short options, a value that starts with "-", a number click would read otherwise, an
+# unknown format, an option it does not know) is left to click, which then says what it
+# says of it. tests/cli/test_quick.py holds the two readings alike, line by line.
+
+# Each option's spellings, its parameter, and what it takes: a string, a number, a path,
+# a format (checked as --from and --to are, at once), several (--to) or nothing (a flag).
+_QUICK_OPTIONS = {
+    ("--to", "-t"): ("to", "formats"),
+    ("--from", "-f"): ("src", "format"),
+    ("--container",): ("container", "str"),
+    ("--out-container",): ("out_container", "str"),
+    ("-o", "--output"): ("output", "str"),
+    ("--out-dir", "-d"): ("out_dir", "path"),
+    ("--check",): ("check", "flag"),
+    ("--jobs", "-j"): ("jobs", "int"),
+    ("--choice",): ("choice", "int"),
+    ("--strict",): ("strict", "flag"),
+    ("--finish",): ("finish", "flag"),
+    ("--reasoning",): ("reasoning", "str"),
+    ("--reasoning-field",): ("reasoning_field", "str"),
+    ("--request",): ("request", "path"),
+    ("--quiet", "-q"): ("quiet", "flag"),
+}
+_QUICK = {spelling: what for names, what in _QUICK_OPTIONS.items() for spelling in names}
+
+
+def quick(args: list[str]) -> Callable[[], int] | None:
+    """``convert ARGS`` read as click reads them, ready to run; None when click is to read
+    them (above)."""
+    files: list[str] = []
+    params: dict[str, Any] = {}
+    rest = iter(args)
+    for arg in rest:
+        if arg == "-" or not arg.startswith("-"):
+            files.append(arg)
+            continue
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        what = _QUICK.get(name)
+        if what is None:
+            return None
+        key, kind = what
+        if kind == "flag":
+            if equals:
+                return None
+            params[key] = True
+            continue
+        if not equals:
+            following = next(rest, None)
+            if following is None or following.startswith("-") and following != "-":
+                return None
+            value = following
+        read = _quick_value(kind, value)
+        if read is None:
+            return None
+        if kind == "formats":
+            params.setdefault(key, []).append(read)
+        else:
+            params[key] = read
+    return partial(run, files or None, **params)
+
+
+def _quick_value(kind: str, value: str) -> Any:
+    """``value`` as click gives it to the command, or None when click is to read it."""
+    if kind == "str":
+        return value
+    if kind == "path":
+        # typer's paths are click's, readable=True: an existing path one may not read is
+        # refused there, in click's words
+        try:
+            os.stat(value)
+        except OSError:
+            return Path(value)
+        except ValueError:  # a NUL in it
+            return None
+        return Path(value) if os.access(value, os.R_OK) else None
+    if kind == "int":
+        return int(value) if value.isascii() and value.isdigit() else None
+    from chatx import codecs
+
+    if kind == "format":
+        return _known(codecs, value)
+    parts = [part.strip() for part in value.split(",")]
+    known = all(part in ("", "all") or _known(codecs, part) for part in parts)
+    return value if known else None
+
+
+def _known(codecs: Any, name: str) -> str | None:
+    """The codec name ``name`` stands for, or None (click then says what is wrong)."""
+    try:
+        return str(codecs.get(name).name)
+    except UsageError:
+        return None
+
+
+def run(
+    files: list[str] | None = None,
+    to: list[str] | None = None,
+    src: str | None = None,
+    container: str | None = None,
+    out_container: str | None = None,
+    output: str = "-",
+    out_dir: Path | None = None,
+    check: bool = False,
+    jobs: int = 1,
+    choice: int | None = None,
+    strict: bool = False,
+    finish: bool = False,
+    reasoning: str = "summary",
+    reasoning_field: str | None = None,
+    request: Path | None = None,
+    quiet: bool = False,
 ) -> int:
+    """The command: what typer passes, or :func:`quick` reads."""
     from chatx.settings import Settings, targets
 
     mode = _REASONING.get(reasoning)
@@ -167,7 +315,11 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
     name = picked.name
     notes = Notes()
     picked.say_skipped(notes)  # exchanges whose bodies could not be decoded
-    transcoder = settings.recorded(picked.request).transcoder(to, name, notes)
+    try:
+        transcoder = settings.recorded(picked.request).transcoder(to, name, notes)
+    except BaseException:  # a --choice the Transcoder refuses: the input is closed
+        picked.source.close()
+        raise
     reporter = NoteReporter(notes, name, quiet)
     with picked.reading() as inp, open_output(output) as out:
         try:
@@ -244,6 +396,8 @@ def run_many(
             _report(outcome, several, quiet, progress)
             if outcome.status in ("stale", "missing"):
                 stale.append(outcome)
+    from chatx.textsafe import escape_text
+
     for outcome in stale:  # data, for CI logs and scripts: one "stale PATH" per line
         sys.stdout.write(f"{outcome.status} {escape_text(str(outcome.job.output))}\n")
     if not quiet:
@@ -263,6 +417,8 @@ def _report(outcome: Any, several: bool, quiet: bool, progress: Any) -> None:
 
 
 def _say(kind: str | None, message: str) -> None:
+    from chatx.textsafe import escape_text  # loaded by the first message said
+
     prefix = f"chatx: {kind}: " if kind else "chatx: "
     sys.stderr.write(prefix + escape_text(message) + "\n")
 
@@ -270,7 +426,7 @@ def _say(kind: str | None, message: str) -> None:
 class _NoProgress:
     """No progress bar: messages go straight to stderr."""
 
-    def __enter__(self) -> _NoProgress:
+    def __enter__(self) -> "_NoProgress":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -303,7 +459,7 @@ class _Bar(_NoProgress):
         )
         self.task = self.progress.add_task("converting", total=total)
 
-    def __enter__(self) -> _Bar:
+    def __enter__(self) -> "_Bar":
         self.progress.start()
         return self
 
@@ -311,6 +467,8 @@ class _Bar(_NoProgress):
         self.progress.stop()
 
     def say(self, kind: str | None, message: str) -> None:
+        from chatx.textsafe import escape_text
+
         prefix = f"chatx: {kind}: " if kind else "chatx: "
         self.progress.console.print(prefix + escape_text(message), soft_wrap=True)
 
