@@ -41,13 +41,27 @@ class Registry(Sequence[Codec]):
             raise IndexError("registry index out of range")
         loaded = self._codecs
         while len(loaded) <= index:
-            package = self._packages[len(loaded)]
-            loaded.append(import_module(f"chatx.codecs.{package}").CODEC)
+            self._load()
         return loaded[index]
 
     def __iter__(self) -> Iterator[Codec]:
-        for index in range(len(self._packages)):
-            yield self[index]
+        loaded = self._codecs
+        if len(loaded) == len(self._packages):  # as fast as a tuple's (get() per event)
+            return iter(loaded)
+        return self._loading()
+
+    def _loading(self) -> Iterator[Codec]:
+        loaded, index = self._codecs, 0
+        while index < len(self._packages):
+            if index == len(loaded):
+                self._load()
+            yield loaded[index]
+            index += 1
+
+    def _load(self) -> None:
+        """Import the next package's descriptor."""
+        package = self._packages[len(self._codecs)]
+        self._codecs.append(import_module(f"chatx.codecs.{package}").CODEC)
 
 
 CODECS: Sequence[Codec] = Registry(

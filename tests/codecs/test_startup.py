@@ -252,3 +252,31 @@ def test_a_head_is_decompressed_as_compressed_tells_it() -> None:
     for head in heads:
         assert opening._compression(head) == compressed.detect(head), head[:20]
         assert opening._undecided(head) == compressed.undecided(head), head[:20]
+
+
+def test_the_registry_imports_a_package_when_a_question_reaches_it() -> None:
+    script = (
+        "import sys\n"
+        "from chatx import codecs\n"
+        "def have():\n"
+        "    return [p for p in " + repr(PACKAGES + ("gemini_event",)) + "\n"
+        "            if 'chatx.codecs.' + p in sys.modules]\n"
+        "print(have())\n"
+        "print(codecs.get('responses').name, have())\n"
+        "print(codecs.CODECS[-2].name, have())\n"
+        "print([c.name for c in codecs.CODECS[1:3]], len(codecs.CODECS))\n"
+        "print([c.name for c in codecs.CODECS] == codecs.names(), have())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    every = ["chat_chunk", "responses_event", "llama_stack_event", "anthropic_event"]
+    assert done.stdout.splitlines() == [
+        # chatx's own import reads nothing of a format
+        "[]",
+        "responses-event ['chat_chunk', 'responses_event']",
+        f"anthropic-event {every}",
+        "['responses-event', 'llama-stack-event'] 5",
+        f"True {[*every, 'gemini_event']}",
+    ]
