@@ -222,30 +222,3 @@ class Inflating(io.RawIOBase):
             return True
         # zstd's skippable frames: magic 0x184D2A50 to 0x184D2A5F, little-endian.
         return self.kind == "zstd" and data[1:4] == b"\x2a\x4d\x18" and data[0] >> 4 == 5
-
-
-class Prefixed(io.RawIOBase):
-    """``head`` (bytes already read to look at them), then the rest of ``rest``."""
-
-    def __init__(self, head: bytes, rest: Any) -> None:
-        self.head = memoryview(head)
-        self.rest = rest
-        self._read = getattr(rest, "read1", rest.read)
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self.head:
-            size = min(len(buffer), len(self.head))
-            buffer[:size] = self.head[:size]
-            self.head = self.head[size:]
-            return size
-        data = self._read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def prefixed(head: bytes, rest: Any) -> BinaryIO:
-    """A buffered binary file object reading ``head`` then ``rest``."""
-    return io.BufferedReader(Prefixed(head, rest), 1 << 16)

@@ -114,11 +114,9 @@ def open_source(spec: str | Address) -> Source:
         if compression is None and file != "-" and raw.seekable():
             raw.seek(0)  # a plain file is read again from its start, through no wrapper
         else:
-            from chatx.containers import compressed
-
             # A terminal's end of input is said once (Ctrl-D): what follows the head
             # must not read past it, or it would wait for a second one.
-            stream = compressed.prefixed(head, io.BytesIO() if ended else stream)
+            stream = prefixed(head, io.BytesIO() if ended else stream)
     except InputError as exc:
         for close in reversed(closers):
             close()
@@ -144,7 +142,7 @@ def _decompressed(
         from chatx.containers import compressed
 
         rest = io.BytesIO() if ended else stream
-        stream = compressed.open_stream(compression, compressed.prefixed(head, rest))
+        stream = compressed.open_stream(compression, prefixed(head, rest))
         closers.append(stream.close)
         head, ended = _head(stream, b"", _undecided)
     if _compression(head) is not None:
@@ -191,6 +189,34 @@ def _demux() -> Any:
     from chatx.containers import demux
 
     return demux
+
+
+class Prefixed(io.RawIOBase):
+    """``head`` (bytes already read to look at them), then the rest of ``rest``: what
+    a pipe or a decompressed layer gives after its head was read."""
+
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self.head = memoryview(head)
+        self.rest = rest
+        self._read = getattr(rest, "read1", rest.read)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.head:
+            size = min(len(buffer), len(self.head))
+            buffer[:size] = self.head[:size]
+            self.head = self.head[size:]
+            return size
+        data = self._read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def prefixed(head: bytes, rest: Any) -> BinaryIO:
+    """A buffered binary file object reading ``head`` then ``rest``."""
+    return io.BufferedReader(Prefixed(head, rest), 1 << 16)
 
 
 def _head(stream: Any, head: bytes, wanting: Callable[[bytes], bool]) -> tuple[bytes, bool]:

@@ -94,9 +94,9 @@ def test_anthropic_to_chat_loads_anthropic_decoder_and_chat_encoder_only() -> No
     assert "chatx.codecs.responses_event.encode" not in loaded
 
 
-def _chatx_modules(argv: list[str]) -> tuple[int, list[str]]:
-    """Run the CLI on ``argv`` in a fresh interpreter: its exit status and every chatx
-    module it loaded (sorted)."""
+def _chatx_modules(argv: list[str], stdin: bytes = b"") -> tuple[int, list[str]]:
+    """Run the CLI on ``argv`` (``stdin`` piped in) in a fresh interpreter: its exit
+    status and every chatx module it loaded (sorted)."""
     script = (
         "import os, sys, json\n"
         "from chatx.cli import main\n"
@@ -106,11 +106,22 @@ def _chatx_modules(argv: list[str]) -> tuple[int, list[str]]:
         "sys.__stdout__.write(json.dumps([code, loaded]))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=120
+        [sys.executable, "-c", script], input=stdin, capture_output=True, cwd=ROOT, timeout=120
     )
     assert done.returncode == 0, done.stderr.decode()
     code, loaded = json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
     return code, loaded
+
+
+def test_a_piped_stream_loads_what_a_file_does() -> None:
+    """``curl … | chatx convert``: stdin's head is read to look at it and handed on
+    (``opening.prefixed``), with neither decompression nor demux loaded."""
+    piped = (FIXTURES / "chat-chunk" / "text.sse").read_bytes()
+    code, loaded = _chatx_modules(["convert", "-", "--to", "responses-event", "-q"], piped)
+    source = str(FIXTURES / "chat-chunk" / "text.sse")
+    _, from_file = _chatx_modules(["convert", source, "--to", "responses-event", "-q"])
+    assert code == 0
+    assert loaded == from_file
 
 
 def test_one_stream_convert_loads_its_own_command_and_reading_steps_only() -> None:
