@@ -9,11 +9,11 @@ one output per input per format, a progress bar on a terminal, a summary line.
 # typer from a function made inside :func:`_typed`, whose annotations must be objects.
 import errno
 import os
+import stat
 import sys
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import orjson
 
@@ -22,6 +22,9 @@ from chatx.codecs.base import EncodeOptions
 from chatx.drive import NoteReporter, pump
 from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.notes import Notes
+
+if TYPE_CHECKING:  # pathlib loads when a path option is given: 6 ms of a start
+    from pathlib import Path
 
 # --reasoning: the words it takes, as EncodeOptions types them.
 _REASONING: dict[str, Literal["summary", "text"]] = {"summary": "summary", "text": "text"}
@@ -38,6 +41,8 @@ def __getattr__(name: str) -> Any:
 
 
 def _typed() -> Callable[..., int]:
+    from pathlib import Path
+
     import typer
 
     from chatx.cli.formats import (
@@ -223,6 +228,8 @@ def _quick_value(kind: str, value: str) -> Any:
     if kind == "path":
         # typer's paths are click's, readable=True: an existing path one may not read is
         # refused there, in click's words
+        from pathlib import Path
+
         try:
             os.stat(value)
         except OSError:
@@ -256,7 +263,7 @@ def run(
     container: str | None = None,
     out_container: str | None = None,
     output: str = "-",
-    out_dir: Path | None = None,
+    out_dir: "Path | None" = None,
     check: bool = False,
     jobs: int = 1,
     choice: int | None = None,
@@ -264,7 +271,7 @@ def run(
     finish: bool = False,
     reasoning: str = "summary",
     reasoning_field: str | None = None,
-    request: Path | None = None,
+    request: "Path | None" = None,
     quiet: bool = False,
 ) -> int:
     """The command: what typer passes, or :func:`quick` reads."""
@@ -291,12 +298,26 @@ def run(
             for message in passed:
                 _say("warning", message)
         return run_many(*plan, settings, check=check, workers=jobs, quiet=quiet)
-    if len(files) > 1 or len(formats) > 1 or Path(files[0]).is_dir():
+    if len(files) > 1 or len(formats) > 1 or _is_dir(files[0]):
         raise UsageError(
             "several inputs, several --to formats or a directory need --out-dir DIR "
             "(one output per input per format)"
         )
     return convert_one(files[0], formats[0], output, settings, quiet)
+
+
+def _is_dir(name: str) -> bool:
+    """``Path(name).is_dir()`` as Python 3.11 to 3.13 answer it, without pathlib: False
+    for a path that is missing, loops or goes through a file, or holds a NUL; any other
+    error (a directory one may not search) raised, to be said as before."""
+    try:
+        return stat.S_ISDIR(os.stat(name or ".").st_mode)  # Path("") is "."
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            raise
+        return False
+    except ValueError:
+        return False
 
 
 def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> int:
@@ -340,13 +361,15 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
 def _plan(
     files: list[str],
     formats: list[str],
-    out_dir: Path | None,
+    out_dir: "Path | None",
     output: str,
     out_container: str | None,
     passed: list[str],
 ) -> tuple[list[Any], list[str]]:
     """The jobs of a many-file run (``--out-dir``) or of ``-o FILE --check``; what a
     walk passed over (a FIFO…) in ``passed``."""
+    from pathlib import Path
+
     from chatx.outdir import planning
 
     if "-" in files:
@@ -483,7 +506,7 @@ def _progress(total: int) -> _NoProgress:
     return _NoProgress()
 
 
-def _load_request(path: Path | None) -> dict[str, Any] | None:
+def _load_request(path: "Path | None") -> dict[str, Any] | None:
     if path is None:
         return None
     from chatx.containers.payload import request_json

@@ -188,3 +188,17 @@ def test_quick_knows_each_option_as_the_typer_command_declares_it() -> None:
         assert not param.secondary_opts, param.name
         assert param.envvar is None, param.name
     assert declared == convert_module._QUICK_OPTIONS
+
+
+def test_is_dir_answers_as_pathlib(tmp_path: Path) -> None:
+    """convert tells a directory without pathlib (``_is_dir``), as ``Path.is_dir`` did."""
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "file").write_bytes(b"")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "to-dir").symlink_to(tmp_path / "dir")
+    names = ["", ".", "..", "dir", "dir/", "dir/.", "file", "file/", "file/x", "loop"]
+    names += ["dangling", "to-dir", "to-dir/", "missing", "a\0b", "//", "dir//"]
+    for name in names:
+        path = str(tmp_path / name) if name not in ("", ".", "..", "//", "a\0b") else name
+        assert convert_module._is_dir(path) == Path(path).is_dir(), name
