@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from itertools import islice
-from typing import Any, Protocol
+from functools import cache
+from itertools import islice, repeat
+from operator import and_, eq, getitem
+from typing import Any, Protocol, cast
 
 import orjson
 
@@ -405,7 +407,7 @@ class ByteTemplate:
     (``at[i]`` is where the value of ``stand_ins[i]`` is; the ``NUMBER`` hole gives
     ``number`` back), or ``None`` when ``raw`` does not fit."""
 
-    __slots__ = ("at", "head", "rest")
+    __slots__ = ("at", "block", "head", "rest")
 
     def __init__(self, head: bytes, rest: list[tuple[bool, bytes, bool]], order: list[int]) -> None:
         self.head = head
@@ -413,6 +415,7 @@ class ByteTemplate:
         # last. A tuple unpacked in match()'s loop: the fastest read of the three.
         self.rest = rest
         self.at = order  # where each stand-in's value is in what match() returns
+        self.block = BlockReader.of(head, rest)
 
     @classmethod
     def make(cls, payload: dict[str, Any], stand_ins: list[str]) -> ByteTemplate | None:
@@ -450,11 +453,27 @@ class ByteTemplate:
         ``number`` in the first record and one more in each after it. With ``named``,
         a record whose SSE event name is another ends the run too: a decoder that says
         a name differing from the payload's type (Anthropic's) reads such a one itself."""
+        block = self.block
+        if block is not None and number is None:
+            return block.read(self, records, start, text_at, obfuscation_at, named)
+        return self.read_each(records, start, None, text_at, obfuscation_at, number, named)
+
+    def read_each(
+        self,
+        records: Sequence[Record],
+        start: int,
+        stop: int | None,
+        text_at: int,
+        obfuscation_at: int | None = None,
+        number: int | None = None,
+        named: str | None = None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`read` record by record (of the records before ``stop``, when given)."""
         texts: list[str] = []
         obfuscations: list[str | None] = []
         lines: list[int] = []
         match = self.match
-        for record in islice(records, start, None):
+        for record in islice(records, start, stop):
             if named is not None and record.event != named and record.event is not None:
                 break
             raw = record.raw
@@ -503,3 +522,192 @@ class ByteTemplate:
                 found.append(value)
             pos = cut + len(after)
         return found if pos == len(raw) else None
+
+
+# The bytes that stand for a template's separators while a block is read (BlockReader): no
+# byte of a template's own is one (orjson writes none), and one in a payload (a raw
+# control character: not JSON) leaves the markers out of order, so the block is read
+# record by record, which refuses it.
+_part = cast(Callable[[bytes, slice], bytes], getitem)  # a slice of each record, in a map()
+_RECORDS = 0x03  # between two records: the last hole's bytes after, "\n", the head
+_HOLES = 0x04  # the first of the bytes between two holes of one record (0x04, 0x05, ...)
+
+
+@cache
+def _others(separators: int) -> bytes:
+    """Every byte but the markers of a template of ``separators`` separators: what
+    ``translate`` deletes to leave the markers."""
+    markers = bytes([_RECORDS, *range(_HOLES, _HOLES + separators)])
+    return bytes(b for b in range(256) if b not in markers)
+
+
+class BlockReader:
+    """A template whose holes are all strings, read over many raw records at once: every
+    record's head and end compared in one comparison each, the holes and the literal
+    bytes between them cut out and joined, those bytes found in C, and every hole's value
+    read by one ``orjson.loads`` of a JSON array made of them. That is the template's
+    :meth:`ByteTemplate.match` over each record, without a Python step a record:
+
+    - each record starts with the head and the first hole's quote, and ends with the
+      last hole's quote and the bytes after it;
+    - the separators (``"`` + the bytes between two holes + ``"``) come in the
+      template's order, record after record, and nothing else lies between the holes'
+      bytes (a stray marker byte, a raw control character, is no JSON);
+    - each hole's bytes are then one string of the array, and the array holds as many
+      strings as there are holes: a hole's bytes ending in a backslash could escape the
+      quote after them and join two strings into one, so a block with one is read
+      record by record; a quote left unescaped in a hole's bytes (no JSON string's)
+      makes more strings, never fewer. Each value is then what :meth:`ByteTemplate.match`
+      reads from the record, whatever escapes its bytes use.
+    """
+
+    __slots__ = ("begin", "cut", "end", "ends", "heads", "holes", "order", "others", "separators")
+
+    def __init__(self, begin: bytes, end: bytes, separators: list[bytes]) -> None:
+        self.begin = begin  # the head and the first hole's opening quote
+        self.end = end  # the last hole's closing quote and the bytes after it
+        self.heads = slice(0, len(begin))
+        self.ends = slice(-len(end), None)
+        self.cut = slice(len(begin), -len(end))  # a record's holes and what lies between
+        self.holes = len(separators) + 1
+        self.separators = [
+            (separator, bytes([_HOLES + i])) for i, separator in enumerate(separators)
+        ]
+        self.others = _others(len(separators))
+        # The markers a record's separators leave, in order, then the record's own.
+        self.order = bytes(range(_HOLES, _HOLES + len(separators))) + bytes([_RECORDS])
+
+    @classmethod
+    def of(cls, head: bytes, rest: list[tuple[bool, bytes, bool]]) -> BlockReader | None:
+        """The block reader of a template (``head`` and ``rest`` as ByteTemplate has
+        them), or None when a hole is a number."""
+        if any(is_number for is_number, _, _ in rest):
+            return None
+        afters = [after for _, after, _ in rest]
+        separators = [b'"' + after + b'"' for after in afters[:-1]]
+        return cls(head + b'"', b'"' + afters[-1], separators)
+
+    def values(self, raws: list[bytes]) -> list[str] | None:
+        """The holes' values of ``raws``, record after record, each record's in byte
+        order; None when one of them is not the template (or is not read at once)."""
+        count = len(raws)
+        begin, end = self.begin, self.end
+        if (
+            min(map(len, raws)) < len(begin) + len(end)  # a head and an end overlapping
+            # Every head, then every end, compared at once (a search for the long head
+            # in the records' bytes costs more: replace() and split() set it up again at
+            # every record).
+            or b"".join(map(_part, raws, repeat(self.heads))) != begin * count
+            or b"".join(map(_part, raws, repeat(self.ends))) != end * count
+        ):
+            return None
+        inner = b"\x03".join(map(_part, raws, repeat(self.cut)))
+        for separator, marker in self.separators:
+            inner = inner.replace(separator, marker)
+        if inner.translate(None, self.others) != (self.order * count)[:-1]:
+            return None
+        if b"\\" in inner:
+            # Without its escaped backslashes (paired from the left, as JSON reads them),
+            # a backslash before a marker would escape the quote put there.
+            odd = inner.replace(b"\\\\", b"")
+            if (
+                odd.endswith(b"\\")
+                or b"\\\x03" in odd
+                or any(b"\\" + marker in odd for _, marker in self.separators)
+            ):
+                return None
+        array = inner.replace(b"\x03", b'","')
+        for _, marker in self.separators:
+            array = array.replace(marker, b'","')
+        array = b'["' + array + b'"]'
+        try:
+            values = _loads(array)
+        except ValueError:
+            return None
+        # A quote left unescaped in a hole's bytes would make more strings (no delimiter's
+        # quote is escaped: no value ends in a backslash), never fewer.
+        return values if len(values) == count * self.holes else None
+
+    @staticmethod
+    def _candidates(chunk: Sequence[Record], named: str | None) -> list[bytes]:
+        """The raw payloads of the records of ``chunk`` up to the first that cannot be in
+        a run: one the reader parsed, or (``named``) one of another SSE event name."""
+        raws = [record.raw for record in chunk]
+        if None in raws:
+            raws = raws[: raws.index(None)]
+        if named is not None:
+            for k, record in enumerate(chunk[: len(raws)]):
+                if record.event != named and record.event is not None:
+                    return raws[:k]  # type: ignore[return-value]  # None is not in it
+        return raws  # type: ignore[return-value]
+
+    def _heads_and_ends(self, raws: list[bytes]) -> int:
+        """How many records of ``raws`` come before the first whose head or end is not
+        the template's."""
+        heads = map(eq, map(_part, raws, repeat(self.heads)), repeat(self.begin))
+        ends = map(eq, map(_part, raws, repeat(self.ends)), repeat(self.end))
+        known = list(map(and_, heads, ends))
+        return known.index(False) if False in known else len(known)
+
+    def _taken(
+        self,
+        values: list[str],
+        chunk: Sequence[Record],
+        text_at: int,
+        obfuscation_at: int | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """The texts, obfuscations and lines of the records whose ``values`` were read,
+        up to the first whose text is empty (no delta: the run ends before it)."""
+        holes = self.holes
+        texts = values[text_at::holes]
+        if "" in texts:
+            texts = texts[: texts.index("")]
+        count = len(texts)
+        obfuscations: list[str | None]
+        if obfuscation_at is None:
+            obfuscations = [None] * count
+        else:
+            obfuscations = values[obfuscation_at::holes][:count]  # type: ignore[assignment]
+        return texts, obfuscations, [record.line for record in chunk[:count]]
+
+    def read(
+        self,
+        template: ByteTemplate,
+        records: Sequence[Record],
+        start: int,
+        text_at: int,
+        obfuscation_at: int | None,
+        named: str | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`ByteTemplate.read` (without a number hole) a few records at a time,
+        the next few twice as many; a few that are not all the template's are read
+        record by record, which says where the run ends."""
+        texts: list[str] = []
+        obfuscations: list[str | None] = []
+        lines: list[int] = []
+        size, total = 64, len(records)
+        while start < total:
+            chunk = records[start : start + size]
+            raws = self._candidates(chunk, named)
+            values = self.values(raws) if raws else None
+            if values is None and raws:
+                # Most often the run ends in these records: the values of the records
+                # before the first of another head or end are read at once still.
+                known = self._heads_and_ends(raws)
+                if 0 < known < len(raws):
+                    raws = raws[:known]
+                    values = self.values(raws)
+            if values is None:
+                got = template.read_each(
+                    records, start, start + len(raws), text_at, obfuscation_at, None, named
+                )
+            else:
+                got = self._taken(values, chunk, text_at, obfuscation_at)
+            texts += got[0]
+            obfuscations += got[1]
+            lines += got[2]
+            if len(got[0]) < len(chunk):
+                break
+            start += size
+            size = min(size * 2, 256)
+        return texts, obfuscations, lines

@@ -726,3 +726,141 @@ def test_a_responses_stream_with_a_long_text_converts_the_same_raw_or_parsed(mon
         ]
     # Read in blocks, the four events that repeat the text were parsed around it.
     assert around == [True] * 8
+
+
+# -- runs read a block of records at once (template.Block) ----------------------------
+
+
+def template_of(decoder: RunDecoder) -> ByteTemplate:
+    return decoder.hook.template.bytes
+
+
+def each_and_block(records: list[Record]) -> tuple[Any, Any]:
+    """A run read record by record, and read by the block reader (what runs use)."""
+    template = template_of(primed()[0])
+    assert template.block is not None
+    return template.read_each(records, 0, None, 0, 1), template.read(records, 0, 0, 1)
+
+
+BLOCK_TEXTS = st.one_of(
+    TRICKY,
+    st.sampled_from(["a\\", "\\\\", 'q"', "é", "😀", "\x7f", "\u2028", "\x03", "\x04", "x\n"]),
+)
+
+
+@SETTINGS
+@given(
+    texts=st.lists(BLOCK_TEXTS, min_size=1, max_size=40),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 39), st.integers(0, 400), st.integers(0, 3), st.binary(max_size=3)
+        ),
+        max_size=3,
+    ),
+)
+def test_a_block_of_records_reads_as_each_record_would(texts, edits):
+    """Many records read at once give the texts, obfuscations and lines that reading them
+    one by one gives, and stop where it stops: whatever the texts hold (quotes,
+    backslashes, a backslash last, non-ASCII, control bytes) and whatever bytes were
+    cut, replaced or put in any record."""
+    records = raw_records(texts)
+    for k, at, cut, put in edits:
+        if k < len(records):
+            payload = bytearray(records[k].raw)
+            at = min(at, len(payload))
+            payload[at : at + cut] = put
+            records[k] = Record(raw=bytes(payload), line=records[k].line)
+    each, block = each_and_block(records)
+    assert block == each
+
+
+@pytest.mark.parametrize("at", [0, 1, 7, 8, 9, 23, 24, 25, 100, 299])
+@pytest.mark.parametrize(
+    ("other", "known"),
+    [
+        (orjson.dumps(text_chunk("d", finish_reason="stop")), None),
+        (orjson.dumps(text_chunk("")), None),  # an empty text: no delta
+        # Escaped otherwise than orjson writes: still the template's, in the run.
+        (orjson.dumps(text_chunk("d")).replace(b'"d"', b'"\\u0064"'), "d"),
+        (orjson.dumps(text_chunk("d")).replace(b'"d"', b'"d\\/"'), "d/"),
+        (orjson.dumps(text_chunk("d")).replace(b'"d"', b'"\\ud800"'), None),  # lone surrogate
+        (orjson.dumps(text_chunk("d")) + b"\n" + orjson.dumps(text_chunk("e")), None),
+        (orjson.dumps(text_chunk("d")).replace(b'"d"', b'"d\x03"'), None),
+        (orjson.dumps(text_chunk("d")).replace(b'"ab"', b'"\x04ab"'), None),
+        (None, None),  # a record the reader parsed
+    ],
+)
+def test_a_run_read_by_blocks_stops_where_a_record_differs(at, other, known):
+    texts = [f'w{n} "q" \\ é\t' if n % 3 else f"w{n}" for n in range(300)]
+    records = raw_records(texts)
+    if other is None:
+        records[at] = Record(text_chunk("d"), line=records[at].line)
+    else:
+        records[at] = Record(raw=other, line=records[at].line)
+    each, block = each_and_block(records)
+    assert block == each
+    if known is None:
+        assert len(block[0]) == at
+    else:
+        assert len(block[0]) == 300 and block[0][at] == known
+
+
+def test_a_long_run_of_plain_records_is_read_by_blocks(monkeypatch):
+    """The block reader takes a run of ordinary records (escaped quotes, backslashes,
+    tabs, non-ASCII) whole: record by record reading is not what runs use."""
+    template = template_of(primed()[0])
+    calls = []
+    read_each = ByteTemplate.read_each
+
+    def counted(*args: Any) -> Any:
+        calls.append(args)
+        return read_each(*args)
+
+    monkeypatch.setattr(ByteTemplate, "read_each", counted)
+    records = raw_records([f'w{n} "q" \\ é\t😀' for n in range(1000)])
+    texts, obfuscations, lines = template.read(records, 0, 0, 1)
+    assert texts == [f'w{n} "q" \\ é\t😀' for n in range(1000)]
+    assert obfuscations == [f"o{n}" for n in range(1000)] and lines == list(range(7, 2007, 2))
+    assert calls == []
+    escaped = [r.raw.replace(b'"w', b'"\\u0077') for r in records]  # as an ASCII-only writer
+    records = [
+        Record(raw=raw, line=record.line) for raw, record in zip(escaped, records, strict=True)
+    ]
+    assert template.read(records, 0, 0, 1) == (texts, obfuscations, lines) and calls == []
+
+
+def test_a_backslash_that_would_join_two_holes_is_read_record_by_record():
+    """A record that is no JSON: a backslash before its text's closing quote, and an
+    obfuscation whose bytes start with ``,"``. In one array of the holes' bytes the
+    backslash escapes the quote after it, joining the two strings into one, and the
+    obfuscation's quote makes one more: as many strings as holes, each other values
+    than the record's. A block with such a backslash is read record by record, which
+    refuses it; nothing of it is in the run."""
+    good = orjson.dumps(text_chunk("a", "o"))
+    bad = good.replace(b'"a"', b'"a\\"').replace(b'"o"', b'","y"')
+    assert bad.count(b"\\") == 1 and bad.endswith(b'"obfuscation":","y"}')  # the bytes meant
+    records = [Record(raw=raw, line=7 + 2 * n) for n, raw in enumerate([bad, good])]
+    each, block = each_and_block(records)
+    assert block == each == ([], [], [])
+    each, block = each_and_block(raw_records(["z"]) + records)
+    assert block == each == (["z"], ["o0"], [7])
+
+
+@pytest.mark.parametrize("block", [7, 64, 1000])
+def test_runs_split_across_reads_convert_as_parsed(block):
+    """A stream of runs broken by differing records, fed in pieces that split records,
+    gives the bytes the stream parsed whole gives."""
+    texts = ["a\\", "é😀", 'q"', "\\\\", "t\tn\n", "\u2028", "plain"] * 60
+    chunks = [role_chunk()]
+    for n, text in enumerate(texts):
+        chunks.append(text_chunk(text, f"o{n}"))
+        if n % 50 == 49:
+            chunks.append({**text_chunk("x"), "system_fingerprint": f"fp_{n}"})
+    chunks.append(text_chunk("", None, delta={}, finish_reason="stop"))
+    body = b"".join(b"data: " + orjson.dumps(c) + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    for dst in ("responses-event", "chat-chunk", "anthropic-event"):
+        whole = Transcoder(dst)
+        expected = whole.feed(body) + whole.finish()
+        pieces = Transcoder(dst)
+        got = b"".join(pieces.feed(body[i : i + block]) for i in range(0, len(body), block))
+        assert got + pieces.finish() == expected
