@@ -90,6 +90,7 @@ class SSEReader:
         out: list[Record] = []
         append = out.append
         parsed = self._parsed
+        named = self._names.get  # event: lines met; a bytearray line is asked the long way
         raw, over = self.raw, self.raw_over
         n, start, data, more, event = self._line, self._start, self._data, self._more, self._event
         for line in lines:
@@ -110,7 +111,7 @@ class SSEReader:
             elif line[0] == 0x3A:  # ":" starts a comment (OpenRouter's ": OPENROUTER PROCESSING")
                 continue
             elif line[:7] == b"event: ":  # a Responses block's first line
-                event = self._event_name(line)
+                event = (named(line) if type(line) is bytes else None) or self._event_name(line)
                 start = start or n
                 continue
             else:

@@ -362,3 +362,14 @@ def test_event_names_whatever_the_chunking_and_raw_records(size):
             [b"1", b"2", b"3", b"4"] if raw else [1, 2, 3, 4]
         )
         assert [r.line for r in records] == [1, 4, 7, 10]
+
+
+def test_event_names_past_the_cache_and_after_an_empty_one():
+    """The names of event: lines are kept for the first 256 distinct lines and asked
+    again past them; a kept name, an empty name and a name never kept each name only
+    their own block."""
+    names = [f"e{i}" for i in range(300)]
+    blocks = [f"event: {name}\ndata: {i}\n\n" for i, name in enumerate(names)]
+    blocks += ["event: e0\ndata: 0\n\nevent: \ndata: 1\n\nevent: e299\ndata: 2\n\ndata: 3\n\n"]
+    records = read("".join(blocks).encode())
+    assert [r.event for r in records] == [*names, "e0", None, "e299", None]
