@@ -42,6 +42,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.notes import Notes
+from chatx.pieces import Pieces
 from chatx.residue import Carried, report
 
 from . import records as r
@@ -59,14 +60,16 @@ def search_id(stream_id: str, lane: int) -> str:
 
 
 class Spans:
-    """A candidate's answer text as the decoder has read it (the parts' texts, held, not
-    joined, until a citation needs them) and where its open message item began."""
+    """A candidate's answer text as the decoder has read it (the parts' texts, folded as
+    :class:`~chatx.pieces.Pieces`, not joined until a citation needs them: a list of one
+    str a part held a 1M-chunk stream's text at 60 bytes a part) and where its open
+    message item began."""
 
     __slots__ = ("texts", "item_from")
 
     def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.item_from = -1  # index in texts where the open message item began; -1: none
+        self.texts = Pieces()
+        self.item_from = -1  # characters of texts before the open message item; -1: none
 
     def chars(self, start: int, end: int, quoted: Any) -> tuple[int, int] | None:
         """A span of the candidate's text (bytes, or characters where only those match
@@ -74,9 +77,7 @@ class Spans:
         in that item's text."""
         if self.item_from < 0:
             return None
-        before = "".join(self.texts[: self.item_from])
-        item = "".join(self.texts[self.item_from :])
-        whole = before + item
+        whole = self.texts.text()
         data = whole.encode("utf-8", "surrogatepass")
         if end > len(data) or not 0 <= start <= end:
             return None
@@ -86,7 +87,7 @@ class Spans:
         else:
             first = len(data[:start].decode("utf-8", "ignore"))
             last = first + len(piece)
-        base = len(before)
+        base = self.item_from
         if first < base:
             return None  # the text of an item closed since
         return first - base, last - base
@@ -336,20 +337,23 @@ class GroundingWriter:
         """Answer text written in ``lane`` (what spans count)."""
         written = self.lanes.get(lane)
         if written is not None:
-            written.texts.append(text)
             if written.item_from < 0:
-                written.item_from = len(written.texts) - 1
+                written.item_from = written.texts.size()
+            written.texts.append(text)
 
     def texts(self, lane: int, texts: list[str]) -> None:
         """A run of answer text written in ``lane``."""
-        for text in texts:
-            self.text(lane, text)
+        written = self.lanes.get(lane)
+        if written is not None and texts:
+            if written.item_from < 0:
+                written.item_from = written.texts.size()
+            written.texts.extend(texts)
 
     def item_start(self, lane: int) -> None:
         self.lane = lane
         written = self._of(lane)
         self._place(written)
-        written.item_from = len(written.texts)
+        written.item_from = written.texts.size()
 
     def item_end(self, lane: int) -> bool:
         """The message item ended: its citations are placed. True when it had some."""
@@ -369,7 +373,7 @@ class GroundingWriter:
             return False
         written = self._of(self.lane if lane is None else lane)
         if written.item_from < 0:
-            written.item_from = len(written.texts)  # it cites what comes next
+            written.item_from = written.texts.size()  # it cites what comes next
         written.waiting.append(cite)
         written.cited = True
         if cite.extra:
@@ -440,8 +444,9 @@ class GroundingWriter:
         if not written.waiting:
             return
         start_at = max(written.item_from, 0)
-        item = "".join(written.texts[start_at:])
-        base = len("".join(written.texts[:start_at]).encode("utf-8", "surrogatepass"))
+        whole = written.texts.text()
+        item = whole[start_at:]
+        base = len(whole[:start_at].encode("utf-8", "surrogatepass"))
         for cite in written.waiting:
             first = 0 if cite.start is None else cite.start
             last = len(item) if cite.end is None else cite.end
@@ -475,8 +480,8 @@ class _Written:
     )  # fmt: skip
 
     def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.item_from = -1
+        self.texts = Pieces()  # folded, as Spans' (a list held 60 bytes a delta)
+        self.item_from = -1  # characters of texts before the item cited; -1: none
         self.waiting: list[ir.Citation] = []
         self.cited = False
         self.chunks: dict[str, str | None] = {}

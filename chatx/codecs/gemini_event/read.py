@@ -53,7 +53,7 @@ class ReadLane:
             out.append(ir.ItemStart(lane, kind))  # type: ignore[arg-type]
             self.item = kind
             if kind == "message":
-                self.spans.item_from = len(self.spans.texts)
+                self.spans.item_from = self.spans.texts.size()
 
 
 class GeminiRead:

@@ -44,7 +44,7 @@ class GeminiRunHook:
         if run is not None and type(run.proto) is ir.TextDelta:
             state = self.read.lanes.get(run.proto.lane)
             if state is not None:
-                state.spans.texts += run.texts
+                state.spans.texts.extend(run.texts)
         return run
 
     def decode(self, record: Record, raw: bool) -> list[ir.Event]:
