@@ -14,11 +14,13 @@ from __future__ import annotations
 import ast
 import importlib.util
 from collections.abc import Mapping
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from chatx.cli import main
+from chatx.codecs.base import lazy
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "chatx"
@@ -62,6 +64,7 @@ def _lazy(node: ast.Call) -> str | None:
 def import_graph() -> dict[str, set[str]]:
     """chatx module → the chatx modules it imports anywhere in its text."""
     modules = _modules()
+    hooks = _descriptor_hooks()
     graph: dict[str, set[str]] = {}
     for module, (path, is_package) in modules.items():
         edges: set[str] = set()
@@ -81,9 +84,29 @@ def import_graph() -> dict[str, set[str]]:
                 hook = _lazy(node)
                 if hook is not None and hook in modules:
                     edges.add(hook)
+        edges |= hooks.get(module, set())
         edges.discard(module)
         graph[module] = edges
     return graph
+
+
+def _descriptor_hooks() -> dict[str, set[str]]:
+    """Codec package → the modules its descriptor's hooks import when first called, read
+    from the descriptors themselves: ``chatx.codecs.base.package_codec`` names most of them
+    by the package's layout, not by a string in the package's text."""
+    from chatx.codecs import CODECS
+
+    hooks: dict[str, set[str]] = {}
+    for codec in CODECS:
+        values = [getattr(codec, field.name) for field in fields(codec)]
+        for value in values:
+            if isinstance(value, tuple):  # Describe, RequestMapping, HttpApi
+                values.extend(value)
+            stand_in = getattr(value, "__self__", value)  # rules: the bound ``load``
+            if isinstance(stand_in, lazy):
+                package = stand_in.module.rpartition(".")[0]
+                hooks.setdefault(package, set()).add(stand_in.module)
+    return hooks
 
 
 def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:

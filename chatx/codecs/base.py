@@ -251,6 +251,62 @@ class Codec:
     requests: RequestMapping | None = None
 
 
+class ClassNames(NamedTuple):
+    """The names of a codec package's classes, each in the module every package of
+    ``chatx.codecs`` keeps it in: the decoder in ``decode``, the encoder in ``encode``, the
+    checker in ``check``, the rule catalogue in ``rules``, the run hook in ``run_hook``."""
+
+    decoder: str
+    encoder: str
+    checker: str
+    rules: str
+    run_hook: str = "run_hook"
+
+
+def package_codec(
+    package: str,
+    parts: ClassNames,
+    *,
+    rank: int,
+    whole: bool = True,
+    schema: bool = True,
+    items: bool = False,
+    probe: Callable[[list[Record]], int] | None = None,
+    **fields: Any,
+) -> Codec:
+    """The :class:`Codec` of a package laid out as ``chatx.codecs``' are: besides ``parts``,
+    ``final.final``, ``describe.kinds`` and ``.preview`` (asked at ``rank``),
+    ``request.read`` and ``.write``, ``probe.probe`` unless ``probe`` is given;
+    ``whole.describe`` and ``schema.schema`` where the
+    format has them; with ``items``, ``describe.item`` and ``final.other_item``, for
+    output items the IR has no words for. Each a :class:`lazy` stand-in; ``fields`` are
+    the descriptor's other fields."""
+
+    def at(module: str, name: str) -> lazy:
+        return lazy(f"{package}.{module}", name)
+
+    return Codec(
+        probe=probe if probe is not None else at("probe", "probe"),
+        decoder=at("decode", parts.decoder),
+        encoder=at("encode", parts.encoder),
+        run_hook=at("run_hook", parts.run_hook),
+        checker=at("check", parts.checker),
+        rules=at("rules", parts.rules).load,
+        whole=at("whole", "describe") if whole else None,
+        schema=at("schema", "schema") if schema else None,
+        final=at("final", "final"),
+        describe=Describe(
+            at("describe", "kinds"),
+            at("describe", "preview"),
+            rank=rank,
+            item=at("describe", "item") if items else None,
+        ),
+        other_item=at("final", "other_item") if items else None,
+        requests=RequestMapping(at("request", "read"), at("request", "write")),
+        **fields,
+    )
+
+
 def open_decoder(codec: Codec, notes: Notes) -> Decoder:
     """The decoder of ``codec`` as the pipeline feeds it: with the codec's run hook in a
     :class:`~chatx.codecs.template.RunDecoder` when it names one (``Codec.run_hook``)."""

@@ -18,37 +18,23 @@ Vertex. See ``docs/anthropic.md`` for the mapping.
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
+from chatx.codecs.base import ClassNames, HttpApi, package_codec
 
 # Each hook imports its module when first called (`convert` loads one decoder and one
 # encoder, no other command's code), the probe when sniffing asks this format.
-CODEC = Codec(
+CODEC = package_codec(
+    __name__,
+    ClassNames("AnthropicDecoder", "AnthropicEncoder", "AnthropicChecker", "ANTHROPIC_RULES"),
+    rank=3,
+    items=True,
     name="anthropic-event",
     description="Anthropic Messages API stream events (message_start / content_block_* / "
     "message_delta / message_stop)",
     aliases=("anthropic",),
-    decoder=lazy("chatx.codecs.anthropic_event.decode", "AnthropicDecoder"),
-    encoder=lazy("chatx.codecs.anthropic_event.encode", "AnthropicEncoder"),
-    probe=lazy("chatx.codecs.anthropic_event.probe", "probe"),
-    container="sse",
-    run_hook=lazy("chatx.codecs.anthropic_event.run_hook", "run_hook"),
     sse_event_names=True,
-    single_lane=True,
-    whole=lazy("chatx.codecs.anthropic_event.whole", "describe"),
-    checker=lazy("chatx.codecs.anthropic_event.check", "AnthropicChecker"),
-    rules=lazy("chatx.codecs.anthropic_event.rules", "ANTHROPIC_RULES").load,
-    schema=lazy("chatx.codecs.anthropic_event.schema", "schema"),
     schema_rule="ANT100",
     schema_sdk=("anthropic", "anthropic"),
-    final=lazy("chatx.codecs.anthropic_event.final", "final"),
     collect_as="anthropic",
-    describe=Describe(
-        lazy("chatx.codecs.anthropic_event.describe", "kinds"),
-        lazy("chatx.codecs.anthropic_event.describe", "preview"),
-        rank=3,
-        item=lazy("chatx.codecs.anthropic_event.describe", "item"),
-    ),
-    other_item=lazy("chatx.codecs.anthropic_event.final", "other_item"),
     # A message's and a tool call's ids, and a thinking block's signature, differ from
     # one run of a request to the next.
     volatile=frozenset(("id", "tool_use_id", "signature")),
@@ -57,10 +43,6 @@ CODEC = Codec(
         "/v1/messages",
         key_header="x-api-key",
         headers=(("anthropic-version", "2023-06-01"),),
-    ),
-    requests=RequestMapping(
-        lazy("chatx.codecs.anthropic_event.request", "read"),
-        lazy("chatx.codecs.anthropic_event.request", "write"),
     ),
 )
 

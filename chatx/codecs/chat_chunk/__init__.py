@@ -6,7 +6,7 @@ Together emit them: ``data: {...}`` SSE lines ending with ``data: [DONE]``.
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
+from chatx.codecs.base import ClassNames, HttpApi, package_codec
 from chatx.codecs.chat_chunk.fields import USAGE
 from chatx.record import Record
 
@@ -34,35 +34,19 @@ def probe(records: list[Record]) -> int:
 
 # Each hook imports its module when first called (`convert` loads one decoder and one
 # encoder, no other command's code); the probe loads with the registry, for sniffing.
-CODEC = Codec(
+CODEC = package_codec(
+    __name__,
+    ClassNames("ChatChunkDecoder", "ChatChunkEncoder", "ChatChecker", "CHAT_RULES", "ChatRunHook"),
+    # a chat chunk has no tag of its own: any object no other format claims
+    rank=0,
     name="chat-chunk",
     description="OpenAI Chat Completions chat.completion.chunk stream (data: … data: [DONE])",
-    decoder=lazy("chatx.codecs.chat_chunk.decode", "ChatChunkDecoder"),
-    encoder=lazy("chatx.codecs.chat_chunk.encode", "ChatChunkEncoder"),
     probe=probe,
-    container="sse",
-    sse_event_names=False,
     single_lane=False,
     aliases=("chat", "chat-completions"),
-    run_hook=lazy("chatx.codecs.chat_chunk.run_hook", "ChatRunHook"),
-    whole=lazy("chatx.codecs.chat_chunk.whole", "describe"),
-    checker=lazy("chatx.codecs.chat_chunk.check", "ChatChecker"),
-    rules=lazy("chatx.codecs.chat_chunk.rules", "CHAT_RULES").load,
-    schema=lazy("chatx.codecs.chat_chunk.schema", "schema"),
     schema_rule="CHK100",
-    final=lazy("chatx.codecs.chat_chunk.final", "final"),
     collect_as="chat",
-    # a chat chunk has no tag of its own: any object no other format claims
-    describe=Describe(
-        lazy("chatx.codecs.chat_chunk.describe", "kinds"),
-        lazy("chatx.codecs.chat_chunk.describe", "preview"),
-        rank=0,
-    ),
     usage=USAGE,
     volatile=frozenset(("id", "created", "system_fingerprint", "obfuscation")),
     http=HttpApi("chat", "/v1/chat/completions"),
-    requests=RequestMapping(
-        lazy("chatx.codecs.chat_chunk.request", "read"),
-        lazy("chatx.codecs.chat_chunk.request", "write"),
-    ),
 )

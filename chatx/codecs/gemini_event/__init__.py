@@ -8,33 +8,22 @@ Each chunk a whole ``GenerateContentResponse`` (``candidates``, ``usageMetadata`
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
+from chatx.codecs.base import ClassNames, HttpApi, lazy, package_codec
 
-CODEC = Codec(
+CODEC = package_codec(
+    __name__,
+    ClassNames("GeminiDecoder", "GeminiEncoder", "GeminiChecker", "GEMINI_RULES"),
+    # its records have no string ``type``: asked before chat, which claims any object
+    rank=1,
+    whole=False,
+    items=True,
     name="gemini-event",
     description="Google Gemini streamGenerateContent chunks (GenerateContentResponse)",
-    decoder=lazy("chatx.codecs.gemini_event.decode", "GeminiDecoder"),
-    run_hook=lazy("chatx.codecs.gemini_event.run_hook", "run_hook"),
-    encoder=lazy("chatx.codecs.gemini_event.encode", "GeminiEncoder"),
-    probe=lazy("chatx.codecs.gemini_event.probe", "probe"),
-    container="sse",
     single_lane=False,
     aliases=("gemini", "google"),
-    checker=lazy("chatx.codecs.gemini_event.check", "GeminiChecker"),
-    rules=lazy("chatx.codecs.gemini_event.rules", "GEMINI_RULES").load,
-    schema=lazy("chatx.codecs.gemini_event.schema", "schema"),
     schema_rule="GEM100",
     schema_sdk=("google.genai", "gemini"),  # the module find_spec looks up
-    final=lazy("chatx.codecs.gemini_event.final", "final"),
     collect_as="gemini",
-    other_item=lazy("chatx.codecs.gemini_event.final", "other_item"),
-    # its records have no string ``type``: asked before chat, which claims any object
-    describe=Describe(
-        lazy("chatx.codecs.gemini_event.describe", "kinds"),
-        lazy("chatx.codecs.gemini_event.describe", "preview"),
-        rank=1,
-        item=lazy("chatx.codecs.gemini_event.describe", "item"),
-    ),
     volatile=frozenset(("responseId", "createTime")),
     model=lazy("chatx.codecs.gemini_event.probe", "model"),
     # The model is in the path; :streamGenerateContent streams (SSE with alt=sse),
@@ -46,9 +35,5 @@ CODEC = Codec(
         stream_path="/v1beta/models/{model}:streamGenerateContent",
         sse_query="alt=sse",
         also=("/v1",),
-    ),
-    requests=RequestMapping(
-        lazy("chatx.codecs.gemini_event.request", "read"),
-        lazy("chatx.codecs.gemini_event.request", "write"),
     ),
 )

@@ -16,38 +16,22 @@ and ``{"error": {…}}`` when generation fails. See ``docs/llama-stack.md`` for 
 
 from __future__ import annotations
 
-from chatx.codecs.base import Codec, Describe, HttpApi, RequestMapping, lazy
+from chatx.codecs.base import ClassNames, HttpApi, package_codec
 
 # Each hook imports its module when first called (`convert` loads one decoder and one
 # encoder, no other command's code), the probe when sniffing asks this format.
-CODEC = Codec(
+CODEC = package_codec(
+    __name__,
+    ClassNames("LlamaStackDecoder", "LlamaStackEncoder", "LlamaStackChecker", "LLAMA_STACK_RULES"),
+    # an event object: asked before chat's
+    rank=1,
+    schema=False,
     name="llama-stack-event",
     description="Llama Stack legacy inference stream (start / progress / complete events)",
     aliases=("llama-stack", "llama"),
-    decoder=lazy("chatx.codecs.llama_stack_event.decode", "LlamaStackDecoder"),
-    encoder=lazy("chatx.codecs.llama_stack_event.encode", "LlamaStackEncoder"),
-    probe=lazy("chatx.codecs.llama_stack_event.probe", "probe"),
-    container="sse",
-    sse_event_names=False,
-    single_lane=True,
-    run_hook=lazy("chatx.codecs.llama_stack_event.run_hook", "run_hook"),
-    whole=lazy("chatx.codecs.llama_stack_event.whole", "describe"),
-    checker=lazy("chatx.codecs.llama_stack_event.check", "LlamaStackChecker"),
-    rules=lazy("chatx.codecs.llama_stack_event.rules", "LLAMA_STACK_RULES").load,
-    final=lazy("chatx.codecs.llama_stack_event.final", "final"),
     collect_as="llama-stack",
-    # an event object: asked before chat's
-    describe=Describe(
-        lazy("chatx.codecs.llama_stack_event.describe", "kinds"),
-        lazy("chatx.codecs.llama_stack_event.describe", "preview"),
-        rank=1,
-    ),
     volatile=frozenset(("call_id",)),
     http=HttpApi("llama-stack", "/v1/inference/chat-completion", model_key="model_id"),
-    requests=RequestMapping(
-        lazy("chatx.codecs.llama_stack_event.request", "read"),
-        lazy("chatx.codecs.llama_stack_event.request", "write"),
-    ),
 )
 
 __all__ = ["CODEC"]
