@@ -5,7 +5,7 @@ hand-written ones here), translated into every other API, is
 * **meaning kept**: what it says (:func:`meaning`: the system prompt, turns with roles and
   texts, media, calls with their arguments paired by id with results, reasoning, tools with
   their schemas, settings) is the source's, but for what the mapping said lost;
-* **A → B → A**: read back, put in the client's shape (:func:`chatx.request.restore`) and
+* **A → B → A**: read back, put in the client's shape (:func:`chatx.request_mapping.restore`) and
   written in the source's API, it says what the source said, but for what either way said
   lost.
 
@@ -24,19 +24,8 @@ from itertools import zip_longest
 from typing import Any
 
 from chatx import codecs
-from chatx.request import (
-    EFFORT_BUDGETS,
-    Message,
-    Native,
-    Part,
-    Reasoning,
-    Request,
-    ToolCall,
-    ToolResult,
-    Turn,
-    flat_name,
-    restore,
-)
+from chatx.request import Message, Native, Part, Reasoning, Request, ToolCall, ToolResult, Turn
+from chatx.request_mapping import EFFORT_BUDGETS, flat_name, restore
 from tests.requests import sdk
 from tests.requests.bodies import FOLDERS, HERE, REQUESTS, load
 

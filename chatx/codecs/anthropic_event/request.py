@@ -21,10 +21,8 @@ from chatx.codecs.anthropic_event.request_tools import (
     write_tool_choice,
     write_tools,
 )
-from chatx.request import (
-    Mapped,
-    Request,
-    Tool,
+from chatx.request import Mapped, Request, Tool
+from chatx.request_mapping import (
     effort_as_budget,
     finish_body,
     read_body,

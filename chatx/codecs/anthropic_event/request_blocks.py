@@ -27,12 +27,8 @@ from chatx.request import (
     ToolCall,
     ToolResult,
     Turn,
-    custom_arguments,
-    expect,
-    extra_lost,
-    flat_name,
-    messages,
 )
+from chatx.request_mapping import custom_arguments, expect, extra_lost, flat_name, messages
 
 _MEDIA = ("image", "document")
 FERNET = "gAAAAA"  # how OpenAI's encrypted reasoning begins: a Fernet token, version 0x80

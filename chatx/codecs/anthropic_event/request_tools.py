@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.request import (
-    Tool,
-    ToolChoice,
-    custom_function,
-    expect,
-    extra_lost,
-    flat_name,
-    read_each,
-)
+from chatx.request import Tool, ToolChoice
+from chatx.request_mapping import custom_function, expect, extra_lost, flat_name, read_each
 
 _CLIENT = ("name", "description", "input_schema", "strict")
 _WEB_SEARCH = "web_search_20250305"

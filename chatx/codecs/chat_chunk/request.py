@@ -18,10 +18,8 @@ from chatx.codecs.chat_chunk.request_tools import (
     write_tool_choice,
     write_tools,
 )
-from chatx.request import (
-    Mapped,
-    Request,
-    Tool,
+from chatx.request import Mapped, Request, Tool
+from chatx.request_mapping import (
     budget_as_effort,
     extra_lost,
     finish_body,

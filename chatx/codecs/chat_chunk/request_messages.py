@@ -21,6 +21,8 @@ from chatx.request import (
     ToolCall,
     ToolResult,
     Turn,
+)
+from chatx.request_mapping import (
     custom_arguments,
     expect,
     extra_lost,

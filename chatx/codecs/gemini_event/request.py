@@ -35,16 +35,8 @@ from chatx.codecs.gemini_event.request_tools import (
     write_tool_config,
     write_tools,
 )
-from chatx.request import (
-    Mapped,
-    Request,
-    Tool,
-    effort_as_budget,
-    expect,
-    extra_lost,
-    finish_body,
-    read_body,
-)
+from chatx.request import Mapped, Request, Tool
+from chatx.request_mapping import effort_as_budget, expect, extra_lost, finish_body, read_body
 
 API = "gemini"
 _NAMED = ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig")

@@ -40,11 +40,8 @@ from chatx.request import (
     ToolCall,
     ToolResult,
     Turn,
-    custom_arguments,
-    expect,
-    extra_lost,
-    flat_name,
 )
+from chatx.request_mapping import custom_arguments, expect, extra_lost, flat_name
 
 _MEDIA = ("inlineData", "fileData")
 # What base64 data begins with, by its media type (Gemini needs one; Llama Stack sends none)

@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.codecs.gemini_event.request_contents import Keys, camel
-from chatx.request import Tool, ToolChoice, custom_function, expect, extra_lost, flat_name
+from chatx.request import Tool, ToolChoice
+from chatx.request_mapping import custom_function, expect, extra_lost, flat_name
 
 _DECLARED = ("name", "description", "parameters", "parametersJsonSchema")
 _WEB_SEARCH = ("web_search", "web_search_preview", "web_search_20250305")

@@ -31,6 +31,8 @@ from chatx.request import (
     ToolChoice,
     ToolResult,
     Turn,
+)
+from chatx.request_mapping import (
     custom_arguments,
     custom_function,
     expect,

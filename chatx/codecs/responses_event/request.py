@@ -18,10 +18,8 @@ from chatx.codecs.responses_event.request_tools import (
     write_tool_choice,
     write_tools,
 )
-from chatx.request import (
-    Mapped,
-    Part,
-    Request,
+from chatx.request import Mapped, Part, Request
+from chatx.request_mapping import (
     budget_as_effort,
     extra_lost,
     finish_body,

@@ -10,19 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.request import (
-    Message,
-    Native,
-    Part,
-    Reasoning,
-    Request,
-    ToolCall,
-    ToolResult,
-    Turn,
-    expect,
-    extra_lost,
-    media_url,
-)
+from chatx.request import Message, Native, Part, Reasoning, Request, ToolCall, ToolResult, Turn
+from chatx.request_mapping import expect, extra_lost, media_url
 
 ROLES = ("system", "developer", "user", "assistant")
 

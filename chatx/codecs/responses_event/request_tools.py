@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.request import Tool, ToolChoice, expect, extra_lost
+from chatx.request import Tool, ToolChoice
+from chatx.request_mapping import expect, extra_lost
 
 _FUNCTION = ("type", "name", "description", "parameters", "strict")
 _CUSTOM = ("type", "name", "description", "format")
