@@ -221,6 +221,57 @@ def extra_lost(path: str, extra: dict[str, Any]) -> list[str]:
     return [f"{path}.{key}" for key in extra]
 
 
+def with_extra(
+    said: dict[str, Any], extra: dict[str, Any], path: str, same: bool, lost: list[str]
+) -> dict[str, Any]:
+    """``said``, a value written at ``path``, with the source fields ``extra`` holds when
+    it is written into the API they came from (``same``); into another, they are said in
+    ``lost`` by their paths."""
+    if same:
+        said.update(extra)
+    else:
+        lost.extend(extra_lost(path, extra))
+    return said
+
+
+def write_each(
+    values: Iterable[T], path: str, write: Callable[[T, str], dict[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """What ``write(value, its path)`` (``path[n]``) makes of each of ``values``, those
+    it writes nothing for (said lost by ``write``) left out."""
+    written = (write(value, f"{path}[{number}]") for number, value in enumerate(values))
+    return [said for said in written if said is not None]
+
+
+def call_input(call: ToolCall, path: str, lost: list[str]) -> dict[str, Any]:
+    """A call's arguments as the JSON object an API that takes an object has them
+    (Anthropic's ``input``, Gemini's ``args``): a custom tool's raw input as the function
+    it became takes it, no arguments as ``{}``, arguments that are no JSON object said
+    lost and sent as ``{}``."""
+    arguments = custom_arguments(call.arguments) if call.kind == "custom" else call.arguments
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        lost.append(f"{path}.arguments (not a JSON object)")
+        value = {}
+    return value
+
+
+def user_message_lost(turn: Message, path: str, same: bool, lost: list[str]) -> None:
+    """What a message says that an API whose turns are the user's and the model's, with
+    no name (Anthropic, Gemini), has no place for: a system or developer turn amid the
+    conversation (sent as the user's), chat's participant name, and into another API than
+    its own its ``extra``."""
+    if turn.role in ("system", "developer"):
+        lost.append(f"{path}.role ({turn.role} amid the conversation, sent as user)")
+    if turn.name is not None:
+        lost.append(f"{path}.name")
+    if not same:
+        lost.extend(extra_lost(path, turn.extra))
+
+
 def shared_extra(
     request: Request, api: str, keys: frozenset[str], lost: list[str]
 ) -> dict[str, Any]:

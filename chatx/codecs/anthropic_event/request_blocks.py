@@ -28,7 +28,16 @@ from chatx.request import (
     ToolResult,
     Turn,
 )
-from chatx.request_mapping import custom_arguments, expect, extra_lost, flat_name, messages
+from chatx.request_mapping import (
+    call_input,
+    expect,
+    extra_lost,
+    flat_name,
+    messages,
+    user_message_lost,
+    with_extra,
+    write_each,
+)
 
 _MEDIA = ("image", "document")
 FERNET = "gAAAAA"  # how OpenAI's encrypted reasoning begins: a Fernet token, version 0x80
@@ -198,8 +207,7 @@ class BlocksWriter:
             return None, leading
         if len(parts) == 1 and parts[0].plain and parts[0].kind == "text":
             return parts[0].text, leading
-        blocks = [self.part(p, f"instructions[{n}]") for n, p in enumerate(parts)]
-        return [b for b in blocks if b is not None], leading
+        return write_each(parts, "instructions", self.part), leading
 
     def messages(self, turns: list[Turn], start: int) -> list[dict[str, Any]]:
         out = []
@@ -226,13 +234,8 @@ class BlocksWriter:
     def blocks(self, index: int, turn: Turn) -> list[Any]:
         path = f"turns[{index}]"
         if isinstance(turn, Message):
-            if turn.role in ("system", "developer"):
-                self.lost.append(f"{path}.role ({turn.role} amid the conversation, sent as user)")
-            if turn.name is not None:
-                self.lost.append(f"{path}.name")
-            self._lost_extra(path, turn.extra)
-            parts = [self.part(p, f"{path}.parts[{n}]") for n, p in enumerate(turn.parts)]
-            return [p for p in parts if p is not None]
+            user_message_lost(turn, path, self.same, self.lost)
+            return write_each(turn.parts, f"{path}.parts", self.part)
         if isinstance(turn, ToolCall):
             return [self.call(turn, path)]
         if isinstance(turn, ToolResult):
@@ -244,25 +247,11 @@ class BlocksWriter:
         self.lost.append(f"{path} ({turn.kind})")
         return []
 
-    def _lost_extra(self, path: str, extra: dict[str, Any]) -> None:
-        if not self.same:
-            self.lost += extra_lost(path, extra)
-
     def call(self, turn: ToolCall, path: str) -> dict[str, Any]:
         name = self.flat.get((turn.namespace, turn.name), flat_name(turn.name, turn.namespace))
-        arguments = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments
-        try:
-            value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            self.lost.append(f"{path}.arguments (not a JSON object)")
-            value = {}
+        value = call_input(turn, path, self.lost)
         said = {"type": "tool_use", "id": turn.call_id, "name": name, "input": value}
-        if self.same:
-            said.update(turn.extra)
-        else:
-            self.lost += extra_lost(path, turn.extra)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         return said
 
     def result(self, turn: ToolResult, path: str) -> dict[str, Any]:
@@ -270,14 +259,10 @@ class BlocksWriter:
         if len(turn.parts) == 1 and turn.parts[0].plain and turn.parts[0].kind == "text":
             said["content"] = turn.parts[0].text
         elif turn.parts or "content" not in turn.form:
-            blocks = [self.part(p, f"{path}.parts[{n}]") for n, p in enumerate(turn.parts)]
-            said["content"] = [b for b in blocks if b is not None]
+            said["content"] = write_each(turn.parts, f"{path}.parts", self.part)
         if turn.is_error is not None and (turn.is_error or "is_error" in turn.form):
             said["is_error"] = turn.is_error
-        if self.same:
-            said.update(turn.extra)
-        else:
-            self.lost += extra_lost(path, turn.extra)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         return said
 
     def reasoning(self, turn: Reasoning, path: str) -> list[dict[str, Any]]:
@@ -300,10 +285,7 @@ class BlocksWriter:
             self.lost.append(f"{path} (reasoning without a signature)")
             return []
         said: dict[str, Any] = {"type": "thinking", "thinking": turn.text, "signature": signature}
-        if self.same:
-            said.update(turn.extra)
-        else:
-            self.lost += extra_lost(path, turn.extra)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         return [said]
 
     def part(self, part: Part, path: str) -> dict[str, Any] | None:

@@ -29,6 +29,8 @@ from chatx.request_mapping import (
     flat_name,
     media_url,
     read_each,
+    with_extra,
+    write_each,
 )
 
 ROLES = ("system", "developer", "user", "assistant")
@@ -247,7 +249,7 @@ class MessagesWriter:
         if "tool_calls" in turn.form and self.same:
             calls = turn.form["tool_calls"]
             said["tool_calls"] = None if calls is None else list(calls)
-        self._extra(said, turn.extra, path)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         self.open = said if turn.role in ("assistant", "user") else None
 
     def _fills_open(self, turn: Message) -> bool:
@@ -320,27 +322,16 @@ class MessagesWriter:
             said["content"] = ""
         if turn.is_error:
             self.lost.append(f"{path}.is_error")
-        self._extra(said, turn.extra, path)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         self.out.append(said)
         self.open = None
-
-    def _extra(self, said: dict[str, Any], extra: dict[str, Any], path: str) -> None:
-        if self.same:
-            said.update(extra)
-        else:
-            self.lost += extra_lost(path, extra)
 
     def content(self, parts: list[Part], path: str) -> str | list[Any]:
         prefix = path if path == "instructions" else f"{path}.parts"
         if len(parts) == 1 and parts[0].kind == "text" and (parts[0].plain or not self.same):
             self.lost += [] if self.same else extra_lost(f"{prefix}[0]", parts[0].extra)
             return parts[0].text or ""  # one text: a string, which every chat server takes
-        out = []
-        for number, part in enumerate(parts):
-            said = self.part(part, f"{prefix}[{number}]")
-            if said is not None:
-                out.append(said)
-        return out
+        return write_each(parts, prefix, self.part)
 
     def part(self, part: Part, path: str) -> dict[str, Any] | None:
         extra = dict(part.extra)
@@ -359,10 +350,7 @@ class MessagesWriter:
         if said is None:
             self.lost.append(f"{path} ({part.kind})")
             return None
-        if self.same:
-            said.update(extra)
-        else:
-            self.lost += extra_lost(path, extra)
+        with_extra(said, extra, path, self.same, self.lost)
         return said
 
 

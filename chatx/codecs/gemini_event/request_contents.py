@@ -41,7 +41,15 @@ from chatx.request import (
     ToolResult,
     Turn,
 )
-from chatx.request_mapping import custom_arguments, expect, extra_lost, flat_name
+from chatx.request_mapping import (
+    call_input,
+    expect,
+    extra_lost,
+    flat_name,
+    user_message_lost,
+    with_extra,
+    write_each,
+)
 
 _MEDIA = ("inlineData", "fileData")
 # What base64 data begins with, by its media type (Gemini needs one; Llama Stack sends none)
@@ -303,8 +311,7 @@ class ContentsWriter:
                 start[0] += 1
         if not parts and not (self.same and "system" in request.form):
             return None
-        written = [self.part(p, f"instructions[{n}]") for n, p in enumerate(parts)]
-        said = {self.keys.name("parts"): [w for w in written if w is not None]}
+        said = {self.keys.name("parts"): write_each(parts, "instructions", self.part)}
         if self.same:
             said.update(request.form.get("system", {}))
         return said
@@ -354,13 +361,8 @@ class ContentsWriter:
     def turn(self, index: int, turn: Turn) -> list[Any]:
         path = f"turns[{index}]"
         if isinstance(turn, Message):
-            if turn.role in ("system", "developer"):
-                self.lost.append(f"{path}.role ({turn.role} amid the conversation, sent as user)")
-            if turn.name is not None:
-                self.lost.append(f"{path}.name")
-            self._lost_extra(path, turn.extra)
-            written = [self.part(p, f"{path}.parts[{n}]") for n, p in enumerate(turn.parts)]
-            return [self._signed(w) for w in written if w is not None]
+            user_message_lost(turn, path, self.same, self.lost)
+            return [self._signed(w) for w in write_each(turn.parts, f"{path}.parts", self.part)]
         if isinstance(turn, ToolCall):
             return [self._signed(self.call(turn, path))]
         if isinstance(turn, ToolResult):
@@ -378,21 +380,10 @@ class ContentsWriter:
             self.carry = None
         return part
 
-    def _lost_extra(self, path: str, extra: dict[str, Any]) -> None:
-        if not self.same:
-            self.lost += extra_lost(path, extra)
-
     def call(self, turn: ToolCall, path: str) -> dict[str, Any]:
         name = self.flat.get((turn.namespace, turn.name), flat_name(turn.name, turn.namespace))
         self.calls[turn.call_id] = name
-        arguments = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments
-        try:
-            args = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
-            args = None
-        if not isinstance(args, dict):
-            self.lost.append(f"{path}.arguments (not a JSON object)")
-            args = {}
+        args = call_input(turn, path, self.lost)
         extra = dict(turn.extra)
         outer = extra.pop("part", {}) if self.same else {}
         said: dict[str, Any] = {"name": name}
@@ -400,10 +391,7 @@ class ContentsWriter:
             said["id"] = turn.call_id
         if not self.same or turn.form.get("args") or args:
             said["args"] = args
-        if self.same:
-            said.update(extra)
-        else:
-            self.lost += extra_lost(path, extra)
+        with_extra(said, extra, path, self.same, self.lost)
         return {self.keys.name("functionCall"): said, **outer}
 
     def result(self, turn: ToolResult, path: str) -> dict[str, Any]:
@@ -419,10 +407,7 @@ class ContentsWriter:
         if not self.same or turn.form.get("id") is not None:
             said["id"] = turn.call_id
         said["response"] = self._response(turn, path)
-        if self.same:
-            said.update(extra)
-        else:
-            self.lost += extra_lost(path, extra)
+        with_extra(said, extra, path, self.same, self.lost)
         return {self.keys.name("functionResponse"): said, **outer}
 
     def _response(self, turn: ToolResult, path: str) -> Any:
@@ -482,10 +467,7 @@ class ContentsWriter:
             self.lost.append(f"{path} ({part.kind})")
             return None
         extra = {k: v for k, v in part.extra.items() if k != ""}
-        if self.same:
-            said.update(extra)
-        else:
-            self.lost += extra_lost(path, extra)
+        with_extra(said, extra, path, self.same, self.lost)
         return said
 
     def _media(self, part: Part) -> dict[str, Any] | None:

@@ -8,10 +8,11 @@ item (its summary, its ``encrypted_content``). Items only Responses has (a
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from chatx.request import Message, Native, Part, Reasoning, Request, ToolCall, ToolResult, Turn
-from chatx.request_mapping import expect, extra_lost, media_url
+from chatx.request_mapping import expect, extra_lost, media_url, with_extra, write_each
 
 ROLES = ("system", "developer", "user", "assistant")
 
@@ -165,7 +166,7 @@ class ItemsWriter:
         elif turn.name is not None:
             self.lost.append(f"{path}.name")
         said["content"] = self.content(turn.parts, path, turn.role)
-        self._extra(said, turn.extra, path)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         self.out.append(said)
 
     def call(self, turn: ToolCall, path: str) -> None:
@@ -180,7 +181,7 @@ class ItemsWriter:
             said["namespace"] = turn.namespace
         if self.same:
             said.update({"id": turn.id, **turn.form} if turn.id is not None else turn.form)
-        self._extra(said, turn.extra, path)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         self.out.append(said)
 
     def result(self, turn: ToolResult, path: str) -> None:
@@ -191,7 +192,7 @@ class ItemsWriter:
             self.lost.append(f"{path}.is_error")
         if self.same:
             said.update(turn.form)
-        self._extra(said, turn.extra, path)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         self.out.append(said)
 
     def reasoning(self, turn: Reasoning, path: str) -> None:
@@ -207,26 +208,15 @@ class ItemsWriter:
             said["encrypted_content"] = turn.encrypted
         if turn.signature is not None:
             self.lost.append(f"{path}.signature")
-        self._extra(said, turn.extra, path)
+        with_extra(said, turn.extra, path, self.same, self.lost)
         self.out.append(said)
-
-    def _extra(self, said: dict[str, Any], extra: dict[str, Any], path: str) -> None:
-        if self.same:
-            said.update(extra)
-        else:
-            self.lost += extra_lost(path, extra)
 
     def content(self, parts: list[Part], path: str, role: str) -> str | list[Any]:
         if len(parts) == 1 and parts[0].plain and parts[0].kind == "text":
             return parts[0].text or ""
         if role == "assistant" and not self.same:
             return self._assistant_text(parts, path)
-        out = []
-        for number, part in enumerate(parts):
-            said = self.part(part, f"{path}.parts[{number}]", role)
-            if said is not None:
-                out.append(said)
-        return out
+        return write_each(parts, f"{path}.parts", partial(self.part, role=role))
 
     def _assistant_text(self, parts: list[Part], path: str) -> str:
         """An assistant's earlier text as Responses takes it back from a client: one
