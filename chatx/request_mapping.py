@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from chatx.errors import InputError
 from chatx.request import (
@@ -61,6 +61,30 @@ def custom_function(tool: Tool) -> tuple[str, dict[str, Any]]:
         "additionalProperties": False,
     }
     return said, parameters
+
+
+class Function(NamedTuple):
+    """A function or custom tool as an API of functions declares it (:func:`as_function`)."""
+
+    name: str
+    description: str | None
+    parameters: dict[str, Any] | None
+    strict: bool | None
+
+
+def as_function(tool: Tool, names: dict[str, Tool]) -> Function:
+    """A function or custom tool as an API of functions declares it: a namespace member
+    under its flat name (:func:`flat_name`), a custom tool reshaped by
+    :func:`custom_function` (``strict`` unsaid). A tool so renamed or reshaped goes into
+    ``names`` (:attr:`~chatx.request.Mapped.names`), for its calls to come back in the
+    client's shape."""
+    name = flat_name(tool.name, tool.namespace)
+    if name != tool.name or tool.kind == "custom":
+        names[name] = tool
+    if tool.kind == "custom":
+        description, parameters = custom_function(tool)
+        return Function(name, description, parameters, None)
+    return Function(name, tool.description, tool.parameters, tool.strict)
 
 
 def custom_arguments(text: str) -> str:
@@ -214,6 +238,16 @@ def _said(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
         type(value), "a number"
     )
+
+
+def own_value(extra: dict[str, Any], path: str, same: bool, lost: list[str]) -> Any:
+    """A value the neutral request holds whole (``extra[""]``: one only its source API has
+    words for, a tool choice of its own): the value itself into that API (``same``); into
+    another nothing (None), said lost at ``path``."""
+    if same:
+        return extra[""]
+    lost.append(path)
+    return None
 
 
 def extra_lost(path: str, extra: dict[str, Any]) -> list[str]:

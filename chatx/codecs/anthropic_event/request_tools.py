@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import custom_function, expect, extra_lost, flat_name, read_each
+from chatx.request_mapping import (
+    as_function,
+    expect,
+    extra_lost,
+    flat_name,
+    read_each,
+    write_each,
+)
 
 _CLIENT = ("name", "description", "input_schema", "strict")
 _WEB_SEARCH = "web_search_20250305"
@@ -45,12 +52,7 @@ def read_tool(tool: Any, path: str) -> Tool:
 def write_tools(
     tools: list[Tool], same: bool, names: dict[str, Tool], lost: list[str]
 ) -> list[dict[str, Any]]:
-    out = []
-    for number, tool in enumerate(tools):
-        said = write_tool(tool, same, names, lost, f"tools[{number}]")
-        if said is not None:
-            out.append(said)
-    return out
+    return write_each(tools, "tools", lambda tool, path: write_tool(tool, same, names, lost, path))
 
 
 def write_tool(
@@ -58,15 +60,10 @@ def write_tool(
 ) -> dict[str, Any] | None:
     if tool.kind == "builtin":
         return _builtin(tool, same, lost, path)
-    name = flat_name(tool.name, tool.namespace)
-    said: dict[str, Any] = {"name": name, "description": tool.description}
-    said["input_schema"] = tool.parameters
-    said["strict"] = tool.strict
-    if tool.kind == "custom":
-        said["description"], said["input_schema"] = custom_function(tool)
-        said["strict"] = None
-    if name != tool.name or tool.kind == "custom":
-        names[name] = tool
+    function = as_function(tool, names)
+    said: dict[str, Any] = {"name": function.name, "description": function.description}
+    said["input_schema"] = function.parameters
+    said["strict"] = function.strict
     if same:
         said["type"] = tool.form.get("type")
         keys = tool.form.get("keys", list(said))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import custom_function, expect, extra_lost, flat_name, read_each
+from chatx.request_mapping import as_function, expect, extra_lost, flat_name, own_value, read_each
 
 _FUNCTION_KEYS = ("name", "description", "parameters", "strict")
 
@@ -71,13 +71,10 @@ def write_tool(
         inner: dict[str, Any] = {"name": name, "description": tool.description}
         inner["format"] = tool.grammar
         return _shaped("custom", inner, tool)
-    inner = {"name": name, "description": tool.description, "parameters": tool.parameters}
-    inner["strict"] = tool.strict
-    if tool.kind == "custom":
-        inner["description"], inner["parameters"] = custom_function(tool)
-        inner["strict"] = None
-    if name != tool.name or tool.kind == "custom":
-        names[name] = tool
+    function = as_function(tool, names)
+    inner = {"name": name, "description": function.description}
+    inner["parameters"] = function.parameters
+    inner["strict"] = function.strict
     if same:
         return _shaped("function", inner, tool)
     lost += extra_lost(path, tool.extra)
@@ -123,10 +120,7 @@ def write_tool_choice(
     choice: ToolChoice, same: bool, tools: list[Tool], lost: list[str]
 ) -> str | dict[str, Any] | None:
     if "" in choice.extra:
-        if same:
-            return choice.extra[""]
-        lost.append("tool_choice")
-        return None
+        return own_value(choice.extra, "tool_choice", same, lost)
     if not same:
         lost += extra_lost("tool_choice", choice.extra)
     by_name = {t.name: t for t in tools}

@@ -185,7 +185,6 @@ def write(request: Request) -> Mapped:
 
 
 def _write_config(request: Request, keys: Keys, lost: list[str]) -> dict[str, Any] | None:
-    same = request.api == API
     config: dict[str, Any] = {}
     for name, value in (
         ("temperature", request.temperature),
@@ -203,17 +202,8 @@ def _write_config(request: Request, keys: Keys, lost: list[str]) -> dict[str, An
     thinking = _write_thinking(request, keys, lost)
     if thinking is not None:
         config[keys.name("thinkingConfig")] = thinking
-    for key, value in request.extra.items():
-        if not key.startswith(_CONFIG) or key.startswith(_CONFIG + "thinkingConfig."):
-            continue
-        if same:
-            config[key[len(_CONFIG) :]] = value
-        else:
-            lost.append(key)
-    if same and "config" in request.form:
-        order = request.form["config"]
-        return {k: config[k] for k in order if k in config} | config
-    return config or None
+    _own_fields(config, request, _CONFIG, lost, inner=_CONFIG + "thinkingConfig.")
+    return _in_order(config, request, "config")
 
 
 def _write_format(request: Request, config: dict[str, Any], keys: Keys, lost: list[str]) -> None:
@@ -262,16 +252,30 @@ def _write_thinking(request: Request, keys: Keys, lost: list[str]) -> dict[str, 
         said[keys.name("includeThoughts")] = True  # thinking shown, as the client asked
     elif same and "shown" in request.form:
         said[keys.name("includeThoughts")] = request.form["shown"]
-    prefix = _CONFIG + "thinkingConfig."
+    _own_fields(said, request, _CONFIG + "thinkingConfig.", lost)
+    return _in_order(said, request, "thinking")
+
+
+def _own_fields(
+    said: dict[str, Any], request: Request, prefix: str, lost: list[str], inner: str = ""
+) -> None:
+    """The fields of a Gemini object the request keeps in ``extra`` under ``prefix``
+    (``generationConfig.``) back into it when Gemini wrote the request, else said lost;
+    those under ``inner``, a nested object's prefix, are left to that object's writer."""
     for key, value in request.extra.items():
-        if key.startswith(prefix):
-            if same:
-                said[key[len(prefix) :]] = value
-            else:
-                lost.append(key)
-    if same and "thinking" in request.form:
-        order = request.form["thinking"]
-        return {k: said[k] for k in order if k in said} | said
+        if not key.startswith(prefix) or inner and key.startswith(inner):
+            continue
+        if request.api == API:
+            said[key[len(prefix) :]] = value
+        else:
+            lost.append(key)
+
+
+def _in_order(said: dict[str, Any], request: Request, form: str) -> dict[str, Any] | None:
+    """An object written, in the order of its keys as Gemini sent it (``form``), those it
+    did not send after; None when it says nothing."""
+    if request.api == API and form in request.form:
+        return {k: said[k] for k in request.form[form] if k in said} | said
     return said or None
 
 

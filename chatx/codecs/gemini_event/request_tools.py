@@ -19,7 +19,7 @@ from typing import Any
 
 from chatx.codecs.gemini_event.request_contents import Keys, camel
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import custom_function, expect, extra_lost, flat_name
+from chatx.request_mapping import as_function, expect, extra_lost, flat_name
 
 _DECLARED = ("name", "description", "parameters", "parametersJsonSchema")
 _WEB_SEARCH = ("web_search", "web_search_preview", "web_search_20250305")
@@ -161,15 +161,11 @@ def write_tools(
 def write_function(
     tool: Tool, same: bool, keys: Keys, names: dict[str, Tool], lost: list[str], path: str
 ) -> dict[str, Any]:
-    name = flat_name(tool.name, tool.namespace)
-    said: dict[str, Any] = {"name": name}
-    if tool.description is not None:
-        said["description"] = tool.description
-    parameters = tool.parameters
-    if tool.kind == "custom":
-        said["description"], parameters = custom_function(tool)
-    if name != tool.name or tool.kind == "custom":
-        names[name] = tool
+    function = as_function(tool, names)
+    said: dict[str, Any] = {"name": function.name}
+    if function.description is not None:
+        said["description"] = function.description
+    parameters = function.parameters
     original = tool.form.get("parameters") if same else None
     given = tool.form.get("json") if same else None
     if original is not None and json_schema(original) == parameters:

@@ -25,6 +25,7 @@ from chatx.request import (
     Message,
     Native,
     Part,
+    Reasoning,
     Request,
     Tool,
     ToolCall,
@@ -33,15 +34,18 @@ from chatx.request import (
     Turn,
 )
 from chatx.request_mapping import (
+    as_function,
     custom_arguments,
-    custom_function,
     expect,
     extra_lost,
     finish_body,
     flat_name,
+    own_value,
     read_body,
     read_each,
     shared_extra,
+    with_extra,
+    write_turn,
 )
 
 API = "llama-stack"
@@ -210,17 +214,13 @@ def write(request: Request) -> Mapped:
     lost: list[str] = []
     names: dict[str, Tool] = {}
     body: dict[str, Any] = {"model_id": request.model}
-    messages: list[dict[str, Any]] = []
+    writer = _MessagesWriter(same, lost)
     if request.instructions:
-        messages.append(
-            {
-                "role": "system",
-                "content": _content(request.instructions, "instructions", same, lost),
-            }
-        )
+        content = _content(request.instructions, "instructions", same, lost)
+        writer.out.append({"role": "system", "content": content})
     for index, turn in enumerate(request.turns):
-        _write_turn(index, turn, messages, same, names, lost)
-    body["messages"] = messages
+        write_turn(writer, index, turn)
+    body["messages"] = writer.out
     tools = [_write_tool(t, f"tools[{n}]", same, names, lost) for n, t in enumerate(request.tools)]
     body["tools"] = [t for t in tools if t is not None] or None
     body["tool_config"] = _write_config(request, same, lost)
@@ -233,71 +233,70 @@ def write(request: Request) -> Mapped:
     return Mapped(body=finish_body(body, request, API), lost=lost, names=names)
 
 
-def _write_turn(
-    index: int,
-    turn: Turn,
-    messages: list[dict[str, Any]],
-    same: bool,
-    names: dict[str, Tool],
-    lost: list[str],
-) -> None:
-    path = f"turns[{index}]"
-    if isinstance(turn, Message):
+class _MessagesWriter:
+    """The history as Llama Stack's messages, turn by turn (a
+    :class:`~chatx.request_mapping.TurnWriter`): a call joins the assistant message before
+    it, reasoning has no place."""
+
+    def __init__(self, same: bool, lost: list[str]) -> None:
+        self.same = same
+        self.lost = lost
+        self.out: list[dict[str, Any]] = []
+
+    def message(self, turn: Message, path: str) -> None:
+        same = self.same
         role = "system" if turn.role == "developer" else turn.role
-        said: dict[str, Any] = {"role": role, "content": _content(turn.parts, path, same, lost)}
+        content = _content(turn.parts, path, same, self.lost)
+        said: dict[str, Any] = {"role": role, "content": content}
         if role == "assistant" and not same:  # Llama Stack's assistant message says why it ended
             said["stop_reason"] = "end_of_turn"
         elif "stop_reason" in turn.form and same:
             said["stop_reason"] = turn.form["stop_reason"]
         if "tool_calls" in turn.form and same:
             said["tool_calls"] = list(turn.form["tool_calls"])
-        said.update(turn.extra if same else {})
-        lost += [] if same else extra_lost(path, turn.extra)
-        messages.append(said)
-    elif isinstance(turn, ToolCall):
-        _write_call(turn, path, messages, same, names, lost)
-    elif isinstance(turn, ToolResult):
+        self.out.append(with_extra(said, turn.extra, path, same, self.lost))
+
+    def result(self, turn: ToolResult, path: str) -> None:
         said = {
             "role": "tool",
             "call_id": turn.call_id,
-            "content": _content(turn.parts, path, same, lost),
+            "content": _content(turn.parts, path, self.same, self.lost),
         }
-        said.update(turn.extra if same else {})
+        said.update(turn.extra if self.same else {})
         if turn.is_error:
-            lost.append(f"{path}.is_error")
-        messages.append(said)
-    elif isinstance(turn, Native) and same:
-        messages.append(turn.value)
-    else:
-        lost.append(f"{path} ({'reasoning' if not isinstance(turn, Native) else turn.kind})")
+            self.lost.append(f"{path}.is_error")
+        self.out.append(said)
 
+    def reasoning(self, turn: Reasoning, path: str) -> None:
+        self.lost.append(f"{path} (reasoning)")
 
-def _write_call(
-    turn: ToolCall,
-    path: str,
-    messages: list[dict[str, Any]],
-    same: bool,
-    names: dict[str, Tool],
-    lost: list[str],
-) -> None:
-    text = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments
-    arguments: Any = text
-    if not (same and turn.form.get("text")):
-        try:
-            arguments = json.loads(text) if text.strip() else {}
-        except ValueError:
-            arguments = text  # Llama Stack takes arguments it could not parse as text
-    said = {
-        "call_id": turn.call_id,
-        "tool_name": flat_name(turn.name, turn.namespace),
-        "arguments": arguments,
-    }
-    said.update(turn.extra if same else {})
-    last = messages[-1] if messages else None
-    if last is None or last["role"] != "assistant" or turn.joined is False:
-        last = {"role": "assistant", "content": "", "stop_reason": "end_of_turn", "tool_calls": []}
-        messages.append(last)
-    last.setdefault("tool_calls", []).append(said)
+    def native(self, turn: Native, path: str) -> None:
+        if self.same:
+            self.out.append(turn.value)
+        else:
+            self.lost.append(f"{path} ({turn.kind})")
+
+    def call(self, turn: ToolCall, path: str) -> None:
+        text = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments
+        arguments: Any = text
+        if not (self.same and turn.form.get("text")):
+            try:
+                arguments = json.loads(text) if text.strip() else {}
+            except ValueError:
+                arguments = text  # Llama Stack takes arguments it could not parse as text
+        said = {
+            "call_id": turn.call_id,
+            "tool_name": flat_name(turn.name, turn.namespace),
+            "arguments": arguments,
+        }
+        said.update(turn.extra if self.same else {})
+        messages = self.out
+        last = messages[-1] if messages else None
+        if last is None or last["role"] != "assistant" or turn.joined is False:
+            last = {"role": "assistant", "content": "", "stop_reason": "end_of_turn"}
+            last["tool_calls"] = []
+            messages.append(last)
+        last.setdefault("tool_calls", []).append(said)
 
 
 def _content(parts: list[Part], path: str, same: bool, lost: list[str]) -> Any:
@@ -325,20 +324,10 @@ def _content(parts: list[Part], path: str, same: bool, lost: list[str]) -> Any:
 
 def _write_tool(tool: Tool, path: str, same: bool, names: dict[str, Tool], lost: list[str]) -> Any:
     if tool.kind == "builtin":
-        if same:
-            return tool.extra[""]
-        lost.append(f"{path} ({tool.name})")
-        return None
-    name = flat_name(tool.name, tool.namespace)
-    said: dict[str, Any] = {
-        "tool_name": name,
-        "description": tool.description,
-        "input_schema": tool.parameters,
-    }
-    if tool.kind == "custom":
-        said["description"], said["input_schema"] = custom_function(tool)
-    if name != tool.name or tool.kind == "custom":
-        names[name] = tool
+        return own_value(tool.extra, f"{path} ({tool.name})", same, lost)
+    function = as_function(tool, names)
+    said: dict[str, Any] = {"tool_name": function.name, "description": function.description}
+    said["input_schema"] = function.parameters
     if same:
         said["parameters"] = tool.form.get("parameters")
         return {**{k: said.get(k) for k in tool.form.get("keys", said)}, **tool.extra}

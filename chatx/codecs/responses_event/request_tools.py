@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import expect, extra_lost
+from chatx.request_mapping import expect, extra_lost, own_value
 
 _FUNCTION = ("type", "name", "description", "parameters", "strict")
 _CUSTOM = ("type", "name", "description", "format")
@@ -151,10 +151,7 @@ def write_tool_choice(
     choice: ToolChoice, tools: list[Tool], same: bool, lost: list[str]
 ) -> str | dict[str, Any] | None:
     if "" in choice.extra:
-        if same:
-            return choice.extra[""]
-        lost.append("tool_choice")
-        return None
+        return own_value(choice.extra, "tool_choice", same, lost)
     if not same:
         lost += extra_lost("tool_choice", choice.extra)
     by_name = {t.name: t for t in tools}
