@@ -211,17 +211,9 @@ class Content:
         out.append(r.block_delta(block.index, r.text_delta(text)))
 
     def reasoning(self, event: ir.ReasoningDelta, out: list[Any]) -> None:
-        if self.own:
-            if event.own is not r.AGAIN:
-                self._own_delta(r.thinking_delta(event.text), event.extra, out)
+        if not self._takes(event, r.thinking_delta, event.text, "reasoning.", out):
             return
         written = self.written
-        if not written.lane_ok(event.lane):
-            return
-        if event.obfuscation is not None:
-            self.notes.lost_field("obfuscation")
-        if event.extra:
-            report(event.extra, self.notes, "reasoning.")
         if not event.text:
             return
         block = written.block
@@ -238,17 +230,9 @@ class Content:
         out.append(r.block_delta(block.index, r.thinking_delta(event.text)))
 
     def args(self, event: ir.ToolArgsDelta, out: list[Any]) -> None:
-        if self.own:
-            if event.own is not r.AGAIN:
-                self._own_delta(r.json_delta(event.fragment), event.extra, out)
+        if not self._takes(event, r.json_delta, event.fragment, "tool_call.", out):
             return
         written = self.written
-        if not written.lane_ok(event.lane):
-            return
-        if event.obfuscation is not None:
-            self.notes.lost_field("obfuscation")
-        if event.extra:
-            report(event.extra, self.notes, "tool_call.")
         block = written.block
         if block is None or block.kind != "tool_use" or block.call != event.call:
             if event.call in written.started_calls:
@@ -259,6 +243,30 @@ class Content:
         if event.fragment:
             block.args.append(event.fragment)
             out.append(r.block_delta(block.index, r.json_delta(event.fragment)))
+
+    def _takes(
+        self,
+        event: ir.ReasoningDelta | ir.ToolArgsDelta,
+        delta: Callable[[str], dict[str, Any]],
+        value: str,
+        where: str,
+        out: list[Any],
+    ) -> bool:
+        """Whether ``event`` goes on to be written into its block: an Anthropic source's
+        own delta is written as it came (``delta(value)``, once) and one of a lane not
+        written is dropped; of another format's, its obfuscation and the fields it had
+        besides (at ``where``) are said lost."""
+        if self.own:
+            if event.own is not r.AGAIN:
+                self._own_delta(delta(value), event.extra, out)
+            return False
+        if not self.written.lane_ok(event.lane):
+            return False
+        if event.obfuscation is not None:
+            self.notes.lost_field("obfuscation")
+        if event.extra:
+            report(event.extra, self.notes, where)
+        return True
 
     def _own_delta(self, delta: dict[str, Any], extra: dict[str, Any], out: list[Any]) -> None:
         written = self.written

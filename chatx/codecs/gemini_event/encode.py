@@ -201,25 +201,29 @@ class GeminiEncoder:
     # -- content --------------------------------------------------------------------
 
     def _text(self, event: ir.TextDelta, batch: GeminiBatch) -> None:
-        lane = event.lane
-        if self.own:
-            merge(self.parts.add(batch, lane, r.text_part(event.text)), event.extra)
-            return
-        self.written.lanes.add(lane)
-        self.parts.flush(batch, lane)
-        self.parts.text(batch, lane, event.text, thought=False)
-        self.grounding.text(lane, event.text)
-        self._said(event.extra, event.logprobs, "delta.")
+        if self._part_text(event, batch, thought=False):
+            self.grounding.text(event.lane, event.text)
+            self._said(event.extra, event.logprobs, "delta.")
 
     def _reasoning(self, event: ir.ReasoningDelta, batch: GeminiBatch) -> None:
+        if self._part_text(event, batch, thought=True):
+            self._said(event.extra, None, "reasoning.")
+
+    def _part_text(
+        self, event: ir.TextDelta | ir.ReasoningDelta, batch: GeminiBatch, thought: bool
+    ) -> bool:
+        """A text or thought into its candidate's parts; False for a Gemini source's own
+        part, written as it came with its fields, True for another format's, whose other
+        fields the caller says."""
         lane = event.lane
         if self.own:
-            merge(self.parts.add(batch, lane, r.thought_part(event.text)), event.extra)
-            return
+            part = r.thought_part(event.text) if thought else r.text_part(event.text)
+            merge(self.parts.add(batch, lane, part), event.extra)
+            return False
         self.written.lanes.add(lane)
         self.parts.flush(batch, lane)
-        self.parts.text(batch, lane, event.text, thought=True)
-        self._said(event.extra, None, "reasoning.")
+        self.parts.text(batch, lane, event.text, thought=thought)
+        return True
 
     def _refusal(self, event: ir.RefusalDelta, batch: GeminiBatch) -> None:
         # Gemini has no refusal: its text is the answer's, and that it was one is lost.

@@ -107,26 +107,9 @@ class Deltas:
         if item is None or item.kind != "reasoning":
             item = self.items.open("reasoning", event.lane, out)
         mode = event.kind if self.own else self.reasoning_mode
-        if mode == "summary":
-            part = self.items.part(item, "summary_text", out, event.part)
-            part.texts.append(event.text)
-            payload = {
-                "type": "response.reasoning_summary_text.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "summary_index": part.number,
-                "delta": event.text,
-            }
-        else:
-            part = self.items.part(item, "reasoning_text", out)
-            part.texts.append(event.text)
-            payload = {
-                "type": "response.reasoning_text.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "content_index": part.number,
-                "delta": event.text,
-            }
+        part, head = self._reasoning_part(item, mode, event.part, out)
+        part.texts.append(event.text)
+        payload = {**head, "delta": event.text}
         if event.obfuscation is not None:
             payload["obfuscation"] = event.obfuscation
         self.state.emit(out, payload, event.extra)
@@ -139,25 +122,24 @@ class Deltas:
         item = self.state.item
         if item is None or item.kind != "reasoning":
             item = self.items.open("reasoning", run.lane, out)
-        head: dict[str, Any]
-        if self.reasoning_mode == "summary":
-            part = self.items.part(item, "summary_text", out, proto.part)
-            head = {
-                "type": "response.reasoning_summary_text.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "summary_index": part.number,
-            }
-        else:
-            part = self.items.part(item, "reasoning_text", out)
-            head = {
-                "type": "response.reasoning_text.delta",
-                "item_id": item.id,
-                "output_index": item.index,
-                "content_index": part.number,
-            }
+        part, head = self._reasoning_part(item, self.reasoning_mode, proto.part, out)
         part.texts.extend(run.texts)
         self._deltas(head, {}, run, out)
+
+    def _reasoning_part(
+        self, item: OpenItem, mode: str, number: int, out: list[dict[str, Any]]
+    ) -> tuple[OpenPart, dict[str, Any]]:
+        """The reasoning item's part its deltas go to (a summary part, the ``number``-th
+        of the source, in ``summary`` mode; else its reasoning text), and what each
+        delta event says before its text."""
+        if mode == "summary":
+            part = self.items.part(item, "summary_text", out, number)
+            kind, index = "response.reasoning_summary_text.delta", "summary_index"
+        else:
+            part = self.items.part(item, "reasoning_text", out)
+            kind, index = "response.reasoning_text.delta", "content_index"
+        head = {"type": kind, "item_id": item.id, "output_index": item.index, index: part.number}
+        return part, head
 
     def args(self, event: ir.ToolArgsDelta, out: list[dict[str, Any]]) -> None:
         item = self.state.item
@@ -176,12 +158,7 @@ class Deltas:
         item.args.append(event.fragment)
         if event.own is SILENT:
             return  # the source had these arguments in the item, not in a delta event
-        payload = {
-            "type": "response.function_call_arguments.delta",
-            "item_id": item.id,
-            "output_index": item.index,
-            "delta": event.fragment,
-        }
+        payload = {**_args_head(item), "delta": event.fragment}
         if event.obfuscation is not None:
             payload["obfuscation"] = event.obfuscation
         self.state.emit(out, payload, event.extra)
@@ -191,12 +168,7 @@ class Deltas:
         item = self.state.item
         assert item is not None  # the encoder sends no run of a call that is not open
         item.args.extend(run.texts)
-        head = {
-            "type": "response.function_call_arguments.delta",
-            "item_id": item.id,
-            "output_index": item.index,
-        }
-        self._deltas(head, {}, run, out)
+        self._deltas(_args_head(item), {}, run, out)
 
     def _deltas(
         self,
@@ -217,6 +189,15 @@ class Deltas:
             seq += 1
             out.append(payload)
         state.seq = seq
+
+
+def _args_head(item: OpenItem) -> dict[str, Any]:
+    """What an arguments delta event of the call's item says before its fragment."""
+    return {
+        "type": "response.function_call_arguments.delta",
+        "item_id": item.id,
+        "output_index": item.index,
+    }
 
 
 # What a delta written from a run has after its text: logprobs, of which it has none.
