@@ -8,9 +8,12 @@ calls :func:`report` so nothing is dropped without a word.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatx.notes import Notes
+
+if TYPE_CHECKING:
+    from chatx.ir import Passthrough
 
 
 class _Absent:
@@ -202,3 +205,23 @@ def set_or_drop(extra: dict[str, Any], key: str, rest: dict[str, Any]) -> None:
         extra[key] = rest
     else:
         extra.pop(key, None)
+
+
+def passthrough_lost(event: Passthrough, notes: Notes, place: str, records: bool = True) -> None:
+    """What another format's passthrough record loses in a format that has no place for it
+    (``place``: ``"Gemini"``): an output item its source added is said once, where it is
+    added (``event.item``); an annotation event as the annotations field; with
+    ``records``, a record that is no typed event. An item's other events and lifecycle
+    events say nothing more."""
+    if event.item is not None:
+        if event.item:
+            notes.lost(f"{event.item} item has no place in {place}")
+        return
+    data = event.data if isinstance(event.data, dict) else {}
+    what, item = data.get("type"), data.get("item")
+    if isinstance(item, dict) and what == "response.output_item.added":
+        notes.lost(f"{item.get('type')} item has no place in {place}")
+    elif isinstance(what, str) and "annotation" in what:
+        notes.lost_field("annotations")
+    elif records and not isinstance(what, str):
+        notes.lost(f"a {event.format} record has no place in {place}")

@@ -22,7 +22,7 @@ from chatx.codecs.chat_chunk.runs import ChatRuns
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.record import DONE
-from chatx.residue import MetaReport, merge
+from chatx.residue import MetaReport, merge, passthrough_lost
 
 NAME = "chat-chunk"
 
@@ -339,15 +339,4 @@ class ChatChunkEncoder:
         cite = event.meaning
         if type(cite) is ir.Citation and self.citations.cite(None, cite):
             return  # a Responses url_citation annotation
-        if event.item is not None:  # said once, where the item opens
-            if event.item:
-                self.notes.lost(f"{event.item} item has no place in chat chunks")
-            return
-        data = event.data
-        what = data.get("type") if isinstance(data, dict) else None
-        item = data.get("item") if isinstance(data, dict) else None
-        if isinstance(item, dict) and what == "response.output_item.added":
-            self.notes.lost(f"{item.get('type')} item has no place in chat chunks")
-        elif isinstance(what, str) and "annotation" in what:
-            self.notes.lost_field("annotations")
-        # Other passthrough events belong to an item already reported, or are lifecycle.
+        passthrough_lost(event, self.notes, "chat chunks", records=False)

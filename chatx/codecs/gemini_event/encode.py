@@ -19,7 +19,7 @@ from chatx.codecs.base import EncodeOptions
 from chatx.codecs.cited import without_cited_parts
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
-from chatx.residue import MetaReport, merge, report
+from chatx.residue import MetaReport, merge, passthrough_lost, report
 
 from . import records as r
 from .ending import Ending
@@ -278,18 +278,7 @@ class GeminiEncoder:
             return  # a search its grounding says: the chunk's residue writes it back
         if self._meant(event.meaning):
             return
-        if event.item is not None:
-            if event.item:
-                self.notes.lost(f"{event.item} item has no place in Gemini")
-            return
-        what = data.get("type") if isinstance(data, dict) else None
-        item = data.get("item") if isinstance(data, dict) else None
-        if isinstance(item, dict) and what == "response.output_item.added":
-            self.notes.lost(f"{item.get('type')} item has no place in Gemini")
-        elif isinstance(what, str) and "annotation" in what:
-            self.notes.lost_field("annotations")
-        elif not isinstance(what, str):
-            self.notes.lost(f"a {event.format} record has no place in Gemini")
+        passthrough_lost(event, self.notes, "Gemini")
 
     # -- residue, the end of a candidate --------------------------------------------
 

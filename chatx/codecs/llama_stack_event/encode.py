@@ -29,7 +29,7 @@ from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
-from chatx.residue import MetaReport
+from chatx.residue import MetaReport, passthrough_lost
 
 from . import records as r
 from .calls import Calls
@@ -200,17 +200,4 @@ class LlamaStackEncoder:
         if event.format == r.NAME:
             out.append(event.data)
             return
-        # As the chat encoder does: an item with no place is reported once, where it is
-        # added; its other events and lifecycle events say nothing more.
-        if event.item is not None:
-            if event.item:
-                self.notes.lost(f"{event.item} item has no place in Llama Stack events")
-            return
-        data = event.data if isinstance(event.data, dict) else {}
-        what, item = data.get("type"), data.get("item")
-        if isinstance(item, dict) and what == "response.output_item.added":
-            self.notes.lost(f"{item.get('type')} item has no place in Llama Stack events")
-        elif isinstance(what, str) and "annotation" in what:
-            self.notes.lost_field("annotations")
-        elif not isinstance(what, str):
-            self.notes.lost(f"a {event.format} record has no place in Llama Stack events")
+        passthrough_lost(event, self.notes, "Llama Stack events")
