@@ -24,6 +24,7 @@ from chatx.request import (
     Request,
     Tool,
     ToolCall,
+    ToolChoice,
     ToolResult,
     Turn,
 )
@@ -248,6 +249,19 @@ def own_value(extra: dict[str, Any], path: str, same: bool, lost: list[str]) -> 
         return extra[""]
     lost.append(path)
     return None
+
+
+def write_choice(
+    choice: ToolChoice, same: bool, lost: list[str], write: Callable[[ToolChoice], T]
+) -> T | Any:
+    """A tool choice as a body writes it: one held whole (an API's own spelling,
+    :func:`own_value`) back into its API or said lost; else as ``write`` makes it, the
+    source fields it had besides said lost in another API than its own."""
+    if "" in choice.extra:
+        return own_value(choice.extra, "tool_choice", same, lost)
+    if not same:
+        lost.extend(extra_lost("tool_choice", choice.extra))
+    return write(choice)
 
 
 def extra_lost(path: str, extra: dict[str, Any]) -> list[str]:

@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import as_function, expect, extra_lost, flat_name, own_value, read_each
+from chatx.request_mapping import (
+    as_function,
+    expect,
+    extra_lost,
+    flat_name,
+    read_each,
+    write_choice,
+)
 
 _FUNCTION_KEYS = ("name", "description", "parameters", "strict")
 
@@ -119,10 +126,12 @@ def _named(tool: Any) -> str | None:
 def write_tool_choice(
     choice: ToolChoice, same: bool, tools: list[Tool], lost: list[str]
 ) -> str | dict[str, Any] | None:
-    if "" in choice.extra:
-        return own_value(choice.extra, "tool_choice", same, lost)
-    if not same:
-        lost += extra_lost("tool_choice", choice.extra)
+    return write_choice(choice, same, lost, lambda choice: _written(choice, same, tools, lost))
+
+
+def _written(
+    choice: ToolChoice, same: bool, tools: list[Tool], lost: list[str]
+) -> str | dict[str, Any] | None:
     by_name = {t.name: t for t in tools}
     if choice.allowed is not None:
         listed = [_function(by_name.get(name), name, same) for name in choice.allowed]

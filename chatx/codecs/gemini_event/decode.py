@@ -144,13 +144,7 @@ class GeminiDecoder:
 
     def _canonical_top(self) -> dict[str, Any]:
         read = self.read
-        top: dict[str, Any] = {}
-        if read.model:
-            top["modelVersion"] = read.model
-        top["responseId"] = read.id
-        if read.create is not None:
-            top["createTime"] = read.create
-        return top
+        return r.response_fields({}, read.model, read.id, read.create)
 
     def _start(self, data: dict[str, Any], out: list[ir.Event]) -> None:
         read = self.read

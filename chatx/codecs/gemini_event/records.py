@@ -159,6 +159,20 @@ def counted(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
+def response_fields(
+    out: dict[str, Any], model: str | None, response_id: Any, create: Any
+) -> dict[str, Any]:
+    """``out``, a chunk, with the response's fields after its candidates, in Gemini's
+    order: ``modelVersion`` (when there is one), ``responseId``, ``createTime`` (when
+    there is one)."""
+    if model:
+        out["modelVersion"] = model
+    out["responseId"] = response_id
+    if create is not None:
+        out["createTime"] = create
+    return out
+
+
 def error_object(code: Any, message: Any, status: Any) -> dict[str, Any]:
     """The canonical error object: what of code, message and status there is."""
     out: dict[str, Any] = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .records import response_fields
+
 
 class Call:
     """A tool call being written: its name, id and the arguments so far; ``part`` is the
@@ -85,9 +87,4 @@ class GeminiWritten:
     def chunk(self, candidates: list[dict[str, Any]]) -> dict[str, Any]:
         """A chunk around ``candidates``, with the response's model, id and time."""
         out: dict[str, Any] = {"candidates": candidates} if candidates else {}
-        if self.model:
-            out["modelVersion"] = self.model
-        out["responseId"] = self.id
-        if self.create is not None:
-            out["createTime"] = self.create
-        return out
+        return response_fields(out, self.model, self.id, self.create)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import expect, extra_lost, own_value
+from chatx.request_mapping import expect, extra_lost, write_choice
 
 _FUNCTION = ("type", "name", "description", "parameters", "strict")
 _CUSTOM = ("type", "name", "description", "format")
@@ -150,10 +150,12 @@ def read_tool_choice(value: Any) -> ToolChoice:
 def write_tool_choice(
     choice: ToolChoice, tools: list[Tool], same: bool, lost: list[str]
 ) -> str | dict[str, Any] | None:
-    if "" in choice.extra:
-        return own_value(choice.extra, "tool_choice", same, lost)
-    if not same:
-        lost += extra_lost("tool_choice", choice.extra)
+    return write_choice(choice, same, lost, lambda choice: _written(choice, tools, same, lost))
+
+
+def _written(
+    choice: ToolChoice, tools: list[Tool], same: bool, lost: list[str]
+) -> str | dict[str, Any] | None:
     by_name = {t.name: t for t in tools}
     if choice.allowed is not None:
         listed = [_choice(by_name.get(n), n) for n in choice.allowed]
