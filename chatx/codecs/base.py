@@ -19,6 +19,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from chatx.codecs.template import DeltaRun, RunDecoder, RunHook
+from chatx.errors import InputError
 from chatx.ir import Event
 from chatx.notes import Notes
 from chatx.record import Record
@@ -305,6 +306,23 @@ def package_codec(
         requests=RequestMapping(at("request", "read"), at("request", "write")),
         **fields,
     )
+
+
+def object_payload(
+    record: Record, notes: Notes, done: str, must: str, expected: str
+) -> dict[str, Any] | None:
+    """The JSON object a record of a format of objects holds; None for ``[DONE]``, said
+    (``done``: the warning) and left out. A record the reader could not parse, or a value
+    that is no object (``must`` says what it must be, ``expected`` its shape), is an
+    :class:`~chatx.errors.InputError`."""
+    if record.done:
+        notes.warning(done)
+        return None
+    if record.error:
+        raise InputError(record.error, line=record.line, expected="a JSON object")
+    if type(record.data) is not dict:
+        raise InputError(must, line=record.line, expected=expected)
+    return record.data
 
 
 def open_decoder(codec: Codec, notes: Notes) -> Decoder:

@@ -33,6 +33,7 @@ from typing import Any
 import orjson
 
 from chatx import ir
+from chatx.codecs.base import object_payload
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -103,18 +104,13 @@ class AnthropicDecoder:
         return out
 
     def _payload(self, record: Record) -> dict[str, Any] | None:
-        if record.done:
-            self.notes.warning("[DONE] is not part of an Anthropic stream: left out")
-            return None
-        if record.error:
-            raise InputError(record.error, line=record.line, expected="a JSON object")
-        if type(record.data) is not dict:
-            raise InputError(
-                "an Anthropic event must be a JSON object",
-                line=record.line,
-                expected='{"type": "message_start" | "content_block_delta" | …}',
-            )
-        return record.data
+        return object_payload(
+            record,
+            self.notes,
+            "[DONE] is not part of an Anthropic stream: left out",
+            "an Anthropic event must be a JSON object",
+            '{"type": "message_start" | "content_block_delta" | …}',
+        )
 
     def _other(self, data: dict[str, Any], kind: Any, line: int) -> list[ir.Event]:
         """A whole ``message``, or an event type this decoder does not know."""

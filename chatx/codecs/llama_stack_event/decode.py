@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import object_payload
 from chatx.codecs.whole import expand
 from chatx.errors import InputError
 from chatx.notes import Notes
@@ -120,18 +121,13 @@ class LlamaStackDecoder:
         return out
 
     def _payload(self, record: Record) -> dict[str, Any] | None:
-        if record.done:
-            self.notes.warning("[DONE] is not part of a Llama Stack stream: ignored")
-            return None
-        if record.error:
-            raise InputError(record.error, line=record.line, expected="a JSON object")
-        if not isinstance(record.data, dict):
-            raise InputError(
-                "a Llama Stack event must be a JSON object",
-                line=record.line,
-                expected='{"event": {"event_type": …, "delta": …}}',
-            )
-        return record.data
+        return object_payload(
+            record,
+            self.notes,
+            "[DONE] is not part of a Llama Stack stream: ignored",
+            "a Llama Stack event must be a JSON object",
+            '{"event": {"event_type": …, "delta": …}}',
+        )
 
     def _not_an_event(
         self, data: dict[str, Any], record: Record, out: list[ir.Event]
