@@ -325,6 +325,25 @@ def object_payload(
     return record.data
 
 
+class OneLane(Protocol):
+    """What an encoder of a format that holds one choice writes in: the lane it took."""
+
+    lane: int | None
+
+    def note_once(self, key: str, message: str) -> None: ...
+
+
+def first_lane(written: OneLane, lane: int, holds: str) -> bool:
+    """For a lane that is not the one ``written`` took: True when none was taken yet, and
+    ``lane`` is taken; else False, and the lane is said left out, once (``holds``: what the
+    format holds). The caller tests the taken lane first, the one test a delta costs."""
+    if written.lane is None:
+        written.lane = lane
+        return True
+    written.note_once(f"lane {lane}", f"choice {lane} left out: {holds}")
+    return False
+
+
 def open_decoder(codec: Codec, notes: Notes) -> Decoder:
     """The decoder of ``codec`` as the pipeline feeds it: with the codec's run hook in a
     :class:`~chatx.codecs.template.RunDecoder` when it names one (``Codec.run_hook``)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chatx import ir
+from chatx.codecs.base import first_lane
 from chatx.notes import Notes
 from chatx.pieces import Pieces
 
@@ -28,6 +29,10 @@ class OpenBlock:
         self.part: int | None = None  # the reasoning part the thinking came from
         self.start = 0  # where in its message item's text a text block starts
         self.cited = False  # a citation came after its text: the next text is a new block
+
+
+# What a message holds, said of a lane left out.
+_HOLDS = "an Anthropic message holds one (choose with --choice)"
 
 
 @dataclass(slots=True, eq=False)
@@ -70,15 +75,7 @@ class Written:
 
     def lane_ok(self, lane: int) -> bool:
         """Whether ``lane`` is the message's; another is said lost, once."""
-        if self.lane is None:
-            self.lane = lane
-        if lane == self.lane:
-            return True
-        self.note_once(
-            f"lane {lane}",
-            f"choice {lane} left out: an Anthropic message holds one (choose with --choice)",
-        )
-        return False
+        return lane == self.lane or first_lane(self, lane, _HOLDS)
 
     def note_once(self, key: str, message: str) -> None:
         if key not in self.noted:

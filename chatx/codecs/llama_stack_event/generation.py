@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import first_lane
 from chatx.notes import Notes
 from chatx.residue import merge, report
 
@@ -30,6 +31,10 @@ class OpenCall:
         self.id = call_id
         self.name = name
         self.fragments: list[str] = []
+
+
+# What a stream holds, said of a lane left out.
+_HOLDS = "Llama Stack events hold one choice (choose one with --choice)"
 
 
 @dataclass(slots=True, eq=False)
@@ -98,16 +103,7 @@ class Generation:
 
     def lane_ok(self, lane: int) -> bool:
         """Whether ``lane`` is the generation's; another is said lost, once."""
-        if self.lane is None:
-            self.lane = lane
-        if lane == self.lane:
-            return True
-        self.note_once(
-            f"lane {lane}",
-            f"choice {lane} left out: Llama Stack events hold "
-            "one choice (choose one with --choice)",
-        )
-        return False
+        return lane == self.lane or first_lane(self, lane, _HOLDS)
 
     def note_once(self, key: str, message: str) -> None:
         if key not in self.noted:
