@@ -198,6 +198,15 @@ def write_turn(writer: TurnWriter, index: int, turn: Turn) -> None:
         writer.native(turn, path)
 
 
+def write_native(turn: Native, path: str, same: bool, out: list[Any], lost: list[str]) -> None:
+    """An item only its source API has words for into a history ``out`` of that API
+    (``same``), as it came; into another API's, said lost by its kind."""
+    if same:
+        out.append(turn.value)
+    else:
+        lost.append(f"{path} ({turn.kind})")
+
+
 def media_url(part: Part) -> str | None:
     """A media part's address as chat and Responses take it: its URL, or its inline
     ``data`` as a ``data:`` URL (of its media type); None for a part with neither."""

@@ -45,6 +45,7 @@ from chatx.request_mapping import (
     read_each,
     shared_extra,
     with_extra,
+    write_native,
     write_turn,
 )
 
@@ -271,10 +272,7 @@ class _MessagesWriter:
         self.lost.append(f"{path} (reasoning)")
 
     def native(self, turn: Native, path: str) -> None:
-        if self.same:
-            self.out.append(turn.value)
-        else:
-            self.lost.append(f"{path} ({turn.kind})")
+        write_native(turn, path, self.same, self.out, self.lost)
 
     def call(self, turn: ToolCall, path: str) -> None:
         text = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments

@@ -12,7 +12,14 @@ from functools import partial
 from typing import Any
 
 from chatx.request import Message, Native, Part, Reasoning, Request, ToolCall, ToolResult, Turn
-from chatx.request_mapping import expect, extra_lost, media_url, with_extra, write_each
+from chatx.request_mapping import (
+    expect,
+    extra_lost,
+    media_url,
+    with_extra,
+    write_each,
+    write_native,
+)
 
 ROLES = ("system", "developer", "user", "assistant")
 
@@ -150,10 +157,7 @@ class ItemsWriter:
         self.out: list[dict[str, Any]] = []
 
     def native(self, turn: Native, path: str) -> None:
-        if self.same:
-            self.out.append(turn.value)
-        else:
-            self.lost.append(f"{path} ({turn.kind})")
+        write_native(turn, path, self.same, self.out, self.lost)
 
     def message(self, turn: Message, path: str) -> None:
         if not turn.parts and not self.same:
