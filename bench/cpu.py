@@ -1,7 +1,8 @@
 """CPU time (user + system) and peak RSS of issue 29's cases at 1M, each after the floor
 on the same input: on a shared machine CPU time, not wall time, is what a ratio can
 rest on. The streams come from ``bench/out`` (``make bench`` or ``python
-bench/generate.py --kind text --size 1m --format F`` and ``--kind mixed``).
+bench/generate.py --kind text --size 1m --format F`` and ``--kind mixed``). validate and
+collect run on every format's text stream; diff --semantic's floor is both streams'.
 
     python bench/cpu.py                      # every case
     python bench/cpu.py mixed "gemini→chat"  # the cases whose name holds one of these
@@ -56,10 +57,16 @@ cases = (
         ]
     ]
     + [
-        ("validate responses", "text-1m.responses.sse", ["validate", "{}"]),
-        ("validate chat", "text-1m.chat.sse", ["validate", "{}"]),
-        ("collect responses", "text-1m.responses.sse", ["collect", "{}", "-q"]),
-        ("collect chat", "text-1m.chat.sse", ["collect", "{}", "-q"]),
+        (f"{command} {src}", f"text-1m.{src}.sse", [command, "{}", *tail])
+        for command, tail in (("validate", []), ("collect", ["-q"]))
+        for src in ("chat", "responses", "anthropic", "llama", "gemini")
+    ]
+    + [
+        (
+            "diff --semantic chat responses",
+            "text-1m.chat.sse text-1m.responses.sse",
+            ["diff", "--semantic", "{}", "{}"],
+        )
     ]
 )
 only = sys.argv[1:]
@@ -68,9 +75,11 @@ print("|---|---:|---:|---:|---:|---:|")
 for name, src, tail in cases:
     if only and not any(o in name for o in only):
         continue
-    path = f"{out}/{src}"
-    fc, frss, fw, _ = run([py, f"{d}/bench/floor.py", path])
-    cc, crss, cw, st = run([py, "-m", "chatx", *[t.format(path) for t in tail]])
+    paths = [f"{out}/{name}" for name in src.split()]
+    # a case of two streams (diff) has the floor of each, added
+    fc = sum(run([py, f"{d}/bench/floor.py", path])[0] for path in paths)
+    given = iter(paths)
+    cc, crss, cw, st = run([py, "-m", "chatx", *[next(given) if t == "{}" else t for t in tail]])
     print(
         f"| {name} | {cc:.2f} | {fc:.2f} | {cc / fc:.2f} | {crss:.0f} | {cw:.1f} |"
         + ("" if st == 0 else f" status {st}"),

@@ -70,15 +70,17 @@ def collect_side(
     it (:mod:`chatx.collect.notes`); a same-format object's builder says its own."""
     from chatx.collect.assembler import assemble
     from chatx.collect.streams import other_items
-    from chatx.reading.decoding import decode
+    from chatx.reading.decoding import decode, decode_groups
 
     target = target_for(fmt, side.format)
-    side.decode_only()
-    batches = decode(side.records(), side.format, side.notes)
+    side.decode_only(raw=True)
     tap = encoder_notes(TARGETS[target], side.format, choice, side.notes, side.name, side.request)
-    if tap is not None:
-        batches = tap.tap(batches)
-    streams = assemble(batches, other_items)
+    if tap is None:
+        # a run of records the decoder knows by their bytes reaches the Assembler whole
+        streams = assemble(decode_groups(side.groups(), side.format, side.notes), other_items)
+    else:
+        # the encoder's notes are said at each record's line: one batch a record
+        streams = assemble(tap.tap(decode(side.records(), side.format, side.notes)), other_items)
     # The encoder said what the objects leave out: their builders' notes would say it twice.
     notes = side.notes if tap is None else Notes()
     return [

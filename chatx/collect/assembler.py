@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatx import ir
 from chatx.collect.items import Cited, CollectedCall, Item, Lane, OtherItem, OtherItems
@@ -32,6 +32,9 @@ from chatx.collect.residue import accumulate, settle
 from chatx.errors import UsageError
 from chatx.pieces import Pieces
 from chatx.residue import lost_paths, reported
+
+if TYPE_CHECKING:  # the codecs' package is the registry, which this module does not import
+    from chatx.codecs.template import DeltaRun
 
 # Record-level fields a client keeps on the final object (the openai SDK copies them).
 _KEPT_META = ("system_fingerprint", "service_tier")
@@ -92,6 +95,36 @@ class Assembler:
             handler = _HANDLERS.get(type(event))
             if handler is not None:
                 handler(self, event)
+
+    def feed_run(self, run: DeltaRun) -> None:
+        """Take a run's batches (:meth:`DeltaRun.batch` of each of its records, in order).
+
+        The first record's batch is fed as any other. Each record after it says the same
+        shared events and a delta like the first but for its text; when those events each
+        settle a dict no other one of them writes (:func:`_settles_once`), taking them again
+        changes nothing (a settle of the same values, the same kept fields), and the
+        delta goes to the item the first opened: the records after the first only add their
+        texts (and their counts). Otherwise each record's batch is fed."""
+        self.feed(run.batch(0))
+        rest = run.texts[1:]
+        if not rest:
+            return
+        shared = run.shared
+        if not _settles_once(shared):
+            for k in range(1, len(run.texts)):
+                self.feed(run.batch(k))
+            return
+        proto = run.proto
+        self.counts[type(proto).__name__] += len(rest)
+        if shared:
+            self.counts["Meta"] += len(rest) * len(shared)
+        if isinstance(proto, ir.TextDelta):
+            self._current(proto.lane, "message").text.extend(rest)
+        elif isinstance(proto, ir.ReasoningDelta):
+            item = self._current(proto.lane, "reasoning")
+            item.reasoning[(proto.kind, proto.part)].extend(rest)
+        else:
+            self.lane(proto.lane).tool_calls[proto.call].fragments.extend(rest)
 
     def lane(self, number: int) -> Lane:
         lane = self.lanes.get(number)
@@ -370,12 +403,32 @@ _HANDLERS: dict[type, Any] = {
 }
 
 
+def _settles_once(shared: tuple[ir.Meta, ...]) -> bool:
+    """Whether feeding a run's shared events again after its first record changes
+    nothing: each settles the residue of the stream (no lane) or of one lane, no two the
+    same one, and none says more (a citation, a delta's fields to add up, a codec's own
+    note: those go on a list or add up, record after record)."""
+    settled: set[int | None] = set()
+    for meta in shared:
+        if meta.meaning is not None or meta.own is not None or meta.delta:
+            return False
+        if "citations" in meta.extra or meta.lane in settled:
+            return False
+        settled.add(meta.lane)
+    return True
+
+
 def assemble(
-    batches: Iterable[list[ir.Event]], other_items: OtherItems | None = None
+    batches: Iterable[list[ir.Event] | DeltaRun], other_items: OtherItems | None = None
 ) -> list[Assembler]:
-    """One Assembler per stream in the input (a second ``StreamStart`` begins the next)."""
+    """One Assembler per stream in the input (a second ``StreamStart`` begins the next);
+    a :class:`~chatx.codecs.template.DeltaRun` among the batches (which has no
+    ``StreamStart``) is its records' batches, taken at once."""
     streams = [Assembler(other_items)]
     for batch in batches:
+        if not isinstance(batch, list):
+            streams[-1].feed_run(batch)
+            continue
         start = 0
         for position, event in enumerate(batch):
             if type(event) is ir.StreamStart and streams[-1].started:

@@ -27,8 +27,8 @@ def other_items(event: ir.Passthrough) -> OtherItem | None:
 def streams_of(side: Side, records: Iterable[Record] | None = None) -> list[Assembler]:
     """Decode and assemble the rest of one input (one Assembler per stream it holds);
     ``records`` is ``side.records()`` or a pass over it that looks at each record."""
-    if records is None:
-        side.decode_only()
-        records = side.records()
+    if records is None:  # nothing looks at the records: runs reach the Assembler whole
+        side.decode_only(raw=True)
+        return assemble(decoding.decode_groups(side.groups(), side.format, side.notes), other_items)
     batches = decoding.decode(records, side.format, side.notes)
     return assemble(batches, other_items)

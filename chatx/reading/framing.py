@@ -189,12 +189,17 @@ class Side:
     # responses fills the envelope from, as convert does.
     request: dict[str, Any] | None = field(default=None, repr=False)
 
-    def decode_only(self) -> None:
+    def decode_only(self, raw: bool = False) -> None:
         """The records from here on are only decoded, never looked at: a payload longer
         than ``LONG_PAYLOAD`` may come raw, for the decoder to parse around the long texts
-        it holds (a Responses stream's terminal event repeats every text it had)."""
+        it holds (a Responses stream's terminal event repeats every text it had); with
+        ``raw`` every payload does, for the decoder's run hook to know most by their
+        bytes, as ``convert``'s does (a record of a run is never parsed: its ``data``
+        stays None), unless the records are kept for a caller to look at."""
         if codecs.get(self.format).run_hook is not None and hasattr(self.reader, "raw_over"):
             self.reader.raw_over = LONG_PAYLOAD
+            if raw and self.kept is None:
+                self.reader.raw = True
 
     def records(self) -> Iterator[Record]:
         """The records not read yet; each input line the reader ignored becomes a warning
@@ -202,13 +207,38 @@ class Side:
         for record in self.source:
             if self.ignored:
                 self._say_ignored(record.line)
-            self.events += 1
-            if record.error is not None:
-                self.unreadable.append((record.line, record.error))
-            if self.kept is not None:
-                self.kept.append(record)
-            yield record
+            yield self._count(record)
         self._say_ignored(None)
+
+    def groups(self, size: int = 256) -> Iterator[list[Record]]:
+        """The records not read yet, as :meth:`records` gives them, in lists of up to
+        ``size`` for a decoder to find runs in. A record an ignored line's warning comes
+        before starts a list, the warning said once the list before it is decoded: the
+        notes come in the order :meth:`records` gives them. The records of a list are
+        read before the first is decoded: for an input decoded whole (collect, diff),
+        not one shown as it arrives."""
+        group: list[Record] = []
+        for record in self.source:
+            if self.ignored and self.ignored[0][0] < record.line:
+                if group:
+                    yield group
+                    group = []
+                self._say_ignored(record.line)
+            group.append(self._count(record))
+            if len(group) >= size:
+                yield group
+                group = []
+        if group:
+            yield group
+        self._say_ignored(None)
+
+    def _count(self, record: Record) -> Record:
+        self.events += 1
+        if record.error is not None:
+            self.unreadable.append((record.line, record.error))
+        if self.kept is not None:
+            self.kept.append(record)
+        return record
 
     def drain(self) -> None:
         """Read the rest, so that the counts and notes cover the whole input."""
