@@ -8,13 +8,13 @@ interpreter, since this test process has long imported everything.
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.interpreter import last_json_line
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -35,11 +35,7 @@ def _loaded_after(code: str) -> dict[str, object]:
             "loaded": [m for m in {(*HEAVY, TYPER_ADAPTERS)!r} if m in sys.modules],
         }}))
     """)
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    return json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
+    return last_json_line(script)
 
 
 @pytest.fixture(scope="module")

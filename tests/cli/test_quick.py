@@ -7,8 +7,6 @@ before; the table holds such lines too, so that a line quick() wrongly took woul
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,8 @@ import pytest
 import chatx.cli
 from chatx.cli import convert as convert_module
 from tests.inprocess import Result, run
-from tests.paths import FIXTURES, ROOT
+from tests.interpreter import fresh_python
+from tests.paths import FIXTURES
 
 CHAT = str(FIXTURES / "chat-chunk" / "text.sse")
 ANTHROPIC = str(FIXTURES / "anthropic-event" / "cache-usage.sse")
@@ -156,10 +155,7 @@ def test_a_usual_convert_imports_neither_typer_click_nor_rich() -> None:
         "loaded = {m.split('.')[0] for m in sys.modules} & {'typer', 'click'}\n"
         "sys.__stderr__.write(f' {sorted(loaded)}')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(script)
     assert done.stderr == "0 [] ['click', 'typer']"
 
 

@@ -9,15 +9,12 @@ runs in a fresh interpreter, since this test process has long imported everythin
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from chatx import codecs
 from chatx.codecs.base import lazy
-from tests.paths import FIXTURES, ROOT
+from tests.interpreter import fresh_python, last_json_line
+from tests.paths import FIXTURES
 
 PACKAGES = ("chat_chunk", "responses_event", "llama_stack_event", "anthropic_event")
 
@@ -34,11 +31,7 @@ def _codec_modules(argv: list[str]) -> tuple[int, list[str]]:
         f"loaded = sorted(m for m in sys.modules if m.startswith({prefixes!r}))\n"
         "sys.__stdout__.write(json.dumps([code, loaded]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    code, loaded = json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
+    code, loaded = last_json_line(script)
     return code, loaded
 
 
@@ -105,11 +98,7 @@ def _chatx_modules(argv: list[str], stdin: bytes = b"") -> tuple[int, list[str]]
         "loaded = sorted(m for m in sys.modules if m == 'chatx' or m.startswith('chatx.'))\n"
         "sys.__stdout__.write(json.dumps([code, loaded]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], input=stdin, capture_output=True, cwd=ROOT, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    code, loaded = json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
+    code, loaded = last_json_line(script, stdin=stdin)
     return code, loaded
 
 
@@ -202,10 +191,7 @@ def test_lazy_imports_its_module_when_first_called() -> None:
         "said = hook({'type': 'message', 'content': []})\n"
         "print(before, 'chatx.codecs.anthropic_event.whole' in sys.modules, said)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(script)
     assert done.stdout == "False True an Anthropic Message object\n"
 
 
@@ -278,10 +264,7 @@ def test_the_registry_imports_a_package_when_a_question_reaches_it() -> None:
         "print([c.name for c in codecs.CODECS[1:3]], len(codecs.CODECS))\n"
         "print([c.name for c in codecs.CODECS] == codecs.names(), have())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    done = fresh_python(script)
     every = ["chat_chunk", "responses_event", "llama_stack_event", "anthropic_event"]
     assert done.stdout.splitlines() == [
         # chatx's own import reads nothing of a format

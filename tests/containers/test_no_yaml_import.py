@@ -3,11 +3,8 @@ decompressors, nor the readers of files of exchanges."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from tests.containers.common import ROOT, fixture
+from tests.interpreter import last_json_line
 
 # (bz2 and lzma are not listed: shutil imports them at every start, whatever chatx does)
 LAZY = ("yaml", "gzip", "zstandard", "chatx.containers.har",
@@ -22,11 +19,7 @@ def _loaded(argv: list[str]) -> tuple[int, list[str]]:
         f"code = main({argv!r})\n"
         f"sys.__stdout__.write(json.dumps([code, [m for m in {LAZY!r} if m in sys.modules]]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    code, loaded = json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
+    code, loaded = last_json_line(script)
     return code, loaded
 
 

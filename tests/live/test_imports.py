@@ -6,13 +6,11 @@ Each check runs in a fresh interpreter (this test process has long imported them
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
-from tests.live.support import FIXTURES, ROOT
+from tests.interpreter import last_json_line
+from tests.live.support import FIXTURES
 
 HTTP = ("httpx", "httpx2", "httpcore", "httpcore2", "uvicorn", "starlette", "h11", "anyio")
 
@@ -22,11 +20,7 @@ def loaded_after(code: str) -> list[str]:
         import json, sys
         sys.__stdout__.write("\\n" + json.dumps([m for m in {HTTP!r} if m in sys.modules]))
     """)
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=120
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    return json.loads(done.stdout.decode().rsplit("\n", 1)[-1])
+    return last_json_line(script)
 
 
 def test_cli_convert_imports_no_http_client_or_server(tmp_path: Path) -> None:
