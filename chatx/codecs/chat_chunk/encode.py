@@ -180,6 +180,8 @@ class ChatChunkEncoder:
 
     def _error(self, event: ir.Error, batch: Batch) -> None:
         batch.error = event
+        if event.extra:  # another format's error fields (Google's details): said lost
+            self._residue(event.extra, "error.")
 
     def _item_end(self, event: ir.ItemEnd, batch: Batch) -> None:
         extra = event.extra

@@ -301,3 +301,17 @@ def test_ls_names_the_model_a_gemini_stream_says() -> None:
     assert listed.code == 0, listed.err
     row = json.loads(listed.stdout.splitlines()[0])
     assert (row["format"], row["model"]) == ("gemini-event", "gemini-2.5-flash")
+
+
+def test_an_errors_details_are_said_lost_into_chat_never_dropped() -> None:
+    """Google's error carries ``details`` (RetryInfo, ErrorInfo): a chat error frame has
+    no place for them and says so; Gemini → Gemini keeps them."""
+    body = {"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED",
+                      "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                                   "retryDelay": "7s"}]}}  # fmt: skip
+    data = json.dumps(body).encode()
+    out, notes = convert(data, "chat-chunk")
+    assert b"RetryInfo" not in out
+    assert any("details" in path for path in notes.lost_fields), notes.lost_fields
+    same, _ = convert(data, "gemini-event", out_container="jsonl")
+    assert json.loads(same) == body
