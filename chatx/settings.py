@@ -42,12 +42,17 @@ class Settings:
     choice: int | None = None
     strict: bool = False
 
-    def recorded(self, request: dict[str, Any] | None) -> Settings:
+    def recorded(self, request: dict[str, Any] | None, found: str | None = None) -> Settings:
         """These settings with the request recorded beside a stream (a HAR, a cassette):
-        it fills the Responses envelope as ``--request`` does, unless that was given."""
+        it fills the Responses envelope as ``--request`` does, unless that was given; and
+        the format ``ls`` found for the stream (``found``, from its URL and records) read
+        as ``--from`` unless that was given, so that convert reads it as ls lists it."""
+        settings = self
+        if found is not None and self.src is None:
+            settings = replace(settings, src=found)
         if request is None or self.options.request is not None:
-            return self
-        return replace(self, options=replace(self.options, request=request))
+            return settings
+        return replace(settings, options=replace(self.options, request=request))
 
     def transcoder(self, target: str, name: str, notes: Notes) -> Transcoder:
         """A Transcoder to ``target`` with these settings."""

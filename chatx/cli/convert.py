@@ -337,7 +337,7 @@ def convert_one(file: str, to: str, output: str, settings: Any, quiet: bool) -> 
     notes = Notes()
     picked.say_skipped(notes)  # exchanges whose bodies could not be decoded
     try:
-        transcoder = settings.recorded(picked.request).transcoder(to, name, notes)
+        transcoder = settings.recorded(picked.request, picked.format).transcoder(to, name, notes)
     except BaseException:  # a --choice the Transcoder refuses: the input is closed
         picked.source.close()
         raise
@@ -387,9 +387,10 @@ def _plan(
         return [], [f"{files[0]}: {os.strerror(errno.ENOENT)}"]
     with finding.pick(address) as picked:  # FILE#N, or the only stream a file holds
         index = picked.stream.index if picked.stream is not None else None
-    return [
-        planning.Job(Path(address.file), picked.name, formats[0], Path(output), None, index)
-    ], []
+    job = planning.Job(
+        Path(address.file), picked.name, formats[0], Path(output), None, index, picked.format
+    )
+    return [job], []
 
 
 def run_many(

@@ -171,8 +171,9 @@ def check_file(
     from chatx.validation import validate_records
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
-    container, records = open_records(file, container, ignored)
+    container, records, found = open_records(file, container, ignored)
     head: list[Record] = []
+    fmt = fmt or found
     if fmt is None:
         fmt, head = _detect(records, name)
     result = FileResult(name, fmt, container)

@@ -23,7 +23,9 @@ class Job:
 
     ``name`` is how messages call the input (the path as given or found); ``root`` is the
     output directory ``output`` must stay inside (``None`` for an explicit ``-o FILE``);
-    ``stream`` is N of ``FILE#N`` when ``source`` holds recorded exchanges (a HAR…).
+    ``stream`` is N of ``FILE#N`` when ``source`` holds recorded exchanges (a HAR…), and
+    ``found`` the format ``ls`` found for that stream (from its URL and records), which
+    the job reads it as unless ``--from`` says.
     """
 
     source: Path
@@ -32,6 +34,7 @@ class Job:
     output: Path
     root: Path | None = None
     stream: int | None = None
+    found: str | None = None
 
 
 def output_name(stem: str, target: str, container: str) -> str:
@@ -71,7 +74,7 @@ def plan(
         except InputError as exc:
             problems.append(str(exc.located(source.name)))
             continue
-        for index in streams:
+        for index, found in streams:
             stem = stem_of(source.path) + ("" if index is None else f".{index}")
             given = source.name if index is None else f"{source.name}#{index}"
             for target in formats:
@@ -79,7 +82,9 @@ def plan(
                 relative = source.subdir / name
                 if relative.is_absolute() or ".." in relative.parts:  # defence in depth
                     raise UsageError(f"{given}: its output would leave {out_dir}")
-                jobs.append(Job(source.path, given, target, out_dir / relative, out_dir, index))
+                jobs.append(
+                    Job(source.path, given, target, out_dir / relative, out_dir, index, found)
+                )
     return _refuse_clashes(jobs), problems
 
 

@@ -84,7 +84,7 @@ def convert_job(job: Job, settings: Settings, check: bool = False) -> Outcome:
     notes = Notes()
     try:
         data, request = sources.job_input(job.source, job.stream)
-        transcoder = settings.recorded(request).transcoder(job.target, job.name, notes)
+        transcoder = settings.recorded(request, job.found).transcoder(job.target, job.name, notes)
         out = transcoder.feed(data) + transcoder.finish()
         status = _compare(job, out) if check else _write(job, out)
     except ChatxError as exc:

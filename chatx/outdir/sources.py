@@ -20,26 +20,26 @@ def stem_of(path: Any) -> str:
     return name.rsplit(".", 1)[0] if "." in name[1:] else name
 
 
-def planned(path: Any, index: int | None) -> list[int | None]:
-    """The streams of ``path`` a many-file run converts: ``[None]`` for a bare stream,
-    else ``index`` or every exchange whose body is a stream or cannot be decoded (its
-    job then fails, naming it); an InputError when it holds no stream."""
+def planned(path: Any, index: int | None) -> list[tuple[int | None, str | None]]:
+    """The streams of ``path`` a many-file run converts, each with the format ``ls``
+    found for it: ``[(None, None)]`` for a bare stream (its records tell), else ``index``
+    or every exchange whose body is a stream or cannot be decoded (its job then fails,
+    naming it); an InputError when it holds no stream."""
     with open_source(Address(str(path), index)) as source:
         if source.kind is None:
             if index not in (None, 0):
                 raise InputError(f"no stream #{index}: a bare stream is one stream (#0)")
-            return [None]
-        if index is not None:
-            return [index]
-        found, total, unknown = [], 0, 0
-        for stream in streams(source):
+            return [(None, None)]
+        found: list[tuple[int | None, str | None]] = []
+        total = unknown = 0
+        for stream in streams(source, index):
             total += 1
             unknown += stream.kind == "unknown"
-            if stream.readable or stream.kind == "unreadable":
-                found.append(stream.index)
+            if index is not None or stream.readable or stream.kind == "unreadable":
+                found.append((stream.index, stream.format))
         if not found:
             raise none_streaming(source.name, total, [], unknown)
-        return list(found)
+        return found
 
 
 class _Cursor:

@@ -9,9 +9,11 @@ command that reads them all.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatx import codecs, containers
@@ -95,7 +97,7 @@ def judge(stream: Exchange, framed: tuple[str, Iterator[Record]] | None) -> None
     except InputError as exc:
         stream.container, stream.note = None, exc.message
         return
-    codec = codecs.looks_like(head)
+    codec = told(head, stream.entry.url if stream.entry is not None else None)
     if codec is None:
         said = codecs.unknown(head)
         if said is not None and (stream.container == "sse" or stream.records > 1):
@@ -109,6 +111,52 @@ def judge(stream: Exchange, framed: tuple[str, Iterator[Record]] | None) -> None
         described = codec.whole(head[0].data)
         if described:
             stream.kind, stream.note = "object", described
+
+
+def told(head: list[Record], url: str | None) -> codecs.Codec | None:
+    """The format of a recorded exchange's stream, from its first records and the URL it
+    was asked at: the API the URL's path names, when one of those records is that
+    format's (its probe scores it), unless a record is another format's for certain (a
+    gateway's Gemini route that sent chat chunks is chat). Two APIs' error bodies read
+    alike (Google's ``{"error": {"code": 400, "message": …}}`` is an OpenAI error to the
+    eye), and the URL tells them apart. Else the records alone, as for a bare stream."""
+    codec = codecs.looks_like(head)
+    api = _api_at(url) if url else None
+    if api is None or api is codec:
+        return codec
+    usable = [r for r in head[: codecs.PROBE_RECORDS] if not r.error and not r.done]
+    if any(codecs.certain(record) is not None for record in usable):
+        return codec
+    return api if any(api.probe([record]) > 0 for record in usable) else codec
+
+
+def _api_at(url: str) -> codecs.Codec | None:
+    """The format whose HTTP API (its descriptor's ``http``) answers ``url``'s path: the
+    route without its version segment, at the path's end, so that a base path before it
+    (``/openai``, Vertex AI's ``/v1beta1/projects/P/locations/L/publishers/google``) or
+    another version (``/v1``, ``/v1beta``) still names it."""
+    from urllib.parse import urlsplit
+
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # a malformed URL (an unclosed IPv6 bracket): no API named
+        return None
+    for codec in codecs.CODECS:
+        http = codec.http
+        if http is None:
+            continue
+        for route in (http.path, http.stream_path):
+            if route and _route_end(route).search(path):
+                return codec
+    return None
+
+
+@cache
+def _route_end(route: str) -> re.Pattern[str]:
+    """``/v1beta/models/{model}:streamGenerateContent`` as a pattern of the path's end
+    (``/models/M:streamGenerateContent``), the model one path segment."""
+    tail = "/" + route.split("/", 2)[2]
+    return re.compile(re.escape(tail).replace(r"\{model\}", "[^/]+") + "$")
 
 
 def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
@@ -232,6 +280,12 @@ class Picked:
     @property
     def request(self) -> dict[str, Any] | None:
         return self.stream.request if self.stream is not None else None
+
+    @property
+    def format(self) -> str | None:
+        """The format ``ls`` found for a stream of a file of exchanges (None: a bare
+        input, whose records tell it as they are read)."""
+        return self.stream.format if self.stream is not None else None
 
     def say_skipped(self, notes: Notes) -> None:
         """A note for each exchange skipped on the way, naming that exchange (as ls

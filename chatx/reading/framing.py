@@ -47,16 +47,17 @@ def open_records(
     file: str | opening.Source | finding.Exchange,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
-) -> tuple[str, Iterator[Record]]:
+) -> tuple[str, Iterator[Record], str | None]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
-    :class:`chatx.reading.finding.Exchange` read already) and frame it into records as they are read.
+    :class:`chatx.reading.finding.Exchange` read already) and frame it into records as they are read:
+    (container, records, the format ``ls`` found for a stream of a file of exchanges).
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
     ignored (an SSE line that is no field), by the time the records after it come out.
     """
-    _, kind, _, records, _ = _open(file, container, ignored)
-    return kind, records
+    _, kind, _, records, _, found = _open(file, container, ignored)
+    return kind, records, found
 
 
 def frame_bytes(
@@ -76,24 +77,27 @@ def _open(
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
-) -> tuple[str, str, Any, Iterator[Record], dict[str, Any] | None]:
-    """(name, container, reader, records, the request recorded with it) of ``file``: a
-    path, ``-``, ``FILE#N``, or a stream a file of exchanges holds; ``notes`` gets the
-    exchanges skipped on the way."""
+) -> tuple[str, str, Any, Iterator[Record], dict[str, Any] | None, str | None]:
+    """(name, container, reader, records, the request recorded with it, the format ``ls``
+    found for it) of ``file``: a path, ``-``, ``FILE#N``, or a stream a file of exchanges
+    holds; ``notes`` gets the exchanges skipped on the way. A stream of a file of
+    exchanges has its format found there, from its URL and records
+    (:func:`chatx.reading.finding.told`): every command reads it as ``ls`` lists it."""
     if isinstance(file, finding.Exchange):
         if file.error is not None:
             raise file.error
         framed = _from_bytes(file.data, container, ignored, file.address)
-        return (file.address, *framed, file.request)
+        return (file.address, *framed, file.request, file.format)
     if isinstance(file, opening.Source):
-        return (file.name, *_source(file, file.name, container, ignored), None)
+        return (file.name, *_source(file, file.name, container, ignored), None, None)
     picked = finding.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
             picked.say_skipped(notes)
-        return (name, *_from_bytes(picked.stream.data, container, ignored, name), picked.request)
-    return (name, *_source(picked.source, name, container, ignored), None)
+        framed = _from_bytes(picked.stream.data, container, ignored, name)
+        return (name, *framed, picked.request, picked.format)
+    return (name, *_source(picked.source, name, container, ignored), None, None)
 
 
 def records_of(
@@ -276,8 +280,8 @@ def open_side(file: str, fmt: str | None = None, *, keep: bool = False) -> Side:
     decompressed, and the only stream of a file of exchanges when no ``#N`` names one."""
     ignored: list[tuple[int, str]] = []
     notes = Notes()
-    name, container, reader, records, request = _open(file, None, ignored, notes)
-    side = _side(name, container, reader, records, ignored, fmt, keep)
+    name, container, reader, records, request, found = _open(file, None, ignored, notes)
+    side = _side(name, container, reader, records, ignored, fmt or found, keep)
     side.request = request
     side.notes.items[:0] = notes.items
     return side
