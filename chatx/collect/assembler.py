@@ -266,10 +266,15 @@ class Assembler:
         if event.logprobs:
             logprobs.extend(event.logprobs)
 
-    def _reasoning(self, event: ir.ReasoningDelta) -> None:
+    def _delta_lane(self, event: ir.ReasoningDelta | ir.ToolArgsDelta) -> Lane:
+        """The lane a piece goes to; the piece's own fields are noted as lost, as no
+        collected object has a place for them."""
         if event.extra:
             self.delta_residue.update(lost_paths(reported(event.extra)))
-        lane = self.lane(event.lane)
+        return self.lane(event.lane)
+
+    def _reasoning(self, event: ir.ReasoningDelta) -> None:
+        lane = self._delta_lane(event)
         if event.source_field and lane.reasoning_field is None:
             lane.reasoning_field = event.source_field
         item = self._current(event.lane, "reasoning")
@@ -280,9 +285,7 @@ class Assembler:
             parts.append(event.text)
 
     def _args(self, event: ir.ToolArgsDelta) -> None:
-        if event.extra:
-            self.delta_residue.update(lost_paths(reported(event.extra)))
-        lane = self.lane(event.lane)
+        lane = self._delta_lane(event)
         call = lane.tool_calls.get(event.call)
         if call is None:  # a fragment for a call never opened: keep it all the same
             item = Item("tool_call")
