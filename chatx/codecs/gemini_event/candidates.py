@@ -2,7 +2,7 @@
 *part event* (a text part a ``TextDelta``, a thought part a ``ReasoningDelta``, a
 ``functionCall`` a whole call, any other part a ``Passthrough`` other formats report
 once), a ``thoughtSignature`` a reasoning item closed just before its part, and the
-candidate's grounding and citations (:mod:`.grounding`) once the text they cite is
+candidate's grounding and citations (:mod:`.grounding_read`) once the text they cite is
 read. Each candidate ends with a ``Meta``: the difference between it and the canonical
 candidate the encoder writes (:mod:`.records`)."""
 
@@ -16,7 +16,7 @@ from chatx.residue import Carried, exact_diff
 
 from . import records as r
 from .calls import CallReader
-from .grounding import GroundingReader
+from .grounding_read import GroundingReader
 from .read import GeminiRead, ReadLane
 
 # Fields of a candidate other events say: other formats report none of them.

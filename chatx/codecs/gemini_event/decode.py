@@ -8,7 +8,7 @@ call (:mod:`.calls`), any other part (code execution, inline data, a built-in to
 part (not a thought) closes a reasoning item just before the part's events
 (``ItemEnd.signature``), opening an empty one when none is open: that is where Anthropic
 and Responses keep a signature, and where a Gemini encoder finds it to put it on the
-next part. Grounding and citations are :mod:`.grounding`'s.
+next part. Grounding and citations are :mod:`.grounding_read`'s.
 
 **What Gemini repeats.** Usage is cumulative and on every chunk, and ``finishReason``
 may come on every chunk or mid-stream (before code execution goes on). So the
@@ -43,7 +43,7 @@ from chatx.residue import ABSENT, exact_diff
 from . import records as r
 from .calls import CallReader
 from .candidates import CandidateReader, said
-from .grounding import GroundingReader
+from .grounding_read import GroundingReader
 from .read import GeminiRead, ReadLane
 
 # Fields of a chunk other events say: other formats report none of them.

@@ -23,7 +23,7 @@ from chatx.residue import MetaReport, merge, passthrough_lost, report
 
 from . import records as r
 from .ending import Ending
-from .grounding import GroundingWriter
+from .grounding_write import GroundingWriter
 from .parts import Parts
 from .written import GeminiBatch, GeminiWritten
 

@@ -18,7 +18,7 @@ response's ``usageMetadata`` is the last chunk's as it came, its ``promptFeedbac
 place: said lost.
 
 **From another format**, its citations and web searches become each candidate's
-``groundingMetadata`` as the encoder writes them (:class:`~.grounding.GroundingWriter`):
+``groundingMetadata`` as the encoder writes them (:class:`~.grounding_write.GroundingWriter`):
 ``collect --as gemini`` of a stream is ``collect`` of ``convert --to gemini`` of it.
 """
 
@@ -34,7 +34,7 @@ from chatx.residue import ABSENT, copied, merge
 
 from . import records as r
 from .ending import error_body, usage_metadata
-from .grounding import CITATIONS, GROUNDING, GroundingWriter
+from .grounding_write import GroundingWriter
 from .parts import is_base64, loads
 
 # A candidate's fields the object builds from the IR, and a response's.
@@ -56,7 +56,7 @@ def other_item(data: Any) -> OtherItem | None:
         # Each part an item of its own: the decoder makes a payload per part, which its
         # item keeps (so no other payload has its id while the stream is assembled).
         return OtherItem(("part", id(data)), data, True, lane=lane)
-    if GROUNDING in data:
+    if r.GROUNDING in data:
         return OtherItem(("search", lane), data, True, lane=lane)
     return None
 
@@ -199,7 +199,7 @@ def _own_candidate(candidate: dict[str, Any], lane: Lane, cited: list[Any]) -> N
         if key not in _BUILT:
             candidate[key] = copied(value)
     if cited:
-        candidate[CITATIONS] = _citations(cited)
+        candidate[r.CITATIONS] = _citations(cited)
 
 
 def _blocked(stream: Assembler) -> bool:
@@ -279,7 +279,7 @@ def _candidates(
         else:
             grounding = _grounding(lane, index, notes)
             if grounding is not None:
-                candidate[GROUNDING] = grounding
+                candidate[r.GROUNDING] = grounding
         candidates.append(candidate)
     return candidates
 

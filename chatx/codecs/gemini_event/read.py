@@ -8,7 +8,7 @@ from typing import Any
 from chatx import ir
 from chatx.notes import Notes
 
-from .grounding import Spans
+from .grounding_read import Spans
 
 
 class Streamed:

@@ -15,6 +15,9 @@ from typing import Any
 from chatx import ir
 
 NAME = "gemini-event"
+# A candidate's grounding and citations (read and written by .grounding_read and
+# .grounding_write, kept whole by the final response).
+GROUNDING, CITATIONS = "groundingMetadata", "citationMetadata"
 
 
 class GeminiOwn(ir.Own):

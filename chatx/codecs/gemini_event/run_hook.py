@@ -8,7 +8,7 @@ differs from chunk to chunk, so those chunks never match a template and are pars
 speed path is for streams that say usage once (Vertex's, chatx's own).
 
 The decoder holds each candidate's answer text for the spans of its citations
-(:mod:`.grounding`): the hook hands it the text of a run of answer text, as the decoder
+(:mod:`.grounding_read`): the hook hands it the text of a run of answer text, as the decoder
 would have held each record's.
 """
 

@@ -231,7 +231,7 @@ def test_a_search_that_never_ends_is_said_lost() -> None:
 
 
 def test_a_file_citation_has_no_place_in_gemini() -> None:
-    from chatx.codecs.gemini_event.grounding import GroundingWriter
+    from chatx.codecs.gemini_event.grounding_write import GroundingWriter
 
     writer = GroundingWriter(Notes())
     assert writer.cite(0, ir.Citation("file", file_id="file_1")) is False
