@@ -48,9 +48,10 @@ ReasoningKind = Literal["summary", "text"]
 class Own:
     """A codec's own note on an event, beside its source fields: what the decoder of
     format A tells A's encoder (and A's final-object builder) so that ``A -> A`` writes
-    the stream as it came. Each codec subclasses it once with typed, slotted attributes
-    (``chatx/codecs/<format>/own.py``); the encoder of another format never reads it, and
-    residue reports, collect's residue and diffs never see it: it is no source field."""
+    the stream as it came. Each codec subclasses it once as a slotted dataclass of typed
+    fields with defaults, leaving equality and repr to this class (its ``eq=False,
+    repr=False``); the encoder of another format never reads it, and residue reports,
+    collect's residue and diffs never see it: it is no source field."""
 
     __slots__ = ()
 

@@ -476,4 +476,4 @@ def test_chat_captures_collect_to_valid_responses(path: Path) -> None:
     _, streams, _ = _streams(path)
     stream = streams[0]
     for lane in stream.choices or [stream.lane(0)]:
-        assert _errors(Response, to_response(stream, "chat-chunk", lane)) == set()
+        assert _errors(Response, to_response(stream, "chat-chunk", lane.index)) == set()

@@ -326,11 +326,19 @@ def object_payload(
 
 
 class OneLane(Protocol):
-    """What an encoder of a format that holds one choice writes in: the lane it took."""
+    """What an encoder of a format that holds one choice writes in: the lane it took,
+    and the losses it said (once each over every stream of the input)."""
 
     lane: int | None
+    noted: set[str]
+    notes: Notes
 
-    def note_once(self, key: str, message: str) -> None: ...
+
+def lost_once(written: OneLane, key: str, message: str) -> None:
+    """Say ``message`` lost unless ``key``'s loss was said already."""
+    if key not in written.noted:
+        written.noted.add(key)
+        written.notes.lost(message)
 
 
 def first_lane(written: OneLane, lane: int, holds: str) -> bool:
@@ -340,7 +348,7 @@ def first_lane(written: OneLane, lane: int, holds: str) -> bool:
     if written.lane is None:
         written.lane = lane
         return True
-    written.note_once(f"lane {lane}", f"choice {lane} left out: {holds}")
+    lost_once(written, f"lane {lane}", f"choice {lane} left out: {holds}")
     return False
 
 

@@ -18,6 +18,7 @@ message around its citations. An annotation's span is kept when it is that block
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -74,19 +75,15 @@ def web_citation(cite: ir.Citation) -> dict[str, Any]:
     }
 
 
+@dataclass(slots=True, eq=False)
 class AnthropicCitations:
     """Another format's citations in the anthropic encoder's text blocks. ``written`` is
     the message it shares with the content blocks, ``open_text`` opens a text block
     (closing the one open)."""
 
-    __slots__ = ("written", "notes", "open_text")
-
-    def __init__(
-        self, written: Written, notes: Notes, open_text: Callable[[list[Any]], OpenBlock]
-    ) -> None:
-        self.written = written
-        self.notes = notes
-        self.open_text = open_text
+    written: Written
+    notes: Notes
+    open_text: Callable[[list[Any]], OpenBlock]
 
     def cite(self, cite: ir.Citation, block: OpenBlock | None, out: list[Any]) -> bool:
         """Write another format's citation in ``block``, the open block, when it is a

@@ -8,6 +8,7 @@ the source's JSON values, and another format reports exactly what it cannot hold
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -18,6 +19,7 @@ from .probe import EVENTS as EVENTS
 from .probe import NAME as NAME
 
 
+@dataclass(slots=True, eq=False, repr=False)  # eq and repr: ir.Own
 class AnthropicOwn(ir.Own):
     """The Anthropic decoder's own note on an event, for anthropic output and the
     Anthropic final message (see :class:`chatx.ir.Own`).
@@ -40,48 +42,18 @@ class AnthropicOwn(ir.Own):
     - ``patch`` (a ``Usage``): the residue of a message_delta that says usage and no
       stop reason (whose ``Finish`` carries it otherwise)."""
 
-    __slots__ = (
-        "again",
-        "content",
-        "cut",
-        "data",
-        "implicit",
-        "patch",
-        "prefill",
-        "record",
-        "redacted",
-        "seed",
-        "stop",
-        "usage",
-    )
-
-    def __init__(
-        self,
-        record: dict[str, Any] | None = None,
-        prefill: bool = False,
-        seed: Any = None,
-        redacted: bool = False,
-        data: Any = None,
-        again: bool = False,
-        cut: bool = False,
-        implicit: bool = False,
-        usage: dict[str, Any] | None = None,
-        content: list[Any] | None = None,
-        stop: list[Any] | None = None,
-        patch: dict[str, Any] | None = None,
-    ) -> None:
-        self.record = record
-        self.prefill = prefill
-        self.seed = seed
-        self.redacted = redacted
-        self.data = data
-        self.again = again
-        self.cut = cut
-        self.implicit = implicit
-        self.usage = usage
-        self.content = content
-        self.stop = stop
-        self.patch = patch
+    record: dict[str, Any] | None = None
+    prefill: bool = False
+    seed: Any = None
+    redacted: bool = False
+    data: Any = None
+    again: bool = False
+    cut: bool = False
+    implicit: bool = False
+    usage: dict[str, Any] | None = None
+    content: list[Any] | None = None
+    stop: list[Any] | None = None
+    patch: dict[str, Any] | None = None
 
 
 # Notes that nothing changes, shared: the encoder tells AGAIN by identity, a test per

@@ -17,6 +17,7 @@ item with a search action) as those two blocks.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -85,19 +86,15 @@ def tool_id(item_id: str) -> str:
     return "srvtoolu_" + (item_id[3:] if item_id.startswith("ws_") else item_id)
 
 
+@dataclass(slots=True, eq=False)
 class AnthropicSearches:
     """Another format's web searches in the anthropic encoder: each written whole, as
     its two blocks, once it ends. ``written`` is the message (its block count, the
     losses said once), ``close_block`` closes the block open."""
 
-    __slots__ = ("written", "notes", "close_block")
-
-    def __init__(
-        self, written: Written, notes: Notes, close_block: Callable[[list[Any]], None]
-    ) -> None:
-        self.written = written
-        self.notes = notes
-        self.close_block = close_block
+    written: Written
+    notes: Notes
+    close_block: Callable[[list[Any]], None]
 
     def write(self, search: ir.WebSearch, out: list[Any]) -> None:
         """Another format's web search, written whole once it ends; said lost when its

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chatx import ir
-from chatx.codecs.base import first_lane
+from chatx.codecs.base import first_lane, lost_once
 from chatx.notes import Notes
 from chatx.pieces import Pieces
 
@@ -78,6 +78,4 @@ class Written:
         return lane == self.lane or first_lane(self, lane, _HOLDS)
 
     def note_once(self, key: str, message: str) -> None:
-        if key not in self.noted:
-            self.noted.add(key)
-            self.notes.lost(message)
+        lost_once(self, key, message)

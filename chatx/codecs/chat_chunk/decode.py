@@ -265,12 +265,12 @@ class ChatChunkDecoder:
             from chatx.codecs.chat_chunk import signatures  # a delta with more than chat's fields
 
             self._seal(number, lane, signatures.read(delta, delta_extra.rest), out)
-        if "content" in delta and self._content(
-            number, lane, delta["content"], text_lp, out, delta_extra
+        if "content" in delta and self._message_piece(
+            number, lane, "content", delta["content"], text_lp, out, delta_extra
         ):
             text_lp = None
-        if "refusal" in delta and self._refusal(
-            number, lane, delta["refusal"], refusal_lp, out, delta_extra
+        if "refusal" in delta and self._message_piece(
+            number, lane, "refusal", delta["refusal"], refusal_lp, out, delta_extra
         ):
             refusal_lp = None
         if "annotations" in delta and type(delta_extra) is Carried and not lane.finished:
@@ -345,45 +345,33 @@ class ChatChunkDecoder:
             else:  # the item has shown its text: any token vouches for it
                 lane.seal = (value, None)
 
-    def _refusal(
+    def _message_piece(
         self,
         number: int,
         lane: ChoiceState,
+        key: str,
         value: Any,
         logprobs: Any,
         out: list[ir.Event],
         delta_extra: dict[str, Any],
     ) -> bool:
-        """Decode ``delta.refusal``; true when the refusal took the logprobs."""
+        """Decode ``delta.content`` or ``delta.refusal`` (``key``), message text either;
+        true when the piece took the logprobs."""
         if isinstance(value, str) and value:
             self._switch(number, lane, "message", None, out)
-            out.append(ir.RefusalDelta(number, value, logprobs))
+            if key == "refusal":
+                out.append(ir.RefusalDelta(number, value, logprobs))
+            else:
+                out.append(ir.TextDelta(number, value, logprobs))
+                lane.said += len(value)
             return True
-        delta_extra["refusal"] = value
-        return False
-
-    def _content(
-        self,
-        number: int,
-        lane: ChoiceState,
-        value: Any,
-        logprobs: Any,
-        out: list[ir.Event],
-        delta_extra: dict[str, Any],
-    ) -> bool:
-        """Decode ``delta.content``; true when the text took the logprobs."""
-        if isinstance(value, str) and value:
-            self._switch(number, lane, "message", None, out)
-            out.append(ir.TextDelta(number, value, logprobs))
-            lane.said += len(value)
-            return True
-        if isinstance(value, list) and value:
+        if key == "content" and isinstance(value, list) and value:
             # Mistral magistral sends content as typed parts: thinking and text.
             self.notes.repaired("content sent as a list of parts: written as strings")
             for part in value:
                 self._content_part(number, lane, part, out)
         else:
-            delta_extra["content"] = value
+            delta_extra[key] = value
         return False
 
     def _content_part(self, number: int, lane: ChoiceState, part: Any, out: list[ir.Event]) -> None:

@@ -3,6 +3,7 @@ obfuscation; and usage as the encoder writes it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -14,16 +15,14 @@ from chatx.usage import decode_usage as read_usage
 MISSING = object()
 
 
+@dataclass(slots=True, eq=False, repr=False)  # eq and repr: ir.Own
 class ChatOwn(ir.Own):
     """The chat decoder's own note on an event, for chat output and chat's final object
     (see :class:`chatx.ir.Own`). ``function_call``: the tool call this ``ItemStart``
     opens is the functions API's ``function_call`` (openai-python 0.27), which stays in
     the chunk's residue as it came and is not written again as a tool call."""
 
-    __slots__ = ("function_call",)
-
-    def __init__(self, function_call: bool = False) -> None:
-        self.function_call = function_call
+    function_call: bool = False
 
 
 # The one note chat's decoder makes: shared, as nothing changes it.

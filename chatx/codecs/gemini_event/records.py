@@ -10,6 +10,7 @@ A Gemini chunk is a whole ``GenerateContentResponse``: ``candidates[]`` (each a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -20,6 +21,7 @@ NAME = "gemini-event"
 GROUNDING, CITATIONS = "groundingMetadata", "citationMetadata"
 
 
+@dataclass(slots=True, eq=False, repr=False)  # eq and repr: ir.Own
 class GeminiOwn(ir.Own):
     """The Gemini decoder's own note (see :class:`chatx.ir.Own`), for the final response.
 
@@ -33,14 +35,9 @@ class GeminiOwn(ir.Own):
       client keeps whole (the running total: a count the last chunk leaves out is none).
     """
 
-    __slots__ = ("cited", "said_id", "usage")
-
-    def __init__(
-        self, cited: list[tuple[int, Any]], said_id: Any = None, usage: Any = None
-    ) -> None:
-        self.cited = cited
-        self.said_id = said_id
-        self.usage = usage
+    cited: list[tuple[int, Any]]
+    said_id: Any = None
+    usage: Any = None
 
 
 # finishReason with enum-encoding=int (Vertex's numbering: the int form was seen only

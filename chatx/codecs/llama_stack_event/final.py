@@ -26,22 +26,16 @@ _STOP = {
 _WHAT = "a Llama Stack response"
 
 
-def final(
-    stream: Assembler, source: str | None, choice: int | None, notes: Notes
-) -> dict[str, Any]:
-    """The descriptor's ``final``: the response of the one choice (or of ``choice``)."""
-    return to_llama_stack(stream, source, stream.one_lane(choice, _WHAT), notes)
-
-
 def to_llama_stack(
     stream: Assembler,
     source: str | None = None,
-    lane: Lane | None = None,
+    choice: int | None = None,
     notes: Notes | None = None,
 ) -> dict[str, Any]:
-    """A Llama Stack ``ChatCompletionResponse``: ``completion_message`` and ``metrics``."""
+    """A Llama Stack ``ChatCompletionResponse`` of the one choice (or of ``choice``):
+    ``completion_message`` and ``metrics``. It is the descriptor's ``final``."""
     notes = notes if notes is not None else Notes()
-    lane = lane if lane is not None else stream.one_lane(None, _WHAT)
+    lane = stream.one_lane(choice, _WHAT)
     if lane.reasoning:
         notes.lost("reasoning has no place in a Llama Stack response: left out")
     if lane.refusal:
@@ -209,3 +203,6 @@ def _metrics(stream: Assembler, own: bool) -> list[dict[str, Any]] | None:
         for name, value in counts
         if value is not None
     ]
+
+
+final = to_llama_stack

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import first_lane
+from chatx.codecs.base import first_lane, lost_once
 from chatx.notes import Notes
 from chatx.residue import merge, report
 
@@ -106,9 +106,7 @@ class Generation:
         return lane == self.lane or first_lane(self, lane, _HOLDS)
 
     def note_once(self, key: str, message: str) -> None:
-        if key not in self.noted:
-            self.noted.add(key)
-            self.notes.lost(message)
+        lost_once(self, key, message)
 
 
 def patch(out: list[Any], ls: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -25,6 +26,7 @@ from .probe import NAME as NAME
 LS = "llama_stack"  # the key under which this codec keeps its own residue in ``extra``
 
 
+@dataclass(slots=True, eq=False, repr=False)  # eq and repr: ir.Own
 class LlamaStackOwn(ir.Own):
     """The Llama Stack decoder's own note on an event, for Llama Stack output (see
     :class:`chatx.ir.Own`).
@@ -40,21 +42,11 @@ class LlamaStackOwn(ir.Own):
       reason, not on a record of its own.
     - ``args_string`` (a call's ``ItemEnd``): the call's arguments came as a JSON string."""
 
-    __slots__ = ("args_string", "deferred", "held", "stop", "value")
-
-    def __init__(
-        self,
-        held: Any = None,
-        value: Any = None,
-        stop: str | None = None,
-        deferred: bool = False,
-        args_string: bool = False,
-    ) -> None:
-        self.held = held
-        self.value = value
-        self.stop = stop
-        self.deferred = deferred
-        self.args_string = args_string
+    held: Any = None
+    value: Any = None
+    stop: str | None = None
+    deferred: bool = False
+    args_string: bool = False
 
 
 # Notes that nothing changes, shared: the encoder tells them by identity. IN_PROGRESS:

@@ -9,6 +9,7 @@ held, and the call is said whole once the stream decides what it was.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -21,6 +22,7 @@ from .read_stream import ReadStream, Stops
 _HELD_STATUSES = ("started", "in_progress")
 
 
+@dataclass(slots=True, eq=False)
 class ToolCalls:
     """The Llama Stack decoder's part that reads tool-call records. It shares the
     :class:`~chatx.codecs.llama_stack_event.read_stream.ReadStream` with the decoder and
@@ -28,21 +30,11 @@ class ToolCalls:
     was none, ``stops`` says a record's stop reason, ``passthrough`` is the decoder's
     (a record it keeps as it is)."""
 
-    __slots__ = ("held", "notes", "passthrough", "read", "stops")
-
-    def __init__(
-        self,
-        read: ReadStream,
-        notes: Notes,
-        held: Held,
-        stops: Stops,
-        passthrough: Callable[[dict[str, Any], str, list[ir.Event]], None],
-    ) -> None:
-        self.read = read
-        self.notes = notes
-        self.held = held
-        self.stops = stops
-        self.passthrough = passthrough
+    read: ReadStream
+    notes: Notes
+    held: Held
+    stops: Stops
+    passthrough: Callable[[dict[str, Any], str, list[ir.Event]], None]
 
     def feed(
         self,

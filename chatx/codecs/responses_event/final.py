@@ -45,23 +45,17 @@ def other_item(data: Any) -> OtherItem | None:
     return None
 
 
-def final(
-    stream: Assembler, source: str | None, choice: int | None, notes: Notes
-) -> dict[str, Any]:
-    """The descriptor's ``final``: the response of the one choice (or of ``choice``)."""
-    return to_response(stream, source, stream.one_lane(choice, _WHAT), notes)
-
-
 def to_response(
     stream: Assembler,
     source: str | None = None,
-    lane: Lane | None = None,
+    choice: int | None = None,
     notes: Notes | None = None,
 ) -> dict[str, Any]:
-    """A Responses ``response`` object: the terminal event's, or the in-progress snapshot
-    of a stream that stopped without one."""
+    """A Responses ``response`` object of the one choice (or of ``choice``):
+    the terminal event's, or the in-progress snapshot of a stream that stopped without
+    one. It is the descriptor's ``final``."""
     notes = notes if notes is not None else Notes()
-    lane = lane if lane is not None else stream.one_lane(None, _WHAT)
+    lane = stream.one_lane(choice, _WHAT)
     own = source == NAME
     if own:
         opened = copy.deepcopy(_source_envelope(stream))
@@ -310,3 +304,6 @@ def _web_search(search: ir.WebSearch, notes: Notes) -> dict[str, Any]:
         if search.extra:
             report(search.extra, notes, "web_search.")
     return state.done_item(item_id_of(search.id))
+
+
+final = to_response

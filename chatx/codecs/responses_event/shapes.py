@@ -7,12 +7,14 @@ Responses → Responses conversion gives back the source's JSON values.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.finish import exact
 
 
+@dataclass(slots=True, eq=False, repr=False)  # eq and repr: ir.Own
 class ResponsesOwn(ir.Own):
     """The Responses decoder's own note on an event, for Responses output and the
     Responses final object (see :class:`chatx.ir.Own`).
@@ -27,23 +29,12 @@ class ResponsesOwn(ir.Own):
     against its canonical shape, by :func:`derived_key`; ``open_part``, the part an
     added-part event opened, ``(part type, number)``, which may never get a delta."""
 
-    __slots__ = ("derived", "event", "first", "open_part", "response", "silent")
-
-    def __init__(
-        self,
-        response: dict[str, Any] | None = None,
-        first: str = "response.created",
-        event: dict[str, Any] | None = None,
-        silent: bool = False,
-        derived: dict[Any, Any] | None = None,
-        open_part: tuple[Any, Any] | None = None,
-    ) -> None:
-        self.response = response
-        self.first = first
-        self.event = event
-        self.silent = silent
-        self.derived = derived
-        self.open_part = open_part
+    response: dict[str, Any] | None = None
+    first: str = "response.created"
+    event: dict[str, Any] | None = None
+    silent: bool = False
+    derived: dict[Any, Any] | None = None
+    open_part: tuple[Any, Any] | None = None
 
 
 # The one note of a delta said in an item or a done event: the decoder gives every such
