@@ -10,7 +10,7 @@ still written in large blocks.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from chatx import codecs, containers, ir
 from chatx.arguments import (
@@ -319,32 +319,29 @@ class Transcoder:
             self.notes.add("warning", "the input holds only data: [DONE]: no events", 1)
 
 
+class Setup(TypedDict, total=False):
+    """What a :class:`Transcoder` is told beside its target (its keywords), and so what
+    :func:`convert` is: one list, read by the type checker for both."""
+
+    src: str | None
+    container: str | None
+    out_container: str | None
+    options: EncodeOptions | None
+    choice: int | None
+    strict: bool
+    name: str
+    notes: Notes | None
+
+
 def convert(
-    data: bytes | bytearray | memoryview | Iterable[bytes],
-    *,
-    dst: str,
-    src: str | None = None,
-    container: str | None = None,
-    out_container: str | None = None,
-    options: EncodeOptions | None = None,
-    choice: int | None = None,
-    strict: bool = False,
-    notes: Notes | None = None,
+    data: bytes | bytearray | memoryview | Iterable[bytes], *, dst: str, **setup: Unpack[Setup]
 ) -> bytes:
     """Convert a whole stream held in memory (or an iterable of byte chunks); return bytes.
+    The keywords are the :class:`Transcoder`'s.
 
     >>> chatx.convert(open("capture.sse", "rb").read(), dst="responses-event")
     """
-    transcoder = Transcoder(
-        dst,
-        src=src,
-        container=container,
-        out_container=out_container,
-        options=options,
-        choice=choice,
-        strict=strict,
-        notes=notes,
-    )
+    transcoder = Transcoder(dst, **setup)
     out = [transcoder.feed(chunk) for chunk in chunks_of(data, "convert()")]
     out.append(transcoder.finish())
     return b"".join(out)

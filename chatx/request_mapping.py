@@ -15,19 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
+from chatx import request as neutral
 from chatx.errors import InputError
-from chatx.request import (
-    Message,
-    Native,
-    Part,
-    Reasoning,
-    Request,
-    Tool,
-    ToolCall,
-    ToolChoice,
-    ToolResult,
-    Turn,
-)
 
 T = TypeVar("T")
 
@@ -43,7 +32,7 @@ def flat_name(name: str, namespace: str | None) -> str:
     return f"{namespace}{NAMESPACE_SEP}{name}" if namespace else name
 
 
-def custom_function(tool: Tool) -> tuple[str, dict[str, Any]]:
+def custom_function(tool: neutral.Tool) -> tuple[str, dict[str, Any]]:
     """A custom tool as a function takes it: a description that carries the grammar (the
     model is told what text the input must be) and a schema of one string."""
     said = tool.description or f"The {tool.name} tool."
@@ -73,7 +62,7 @@ class Function(NamedTuple):
     strict: bool | None
 
 
-def as_function(tool: Tool, names: dict[str, Tool]) -> Function:
+def as_function(tool: neutral.Tool, names: dict[str, neutral.Tool]) -> Function:
     """A function or custom tool as an API of functions declares it: a namespace member
     under its flat name (:func:`flat_name`), a custom tool reshaped by
     :func:`custom_function` (``strict`` unsaid). A tool so renamed or reshaped goes into
@@ -105,7 +94,7 @@ def custom_input(arguments: str) -> str:
     return arguments
 
 
-def client_call(call: ToolCall, names: dict[str, Tool]) -> ToolCall:
+def client_call(call: neutral.ToolCall, names: dict[str, neutral.Tool]) -> neutral.ToolCall:
     """A call as an upstream made it (a function named as :attr:`Mapped.names` says) put
     back in the shape of the client's tool: its own name and namespace, and for a custom
     tool the raw input. A call of a name not in ``names`` is returned as it is."""
@@ -120,22 +109,22 @@ def client_call(call: ToolCall, names: dict[str, Tool]) -> ToolCall:
     )
 
 
-def _call_kind(tool: Tool) -> Literal["function", "custom"]:
+def _call_kind(tool: neutral.Tool) -> Literal["function", "custom"]:
     return "custom" if tool.kind == "custom" else "function"
 
 
-def restore(request: Request, names: dict[str, Tool]) -> Request:
+def restore(request: neutral.Request, names: dict[str, neutral.Tool]) -> neutral.Request:
     """``request`` as read back from a body written with ``names`` (:attr:`Mapped.names`),
     with its tools, calls and results in the shapes they had before: what the gateway does
     to the calls coming back, done to a whole request (the A → B → A measurement)."""
     tools = [names.get(tool.name, tool) for tool in request.tools]
     kinds = {}
-    turns: list[Turn] = []
+    turns: list[neutral.Turn] = []
     for turn in request.turns:
-        if isinstance(turn, ToolCall):
+        if isinstance(turn, neutral.ToolCall):
             turn = client_call(turn, names)
             kinds[turn.call_id] = turn.kind
-        elif isinstance(turn, ToolResult) and kinds.get(turn.call_id) == "custom":
+        elif isinstance(turn, neutral.ToolResult) and kinds.get(turn.call_id) == "custom":
             turn = replace(turn, kind="custom")
         turns.append(turn)
     choice = request.tool_choice
@@ -144,13 +133,15 @@ def restore(request: Request, names: dict[str, Tool]) -> Request:
     return replace(request, tools=tools, turns=turns, tool_choice=choice)
 
 
-def messages(turns: list[Turn], side: Callable[[Turn], str]) -> list[list[tuple[int, Turn]]]:
+def messages(
+    turns: list[neutral.Turn], side: Callable[[neutral.Turn], str]
+) -> list[list[tuple[int, neutral.Turn]]]:
     """``turns`` grouped into the messages of an API that nests them (chat, Anthropic),
     each turn with its index: a turn joins the message before it when the source had it
     there (``joined``), or, when the source says nothing, when it is on the same side
     (``side`` says which: ``user``, ``assistant``…) and is no message of text after
     another (two texts from one role stay two messages, as they came)."""
-    grouped: list[list[tuple[int, Turn]]] = []
+    grouped: list[list[tuple[int, neutral.Turn]]] = []
     for index, turn in enumerate(turns):
         if grouped and _joins(turn, grouped[-1], side):
             grouped[-1].append((index, turn))
@@ -159,14 +150,16 @@ def messages(turns: list[Turn], side: Callable[[Turn], str]) -> list[list[tuple[
     return grouped
 
 
-def _joins(turn: Turn, group: list[tuple[int, Turn]], side: Callable[[Turn], str]) -> bool:
+def _joins(
+    turn: neutral.Turn, group: list[tuple[int, neutral.Turn]], side: Callable[[neutral.Turn], str]
+) -> bool:
     if turn.joined is not None:
         return turn.joined and side(turn) == side(group[-1][1])
     if side(turn) != side(group[-1][1]):
         return False
-    if isinstance(turn, Message):  # a text joins only a message that has none yet
-        return not any(isinstance(t, Message) for _, t in group) and not any(
-            isinstance(t, ToolCall | ToolResult) for _, t in group
+    if isinstance(turn, neutral.Message):  # a text joins only a message that has none yet
+        return not any(isinstance(t, neutral.Message) for _, t in group) and not any(
+            isinstance(t, neutral.ToolCall | neutral.ToolResult) for _, t in group
         )
     return True
 
@@ -176,29 +169,31 @@ class TurnWriter(Protocol):
     turns: a method for each kind, given the turn and its path (``turns[3]``). ``native``
     writes an item only the source API has words for back into that API, or says it lost."""
 
-    def message(self, turn: Message, path: str) -> None: ...
-    def reasoning(self, turn: Reasoning, path: str) -> None: ...
-    def call(self, turn: ToolCall, path: str) -> None: ...
-    def result(self, turn: ToolResult, path: str) -> None: ...
-    def native(self, turn: Native, path: str) -> None: ...
+    def message(self, turn: neutral.Message, path: str) -> None: ...
+    def reasoning(self, turn: neutral.Reasoning, path: str) -> None: ...
+    def call(self, turn: neutral.ToolCall, path: str) -> None: ...
+    def result(self, turn: neutral.ToolResult, path: str) -> None: ...
+    def native(self, turn: neutral.Native, path: str) -> None: ...
 
 
-def write_turn(writer: TurnWriter, index: int, turn: Turn) -> None:
+def write_turn(writer: TurnWriter, index: int, turn: neutral.Turn) -> None:
     """The ``index``-th turn handed to ``writer``'s method for its kind."""
     path = f"turns[{index}]"
-    if isinstance(turn, Message):
+    if isinstance(turn, neutral.Message):
         writer.message(turn, path)
-    elif isinstance(turn, Reasoning):
+    elif isinstance(turn, neutral.Reasoning):
         writer.reasoning(turn, path)
-    elif isinstance(turn, ToolCall):
+    elif isinstance(turn, neutral.ToolCall):
         writer.call(turn, path)
-    elif isinstance(turn, ToolResult):
+    elif isinstance(turn, neutral.ToolResult):
         writer.result(turn, path)
     else:
         writer.native(turn, path)
 
 
-def write_native(turn: Native, path: str, same: bool, out: list[Any], lost: list[str]) -> None:
+def write_native(
+    turn: neutral.Native, path: str, same: bool, out: list[Any], lost: list[str]
+) -> None:
     """An item only its source API has words for into a history ``out`` of that API
     (``same``), as it came; into another API's, said lost by its kind."""
     if same:
@@ -207,7 +202,7 @@ def write_native(turn: Native, path: str, same: bool, out: list[Any], lost: list
         lost.append(f"{path} ({turn.kind})")
 
 
-def media_url(part: Part) -> str | None:
+def media_url(part: neutral.Part) -> str | None:
     """A media part's address as chat and Responses take it: its URL, or its inline
     ``data`` as a ``data:`` URL (of its media type); None for a part with neither."""
     if part.url is not None:
@@ -217,7 +212,7 @@ def media_url(part: Part) -> str | None:
     return None
 
 
-def text_of(parts: list[Part]) -> str:
+def text_of(parts: list[neutral.Part]) -> str:
     """The texts of ``parts`` one after the other (media left out)."""
     return "".join(part.text or "" for part in parts if part.kind == "text")
 
@@ -261,7 +256,10 @@ def own_value(extra: dict[str, Any], path: str, same: bool, lost: list[str]) -> 
 
 
 def write_choice(
-    choice: ToolChoice, same: bool, lost: list[str], write: Callable[[ToolChoice], T]
+    choice: neutral.ToolChoice,
+    same: bool,
+    lost: list[str],
+    write: Callable[[neutral.ToolChoice], T],
 ) -> T | Any:
     """A tool choice as a body writes it: one held whole (an API's own spelling,
     :func:`own_value`) back into its API or said lost; else as ``write`` makes it, the
@@ -300,7 +298,7 @@ def write_each(
     return [said for said in written if said is not None]
 
 
-def call_input(call: ToolCall, path: str, lost: list[str]) -> dict[str, Any]:
+def call_input(call: neutral.ToolCall, path: str, lost: list[str]) -> dict[str, Any]:
     """A call's arguments as the JSON object an API that takes an object has them
     (Anthropic's ``input``, Gemini's ``args``): a custom tool's raw input as the function
     it became takes it, no arguments as ``{}``, arguments that are no JSON object said
@@ -316,7 +314,7 @@ def call_input(call: ToolCall, path: str, lost: list[str]) -> dict[str, Any]:
     return value
 
 
-def user_message_lost(turn: Message, path: str, same: bool, lost: list[str]) -> None:
+def user_message_lost(turn: neutral.Message, path: str, same: bool, lost: list[str]) -> None:
     """What a message says that an API whose turns are the user's and the model's, with
     no name (Anthropic, Gemini), has no place for: a system or developer turn amid the
     conversation (sent as the user's), chat's participant name, and into another API than
@@ -330,7 +328,7 @@ def user_message_lost(turn: Message, path: str, same: bool, lost: list[str]) -> 
 
 
 def shared_extra(
-    request: Request, api: str, keys: frozenset[str], lost: list[str]
+    request: neutral.Request, api: str, keys: frozenset[str], lost: list[str]
 ) -> dict[str, Any]:
     """The request's ``extra`` fields a body of ``api`` holds: all of them when the request
     was read from ``api``, else those ``keys`` names (the API's own fields of the same
@@ -352,7 +350,9 @@ def _shared(
     return kept
 
 
-def read_nested(request: Request, outer: str, value: dict[str, Any], named: Iterable[str]) -> None:
+def read_nested(
+    request: neutral.Request, outer: str, value: dict[str, Any], named: Iterable[str]
+) -> None:
     """A settings object's fields the neutral request has no name for (Responses'
     ``reasoning.context``, Anthropic's ``thinking.display``: those not in ``named``), kept
     in ``extra`` as ``OUTER.KEY`` in the order sent, for :func:`write_extra` to put back."""
@@ -361,7 +361,9 @@ def read_nested(request: Request, outer: str, value: dict[str, Any], named: Iter
             request.extra[f"{outer}.{key}"] = inner
 
 
-def read_object(request: Request, outer: str, value: dict[str, Any], named: Iterable[str]) -> None:
+def read_object(
+    request: neutral.Request, outer: str, value: dict[str, Any], named: Iterable[str]
+) -> None:
     """A settings object (Responses' ``reasoning`` and ``text``, Anthropic's
     ``output_config``) read: its keys in the order sent, in ``form`` for the same API's
     :func:`write_object`, and the fields not in ``named`` nested in ``extra``
@@ -371,7 +373,7 @@ def read_object(request: Request, outer: str, value: dict[str, Any], named: Iter
 
 
 def write_object(
-    fields: dict[str, Any], request: Request, api: str, outer: str
+    fields: dict[str, Any], request: neutral.Request, api: str, outer: str
 ) -> dict[str, Any] | None:
     """The settings object ``outer`` of a body of ``api`` from its named ``fields``: read
     from ``api``, with the keys it was sent with (:func:`read_object`); else with those
@@ -385,7 +387,7 @@ def write_object(
 
 def write_extra(
     body: dict[str, Any],
-    request: Request,
+    request: neutral.Request,
     api: str,
     keys: frozenset[str],
     lost: list[str],
@@ -410,7 +412,7 @@ def write_extra(
     body.update(_shared(top, same, keys, lost))
 
 
-def read_fields(body: dict[str, Any], request: Request, names: Iterable[str]) -> None:
+def read_fields(body: dict[str, Any], request: neutral.Request, names: Iterable[str]) -> None:
     """The settings ``body`` names as :class:`Request` does (``temperature``, ``top_p``,
     ``user``…), each as sent (``None`` when it has none): one table per API says which, in
     place of a line per field."""
@@ -418,26 +420,26 @@ def read_fields(body: dict[str, Any], request: Request, names: Iterable[str]) ->
         setattr(request, name, body.get(name))
 
 
-def write_fields(request: Request, body: dict[str, Any], names: Iterable[str]) -> None:
+def write_fields(request: neutral.Request, body: dict[str, Any], names: Iterable[str]) -> None:
     """The settings of ``names`` into ``body`` under the same names, as :func:`read_fields`
     reads them (``None`` for one the request has not: :func:`finish_body` drops it)."""
     for name in names:
         body[name] = getattr(request, name)
 
 
-def read_body(body: Any, api: str, what: str, model_key: str = "model") -> Request:
+def read_body(body: Any, api: str, what: str, model_key: str = "model") -> neutral.Request:
     """The request ``body`` of ``api`` opens: a JSON object (else an InputError saying
     ``what`` it should be), its model, and the form :func:`finish_body` writes it back in
     when the same API writes it: its top-level keys in order and the null or empty values
     it sent."""
     expect(body, dict, "the request", what)
-    request = Request(api=api, model=body.get(model_key))
+    request = neutral.Request(api=api, model=body.get(model_key))
     request.form["keys"] = list(body)
     request.form["empty"] = {k: v for k, v in body.items() if v in (None, [], {})}
     return request
 
 
-def finish_body(body: dict[str, Any], request: Request, api: str) -> dict[str, Any]:
+def finish_body(body: dict[str, Any], request: neutral.Request, api: str) -> dict[str, Any]:
     """A written body as sent: read from the same API, its own top-level keys in its own
     order (``Request.form["keys"]``), a null or empty value it sent kept
     (``Request.form["empty"]``); else the fields that say something (no null, no

@@ -16,18 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatx.request import (
-    Message,
-    Native,
-    Part,
-    Reasoning,
-    Request,
-    Role,
-    Tool,
-    ToolCall,
-    ToolResult,
-    Turn,
-)
+from chatx import request as neutral
 from chatx.request_mapping import (
     call_input,
     expect,
@@ -46,45 +35,47 @@ FERNET = "gAAAAA"  # how OpenAI's encrypted reasoning begins: a Fernet token, ve
 # --- reading -------------------------------------------------------------------------
 
 
-def read_system(value: Any) -> list[Part]:
+def read_system(value: Any) -> list[neutral.Part]:
     if isinstance(value, str):
-        return [Part(kind="text", text=value, plain=True)]
+        return [neutral.Part(kind="text", text=value, plain=True)]
     return [read_part(block) for block in expect(value, list, "system", "a string or blocks")]
 
 
-def read_messages(value: Any, request: Request) -> None:
+def read_messages(value: Any, request: neutral.Request) -> None:
     for number, message in enumerate(expect(value, list, "messages", "an array of messages")):
         path = f"messages[{number}]"
         expect(message, dict, path, "a message object")
         request.turns += read_message(message, path)
 
 
-def read_message(message: dict[str, Any], path: str) -> list[Turn]:
+def read_message(message: dict[str, Any], path: str) -> list[neutral.Turn]:
     role = message.get("role")
     content = message.get("content")
     if role not in ("user", "assistant") or set(message) != {"role", "content"}:
-        return [Native(kind=f"message of role {role}", value=message, joined=False)]
+        return [neutral.Native(kind=f"message of role {role}", value=message, joined=False)]
     if isinstance(content, str):
         return [
-            Message(role=role, parts=[Part(kind="text", text=content, plain=True)], joined=False)
+            neutral.Message(
+                role=role, parts=[neutral.Part(kind="text", text=content, plain=True)], joined=False
+            )
         ]
-    turns: list[Turn] = []
+    turns: list[neutral.Turn] = []
     for number, block in enumerate(expect(content, list, f"{path}.content", "a string or blocks")):
         turn = read_block(block, f"{path}.content[{number}]", role)
-        if isinstance(turn, Part):
+        if isinstance(turn, neutral.Part):
             last = turns[-1] if turns else None
-            if isinstance(last, Message):
+            if isinstance(last, neutral.Message):
                 last.parts.append(turn)
                 continue
-            turn = Message(role=role, parts=[turn])
+            turn = neutral.Message(role=role, parts=[turn])
         turn.joined = bool(turns)
         turns.append(turn)
     if not turns:
-        return [Message(role=role, parts=[], joined=False)]
+        return [neutral.Message(role=role, parts=[], joined=False)]
     return turns
 
 
-def read_block(block: Any, path: str, role: Role) -> Turn | Part:
+def read_block(block: Any, path: str, role: neutral.Role) -> neutral.Turn | neutral.Part:
     expect(block, dict, path, "a content block")
     kind = block.get("type")
     if kind in ("text", *_MEDIA):
@@ -92,14 +83,14 @@ def read_block(block: Any, path: str, role: Role) -> Turn | Part:
     reader = _BLOCK_READERS.get(kind) if isinstance(kind, str) else None
     said = reader(block, path) if reader is not None else None
     if said is None:
-        return Native(kind=str(kind), value=block, role=role)
+        return neutral.Native(kind=str(kind), value=block, role=role)
     return said
 
 
-def _tool_use(block: dict[str, Any], path: str) -> Turn | None:
+def _tool_use(block: dict[str, Any], path: str) -> neutral.Turn | None:
     if not isinstance(block.get("input"), dict):
         return None
-    said = ToolCall(
+    said = neutral.ToolCall(
         call_id=expect(block.get("id"), str, f"{path}.id", "the call's id"),
         name=expect(block.get("name"), str, f"{path}.name", "the tool's name"),
         arguments=json.dumps(block["input"], ensure_ascii=False),
@@ -108,11 +99,11 @@ def _tool_use(block: dict[str, Any], path: str) -> Turn | None:
     return said
 
 
-def _tool_result(block: dict[str, Any], path: str) -> Turn | None:
+def _tool_result(block: dict[str, Any], path: str) -> neutral.Turn | None:
     content = block.get("content", [])
-    said = ToolResult(
+    said = neutral.ToolResult(
         call_id=expect(block.get("tool_use_id"), str, f"{path}.tool_use_id", "the call's id"),
-        parts=[Part(kind="text", text=content, plain=True)]
+        parts=[neutral.Part(kind="text", text=content, plain=True)]
         if isinstance(content, str)
         else [read_part(b) for b in expect(content, list, f"{path}.content", "text or blocks")],
         is_error=block.get("is_error"),
@@ -126,20 +117,20 @@ def _tool_result(block: dict[str, Any], path: str) -> Turn | None:
     return said
 
 
-def _thinking(block: dict[str, Any], path: str) -> Turn | None:
+def _thinking(block: dict[str, Any], path: str) -> neutral.Turn | None:
     text = block.get("thinking")
     if not isinstance(text, str):
         return None
-    said = Reasoning(text=text, signature=block.get("signature"))
+    said = neutral.Reasoning(text=text, signature=block.get("signature"))
     said.extra = {k: v for k, v in block.items() if k not in ("type", "thinking", "signature")}
     return said
 
 
-def _redacted(block: dict[str, Any], path: str) -> Turn | None:
+def _redacted(block: dict[str, Any], path: str) -> neutral.Turn | None:
     data = block.get("data")
     if not isinstance(data, str) or set(block) != {"type", "data"}:
         return None
-    return Reasoning(encrypted=data, form={"redacted": True})
+    return neutral.Reasoning(encrypted=data, form={"redacted": True})
 
 
 _BLOCK_READERS = {
@@ -150,14 +141,14 @@ _BLOCK_READERS = {
 }
 
 
-def read_part(block: Any) -> Part:
+def read_part(block: Any) -> neutral.Part:
     kind = block.get("type") if isinstance(block, dict) else None
     if kind == "text" and isinstance(block.get("text"), str):
         rest = {k: v for k, v in block.items() if k not in ("type", "text")}
-        return Part(kind="text", text=block["text"], extra=rest)
+        return neutral.Part(kind="text", text=block["text"], extra=rest)
     source = block.get("source") if kind in _MEDIA else None
     if isinstance(source, dict) and source.get("type") in ("base64", "url"):
-        said = Part(kind="image" if kind == "image" else "file")
+        said = neutral.Part(kind="image" if kind == "image" else "file")
         said.data = source.get("data")
         said.url = source.get("url")
         said.media_type = source.get("media_type")
@@ -166,19 +157,19 @@ def read_part(block: Any) -> Part:
         if rest:
             said.form["source"] = rest
         return said
-    return Part(kind="other", extra={"": block})
+    return neutral.Part(kind="other", extra={"": block})
 
 
 # --- writing -------------------------------------------------------------------------
 
 
-def side(turn: Turn) -> str:
+def side(turn: neutral.Turn) -> str:
     """Whose message a turn goes in."""
-    if isinstance(turn, Message):
+    if isinstance(turn, neutral.Message):
         return "user" if turn.role in ("user", "system", "developer") else "assistant"
-    if isinstance(turn, ToolResult):
+    if isinstance(turn, neutral.ToolResult):
         return "user"
-    if isinstance(turn, Native):
+    if isinstance(turn, neutral.Native):
         return turn.role or "user"
     return "assistant"
 
@@ -187,18 +178,20 @@ class BlocksWriter:
     """The neutral turns as Anthropic messages of content blocks, with what Anthropic
     cannot hold in ``lost``."""
 
-    def __init__(self, request: Request, names: dict[str, Tool], lost: list[str]) -> None:
+    def __init__(
+        self, request: neutral.Request, names: dict[str, neutral.Tool], lost: list[str]
+    ) -> None:
         self.same = request.api == "anthropic"
         self.flat = {(t.namespace, t.name): n for n, t in names.items()}
         self.lost = lost
 
-    def system(self, request: Request) -> Any:
+    def system(self, request: neutral.Request) -> Any:
         """The system prompt: the instructions, and the system and developer messages the
         conversation opens with (Anthropic has no other place for them)."""
         parts = list(request.instructions)
         leading = 0
         for turn in request.turns:
-            if not (isinstance(turn, Message) and turn.role in ("system", "developer")):
+            if not (isinstance(turn, neutral.Message) and turn.role in ("system", "developer")):
                 break
             parts += turn.parts
             self.lost += extra_lost(f"turns[{leading}]", turn.extra)
@@ -209,7 +202,7 @@ class BlocksWriter:
             return parts[0].text, leading
         return write_each(parts, "instructions", self.part), leading
 
-    def messages(self, turns: list[Turn], start: int) -> list[dict[str, Any]]:
+    def messages(self, turns: list[neutral.Turn], start: int) -> list[dict[str, Any]]:
         out = []
         indexed = list(enumerate(turns))[start:]
         for group in messages([t for _, t in indexed], side):
@@ -217,44 +210,44 @@ class BlocksWriter:
             for index, turn in group:
                 blocks += self.blocks(index + start, turn)
             first = group[0][1]
-            if isinstance(first, Native) and first.role is None and self.same:
+            if isinstance(first, neutral.Native) and first.role is None and self.same:
                 out.append(first.value)  # a whole message Anthropic's reader kept as it was
                 continue
             content: Any = blocks
-            if isinstance(first, Message) and len(group) == 1 and self._plain(first):
+            if isinstance(first, neutral.Message) and len(group) == 1 and self._plain(first):
                 content = first.parts[0].text
             if blocks or self.same:
                 out.append({"role": side(first), "content": content})
         return out
 
     @staticmethod
-    def _plain(turn: Message) -> bool:
+    def _plain(turn: neutral.Message) -> bool:
         return len(turn.parts) == 1 and turn.parts[0].plain and turn.parts[0].kind == "text"
 
-    def blocks(self, index: int, turn: Turn) -> list[Any]:
+    def blocks(self, index: int, turn: neutral.Turn) -> list[Any]:
         path = f"turns[{index}]"
-        if isinstance(turn, Message):
+        if isinstance(turn, neutral.Message):
             user_message_lost(turn, path, self.same, self.lost)
             return write_each(turn.parts, f"{path}.parts", self.part)
-        if isinstance(turn, ToolCall):
+        if isinstance(turn, neutral.ToolCall):
             return [self.call(turn, path)]
-        if isinstance(turn, ToolResult):
+        if isinstance(turn, neutral.ToolResult):
             return [self.result(turn, path)]
-        if isinstance(turn, Reasoning):
+        if isinstance(turn, neutral.Reasoning):
             return self.reasoning(turn, path)
         if self.same:
             return [turn.value] if turn.role is not None else []
         self.lost.append(f"{path} ({turn.kind})")
         return []
 
-    def call(self, turn: ToolCall, path: str) -> dict[str, Any]:
+    def call(self, turn: neutral.ToolCall, path: str) -> dict[str, Any]:
         name = self.flat.get((turn.namespace, turn.name), flat_name(turn.name, turn.namespace))
         value = call_input(turn, path, self.lost)
         said = {"type": "tool_use", "id": turn.call_id, "name": name, "input": value}
         with_extra(said, turn.extra, path, self.same, self.lost)
         return said
 
-    def result(self, turn: ToolResult, path: str) -> dict[str, Any]:
+    def result(self, turn: neutral.ToolResult, path: str) -> dict[str, Any]:
         said: dict[str, Any] = {"type": "tool_result", "tool_use_id": turn.call_id}
         if len(turn.parts) == 1 and turn.parts[0].plain and turn.parts[0].kind == "text":
             said["content"] = turn.parts[0].text
@@ -265,7 +258,7 @@ class BlocksWriter:
         with_extra(said, turn.extra, path, self.same, self.lost)
         return said
 
-    def reasoning(self, turn: Reasoning, path: str) -> list[dict[str, Any]]:
+    def reasoning(self, turn: neutral.Reasoning, path: str) -> list[dict[str, Any]]:
         foreign = turn.encrypted is not None and turn.encrypted.startswith(FERNET)
         if turn.form.get("redacted") and self.same or (turn.encrypted and not turn.text):
             if turn.encrypted is None or foreign and not self.same:
@@ -288,7 +281,7 @@ class BlocksWriter:
         with_extra(said, turn.extra, path, self.same, self.lost)
         return [said]
 
-    def part(self, part: Part, path: str) -> dict[str, Any] | None:
+    def part(self, part: neutral.Part, path: str) -> dict[str, Any] | None:
         extra = dict(part.extra)
         said: dict[str, Any] | None = None
         if part.kind == "text":
@@ -311,7 +304,7 @@ class BlocksWriter:
         return said
 
 
-def _media(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
+def _media(part: neutral.Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
     kind = "image" if part.kind == "image" else "document"
     source: dict[str, Any]
     data, media = part.data, part.media_type

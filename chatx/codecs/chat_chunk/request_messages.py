@@ -11,17 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.request import (
-    Message,
-    Native,
-    Part,
-    Reasoning,
-    Request,
-    Tool,
-    ToolCall,
-    ToolResult,
-    Turn,
-)
+from chatx import request as neutral
 from chatx.request_mapping import (
     custom_arguments,
     expect,
@@ -40,7 +30,7 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 # --- reading -------------------------------------------------------------------------
 
 
-def read_messages(value: Any, request: Request) -> None:
+def read_messages(value: Any, request: neutral.Request) -> None:
     """Fill ``request``'s instructions and turns from ``messages``: a first system message
     of content only is the instructions."""
     for number, message in enumerate(expect(value, list, "messages", "an array of messages")):
@@ -57,21 +47,23 @@ def _only_content(message: dict[str, Any]) -> bool:
     return set(message) == {"role", "content"} and isinstance(message["content"], str | list)
 
 
-def read_message(message: dict[str, Any], path: str, request: Request) -> list[Turn]:
+def read_message(
+    message: dict[str, Any], path: str, request: neutral.Request
+) -> list[neutral.Turn]:
     """One chat message as turns."""
     role = message.get("role")
     if role == "tool":
         return [read_tool_result(message, path)]
     if role not in ROLES:  # the legacy "function" role, or none
-        return [Native(kind=f"message of role {role}", value=message)]
-    turns: list[Turn] = []
+        return [neutral.Native(kind=f"message of role {role}", value=message)]
+    turns: list[neutral.Turn] = []
     rest = dict(message)
     del rest["role"]
     reasoning = _read_reasoning(rest, request)
     if reasoning is not None:
         turns.append(reasoning)
     content = rest.pop("content", _ABSENT)
-    said = Message(role=role, parts=[], joined=True if turns else None)
+    said = neutral.Message(role=role, parts=[], joined=True if turns else None)
     if content is None:
         said.form["content"] = None
     elif content is not _ABSENT:
@@ -93,25 +85,25 @@ def read_message(message: dict[str, Any], path: str, request: Request) -> list[T
 _ABSENT: Any = object()
 
 
-def _read_reasoning(rest: dict[str, Any], request: Request) -> Reasoning | None:
+def _read_reasoning(rest: dict[str, Any], request: neutral.Request) -> neutral.Reasoning | None:
     for key in REASONING_FIELDS:
         text = rest.get(key)
         if isinstance(text, str):
             del rest[key]
             if key != "reasoning_content":
                 request.form["reasoning_field"] = key
-            return Reasoning(text=text)
+            return neutral.Reasoning(text=text)
     return None
 
 
-def read_tool_call(call: Any, path: str) -> ToolCall | Native:
+def read_tool_call(call: Any, path: str) -> neutral.ToolCall | neutral.Native:
     expect(call, dict, path, "a tool call object")
     kind = call.get("type", "function")
     inner = call.get(kind)
     if kind not in ("function", "custom") or not isinstance(inner, dict):
-        return Native(kind="tool call", value=call, role="assistant", joined=True)
+        return neutral.Native(kind="tool call", value=call, role="assistant", joined=True)
     arguments = inner.get("arguments" if kind == "function" else "input")
-    said = ToolCall(
+    said = neutral.ToolCall(
         call_id=expect(call.get("id"), str, f"{path}.id", "the call's id"),
         name=expect(inner.get("name"), str, f"{path}.{kind}.name", "the tool's name"),
         arguments=expect(arguments, str, f"{path}.{kind}", "the call's arguments as text"),
@@ -129,10 +121,10 @@ def read_tool_call(call: Any, path: str) -> ToolCall | Native:
     return said
 
 
-def read_tool_result(message: dict[str, Any], path: str) -> ToolResult:
+def read_tool_result(message: dict[str, Any], path: str) -> neutral.ToolResult:
     call_id = expect(message.get("tool_call_id"), str, f"{path}.tool_call_id", "the call's id")
     content = message.get("content", _ABSENT)
-    result = ToolResult(call_id=call_id, parts=[])
+    result = neutral.ToolResult(call_id=call_id, parts=[])
     if content is None:
         result.form["content"] = None
     elif content is not _ABSENT:
@@ -143,57 +135,57 @@ def read_tool_result(message: dict[str, Any], path: str) -> ToolResult:
     return result
 
 
-def read_content(content: Any, path: str) -> list[Part]:
+def read_content(content: Any, path: str) -> list[neutral.Part]:
     """A message's content: a string is one plain text part."""
     if isinstance(content, str):
-        return [Part(kind="text", text=content, plain=True)]
+        return [neutral.Part(kind="text", text=content, plain=True)]
     return [read_part(part) for part in expect(content, list, path, "a string or an array")]
 
 
-def read_part(part: Any) -> Part:
+def read_part(part: Any) -> neutral.Part:
     kind = part.get("type") if isinstance(part, dict) else None
     reader = _PART_READERS.get(kind) if isinstance(kind, str) else None
     said = reader(part) if reader is not None else None
-    return said if said is not None else Part(kind="other", extra={"": part})
+    return said if said is not None else neutral.Part(kind="other", extra={"": part})
 
 
-def _text_part(part: dict[str, Any]) -> Part | None:
+def _text_part(part: dict[str, Any]) -> neutral.Part | None:
     if not isinstance(part.get("text"), str):
         return None
     rest = {k: v for k, v in part.items() if k not in ("type", "text")}
-    return Part(kind="text", text=part["text"], extra=rest)
+    return neutral.Part(kind="text", text=part["text"], extra=rest)
 
 
-def _image_part(part: dict[str, Any]) -> Part | None:
+def _image_part(part: dict[str, Any]) -> neutral.Part | None:
     image = part.get("image_url")
     if not isinstance(image, dict) or not isinstance(image.get("url"), str):
         return None
     rest = {k: v for k, v in part.items() if k not in ("type", "image_url")}
     rest.update({k: v for k, v in image.items() if k != "url"})
-    return Part(kind="image", url=image["url"], extra=rest)
+    return neutral.Part(kind="image", url=image["url"], extra=rest)
 
 
-def _audio_part(part: dict[str, Any]) -> Part | None:
+def _audio_part(part: dict[str, Any]) -> neutral.Part | None:
     audio = part.get("input_audio")
     if not isinstance(audio, dict) or not isinstance(audio.get("data"), str):
         return None
     fmt = audio.get("format")
     rest = {k: v for k, v in audio.items() if k not in ("data", "format")}
     media = f"audio/{fmt}" if isinstance(fmt, str) else None
-    return Part(kind="audio", data=audio["data"], media_type=media, extra=rest)
+    return neutral.Part(kind="audio", data=audio["data"], media_type=media, extra=rest)
 
 
-def _file_part(part: dict[str, Any]) -> Part | None:
+def _file_part(part: dict[str, Any]) -> neutral.Part | None:
     file = part.get("file")
     if not isinstance(file, dict) or len(part) != 2:
         return None
     data = file.get("file_data")
     rest = {k: v for k, v in file.items() if k != "file_data"}
     if isinstance(data, str) and data.startswith("data:"):
-        return Part(kind="file", url=data, extra=rest)
+        return neutral.Part(kind="file", url=data, extra=rest)
     if data is not None:
         return None
-    return Part(kind="file", extra=rest)
+    return neutral.Part(kind="file", extra=rest)
 
 
 _PART_READERS = {
@@ -210,7 +202,9 @@ _PART_READERS = {
 class MessagesWriter:
     """The neutral turns as chat messages, with what chat cannot hold in ``lost``."""
 
-    def __init__(self, request: Request, names: dict[str, Tool], lost: list[str]) -> None:
+    def __init__(
+        self, request: neutral.Request, names: dict[str, neutral.Tool], lost: list[str]
+    ) -> None:
         self.same = request.api == "chat"
         self.reasoning_field = request.form.get("reasoning_field", "reasoning_content")
         self.flat = {(t.namespace, t.name): n for n, t in names.items()}
@@ -218,11 +212,11 @@ class MessagesWriter:
         self.out: list[dict[str, Any]] = []
         self.open: dict[str, Any] | None = None  # the message later turns may join
 
-    def instructions(self, parts: list[Part]) -> None:
+    def instructions(self, parts: list[neutral.Part]) -> None:
         if parts:
             self.out.append({"role": "system", "content": self.content(parts, "instructions")})
 
-    def native(self, turn: Native, path: str) -> None:
+    def native(self, turn: neutral.Native, path: str) -> None:
         if not self.same:
             self.lost.append(f"{path} ({turn.kind})")
         elif turn.joined and self.open is not None:
@@ -231,7 +225,7 @@ class MessagesWriter:
             self.out.append(turn.value)
             self.open = None
 
-    def message(self, turn: Message, path: str) -> None:
+    def message(self, turn: neutral.Message, path: str) -> None:
         said: dict[str, Any] = {"role": turn.role}
         if self._fills_open(turn):
             assert self.open is not None
@@ -252,7 +246,7 @@ class MessagesWriter:
         with_extra(said, turn.extra, path, self.same, self.lost)
         self.open = said if turn.role in ("assistant", "user") else None
 
-    def _fills_open(self, turn: Message) -> bool:
+    def _fills_open(self, turn: neutral.Message) -> bool:
         """Whether the message is the open one's content: it was in the source, or it
         is an assistant text after reasoning only."""
         if self.open is None or turn.joined is False:
@@ -262,7 +256,7 @@ class MessagesWriter:
         holds = set(self.open) - {"role", self.reasoning_field}
         return turn.role == "assistant" == self.open["role"] and not holds
 
-    def reasoning(self, turn: Reasoning, path: str) -> None:
+    def reasoning(self, turn: neutral.Reasoning, path: str) -> None:
         if not turn.text and (turn.encrypted is not None or turn.signature is not None):
             self.lost.append(f"{path} (encrypted reasoning)")  # nothing readable to send
             return
@@ -276,7 +270,7 @@ class MessagesWriter:
             self.out.append(self.open)
         self.open[self.reasoning_field] = turn.text
 
-    def call(self, turn: ToolCall, path: str) -> None:
+    def call(self, turn: neutral.ToolCall, path: str) -> None:
         name = self.flat.get((turn.namespace, turn.name), flat_name(turn.name, turn.namespace))
         said: dict[str, Any] = {"id": turn.call_id, "type": "function"}
         if turn.kind == "custom" and self.same and turn.form.get("custom"):
@@ -298,7 +292,7 @@ class MessagesWriter:
             self.out.append(open_)
         open_.setdefault("tool_calls", []).append(said)
 
-    def _call_extra(self, said: dict[str, Any], turn: ToolCall, path: str) -> None:
+    def _call_extra(self, said: dict[str, Any], turn: neutral.ToolCall, path: str) -> None:
         if not self.same:
             self.lost += extra_lost(path, turn.extra)
             return
@@ -309,7 +303,7 @@ class MessagesWriter:
             else:
                 said[key] = value
 
-    def result(self, turn: ToolResult, path: str) -> None:
+    def result(self, turn: neutral.ToolResult, path: str) -> None:
         said: dict[str, Any] = {"role": "tool", "tool_call_id": turn.call_id}
         if turn.parts:
             texts = [p for p in turn.parts if p.kind == "text" or self.same]
@@ -326,14 +320,14 @@ class MessagesWriter:
         self.out.append(said)
         self.open = None
 
-    def content(self, parts: list[Part], path: str) -> str | list[Any]:
+    def content(self, parts: list[neutral.Part], path: str) -> str | list[Any]:
         prefix = path if path == "instructions" else f"{path}.parts"
         if len(parts) == 1 and parts[0].kind == "text" and (parts[0].plain or not self.same):
             self.lost += [] if self.same else extra_lost(f"{prefix}[0]", parts[0].extra)
             return parts[0].text or ""  # one text: a string, which every chat server takes
         return write_each(parts, prefix, self.part)
 
-    def part(self, part: Part, path: str) -> dict[str, Any] | None:
+    def part(self, part: neutral.Part, path: str) -> dict[str, Any] | None:
         extra = dict(part.extra)
         said: dict[str, Any] | None = None
         if part.kind == "other":
@@ -358,7 +352,7 @@ def _listed(content: str | list[Any]) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
-def _image(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
+def _image(part: neutral.Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
     url = media_url(part)
     if url is None:
         return None
@@ -369,7 +363,7 @@ def _image(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | No
     return {"type": "image_url", "image_url": image}
 
 
-def _file(part: Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
+def _file(part: neutral.Part, extra: dict[str, Any], same: bool) -> dict[str, Any] | None:
     file: dict[str, Any] = {}
     url = media_url(part)
     if url is not None and url.startswith("data:"):

@@ -28,19 +28,8 @@ import mimetypes
 import re
 from typing import Any
 
+from chatx import request as neutral
 from chatx.codecs.anthropic_event.request_blocks import FERNET
-from chatx.request import (
-    Message,
-    Native,
-    Part,
-    PartKind,
-    Reasoning,
-    Request,
-    Tool,
-    ToolCall,
-    ToolResult,
-    Turn,
-)
 from chatx.request_mapping import (
     call_input,
     expect,
@@ -96,7 +85,7 @@ class Keys:
         return self.seen.get(name, name)
 
 
-def media_kind(mime: Any) -> PartKind:
+def media_kind(mime: Any) -> neutral.PartKind:
     if isinstance(mime, str) and mime.startswith("image/"):
         return "image"
     if isinstance(mime, str) and mime.startswith("audio/"):
@@ -107,7 +96,7 @@ def media_kind(mime: Any) -> PartKind:
 # --- reading -------------------------------------------------------------------------
 
 
-def read_instructions(value: Any, keys: Keys, request: Request) -> None:
+def read_instructions(value: Any, keys: Keys, request: neutral.Request) -> None:
     expect(value, dict, "systemInstruction", "a content object")
     parts = keys.get(value, "parts")
     said = expect([] if parts is None else parts, list, "systemInstruction.parts", "parts")
@@ -125,13 +114,13 @@ class ContentsReader:
         self.keys = keys
         self.pending: dict[str, list[str]] = {}
 
-    def read(self, value: Any) -> list[Turn]:
-        turns: list[Turn] = []
+    def read(self, value: Any) -> list[neutral.Turn]:
+        turns: list[neutral.Turn] = []
         for number, content in enumerate(expect(value, list, "contents", "an array of contents")):
             turns += self.content(content, number)
         return turns
 
-    def content(self, content: Any, number: int) -> list[Turn]:
+    def content(self, content: Any, number: int) -> list[neutral.Turn]:
         path = f"contents[{number}]"
         expect(content, dict, path, "a content object")
         role = content.get("role")
@@ -139,30 +128,30 @@ class ContentsReader:
         if role not in (None, "user", "model", "function") or self.keys.rest(
             content, ("role", "parts")
         ):
-            return [Native(kind=f"content of role {role}", value=content, joined=False)]
+            return [neutral.Native(kind=f"content of role {role}", value=content, joined=False)]
         side = "assistant" if role == "model" else "user"
-        turns: list[Turn] = []
+        turns: list[neutral.Turn] = []
         listed = expect([] if parts is None else parts, list, f"{path}.parts", "an array of parts")
         for index, part in enumerate(listed):
             self.part(part, f"{path}.parts[{index}]", (number, index), side, turns)
         if not turns:
-            turns.append(Message(role=side, parts=[]))  # type: ignore[arg-type]
+            turns.append(neutral.Message(role=side, parts=[]))  # type: ignore[arg-type]
         for index, turn in enumerate(turns):
             turn.joined = index > 0
         head = turns[0]
-        assert not isinstance(head, Native)
+        assert not isinstance(head, neutral.Native)
         head.form["content"] = {"role": role, "parts": parts is not None}
         return turns
 
     def part(
-        self, part: Any, path: str, place: tuple[int, int], side: str, turns: list[Turn]
+        self, part: Any, path: str, place: tuple[int, int], side: str, turns: list[neutral.Turn]
     ) -> None:
         expect(part, dict, path, "a part object")
         keys = self.keys
         signature = keys.get(part, "thoughtSignature")
         if part.get("thought") is True and isinstance(part.get("text"), str):
             rest = keys.rest(part, ("text", "thought", "thoughtSignature"))
-            turns.append(Reasoning(text=part["text"], signature=signature, extra=rest))
+            turns.append(neutral.Reasoning(text=part["text"], signature=signature, extra=rest))
             return
         if signature is not None:
             _signed(turns, signature)
@@ -173,12 +162,12 @@ class ContentsReader:
         else:
             said = read_part(part, path, keys)
             last = turns[-1] if turns else None
-            if isinstance(last, Message):
+            if isinstance(last, neutral.Message):
                 last.parts.append(said)
             else:
-                turns.append(Message(role=side, parts=[said]))  # type: ignore[arg-type]
+                turns.append(neutral.Message(role=side, parts=[said]))  # type: ignore[arg-type]
 
-    def call(self, part: dict[str, Any], path: str, place: tuple[int, int]) -> ToolCall:
+    def call(self, part: dict[str, Any], path: str, place: tuple[int, int]) -> neutral.ToolCall:
         keys = self.keys
         value = expect(
             keys.get(part, "functionCall"), dict, f"{path}.functionCall", "a call object"
@@ -187,7 +176,7 @@ class ContentsReader:
         args = value.get("args", {})
         given = value.get("id")
         call_id = given if isinstance(given, str) and given else "call_{}_{}".format(*place)
-        said = ToolCall(
+        said = neutral.ToolCall(
             call_id=call_id,
             name=name,
             arguments=json.dumps(args, ensure_ascii=False),
@@ -200,7 +189,7 @@ class ContentsReader:
         self.pending.setdefault(name, []).append(call_id)
         return said
 
-    def result(self, part: dict[str, Any], path: str, place: tuple[int, int]) -> ToolResult:
+    def result(self, part: dict[str, Any], path: str, place: tuple[int, int]) -> neutral.ToolResult:
         keys = self.keys
         where = f"{path}.functionResponse"
         value = expect(keys.get(part, "functionResponse"), dict, where, "a response object")
@@ -214,18 +203,18 @@ class ContentsReader:
         else:
             call_id = waiting.pop(0) if waiting else "call_{}_{}".format(*place)
         response = value.get("response")
-        said = ToolResult(
+        said = neutral.ToolResult(
             call_id=call_id, parts=[], extra=keys.rest(value, ("id", "name", "response"))
         )
         said.form = {"id": given, "name": name}
         only = next(iter(response)) if isinstance(response, dict) and len(response) == 1 else None
         if only in ("output", "error", "result") and isinstance(response[only], str):
-            said.parts = [Part(kind="text", text=response[only], plain=True)]
+            said.parts = [neutral.Part(kind="text", text=response[only], plain=True)]
             said.is_error = True if only == "error" else None
             said.form["response"] = only
         else:
             text = json.dumps(response, ensure_ascii=False)
-            said.parts = [Part(kind="text", text=text, plain=True)]
+            said.parts = [neutral.Part(kind="text", text=text, plain=True)]
             said.form["response"] = "json"
         outer = keys.rest(part, ("functionResponse", "thoughtSignature"))
         if outer:
@@ -233,30 +222,32 @@ class ContentsReader:
         return said
 
 
-def _signed(turns: list[Turn], signature: str) -> None:
+def _signed(turns: list[neutral.Turn], signature: str) -> None:
     """A signature on a call or a text: the thinking just before it is signed by it, or
     a reasoning of no text holds it; either is written back with the signature on the
     next part."""
     last = turns[-1] if turns else None
-    if isinstance(last, Reasoning) and last.signature is None and "rides" not in last.form:
+    if isinstance(last, neutral.Reasoning) and last.signature is None and "rides" not in last.form:
         last.signature = signature
         last.form["rides"] = True
         return
-    turns.append(Reasoning(text="", signature=signature, form={"rides": True, "bare": True}))
+    turns.append(
+        neutral.Reasoning(text="", signature=signature, form={"rides": True, "bare": True})
+    )
 
 
-def read_part(part: Any, path: str, keys: Keys) -> Part:
+def read_part(part: Any, path: str, keys: Keys) -> neutral.Part:
     """A text or media part; any other (code, a result of code) kept whole."""
     expect(part, dict, path, "a part object")
     if isinstance(part.get("text"), str) and part.get("thought") is not True:
         rest = keys.rest(part, ("text", "thoughtSignature"))
-        return Part(kind="text", text=part["text"], extra=rest)
+        return neutral.Part(kind="text", text=part["text"], extra=rest)
     for outer in _MEDIA:
         inner = keys.get(part, outer)
         if not isinstance(inner, dict):
             continue
         mime = keys.get(inner, "mimeType")
-        said = Part(kind=media_kind(mime), media_type=mime)
+        said = neutral.Part(kind=media_kind(mime), media_type=mime)
         if outer == "inlineData":
             said.data = keys.get(inner, "data")
         else:
@@ -268,19 +259,19 @@ def read_part(part: Any, path: str, keys: Keys) -> Part:
         said.form["mime"] = keys.has(inner, "mimeType")
         return said
     rest = {k: v for k, v in part.items() if k not in ("thoughtSignature", "thought_signature")}
-    return Part(kind="other", extra={"": rest})
+    return neutral.Part(kind="other", extra={"": rest})
 
 
 # --- writing -------------------------------------------------------------------------
 
 
-def side(turn: Turn) -> str:
+def side(turn: neutral.Turn) -> str:
     """Whose content a turn goes in: ``user`` or ``model``."""
-    if isinstance(turn, Message):
+    if isinstance(turn, neutral.Message):
         return "model" if turn.role == "assistant" else "user"
-    if isinstance(turn, ToolResult):
+    if isinstance(turn, neutral.ToolResult):
         return "user"
-    if isinstance(turn, Native):
+    if isinstance(turn, neutral.Native):
         return "model" if turn.role == "assistant" else "user"
     return "model"
 
@@ -289,7 +280,7 @@ class ContentsWriter:
     """The neutral turns as Gemini contents, with what Gemini cannot hold in ``lost``."""
 
     def __init__(
-        self, request: Request, keys: Keys, names: dict[str, Tool], lost: list[str]
+        self, request: neutral.Request, keys: Keys, names: dict[str, neutral.Tool], lost: list[str]
     ) -> None:
         self.same = request.api == "gemini"
         self.keys = keys
@@ -298,13 +289,13 @@ class ContentsWriter:
         self.calls: dict[str, str] = {}  # call id → the name Gemini knows the call by
         self.carry: str | None = None  # a signature for the next part written
 
-    def instructions(self, request: Request, start: list[int]) -> dict[str, Any] | None:
+    def instructions(self, request: neutral.Request, start: list[int]) -> dict[str, Any] | None:
         """The system instruction: the instructions, and from another API the system and
         developer messages the conversation opens with (Gemini has no other place)."""
         parts = list(request.instructions)
         if not self.same:
             for turn in request.turns:
-                if not (isinstance(turn, Message) and turn.role in ("system", "developer")):
+                if not (isinstance(turn, neutral.Message) and turn.role in ("system", "developer")):
                     break
                 parts += turn.parts
                 self.lost += extra_lost(f"turns[{start[0]}]", turn.extra)
@@ -316,11 +307,11 @@ class ContentsWriter:
             said.update(request.form.get("system", {}))
         return said
 
-    def contents(self, turns: list[Turn], start: int) -> list[dict[str, Any]]:
+    def contents(self, turns: list[neutral.Turn], start: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        groups: list[list[tuple[int, Turn]]] = []
+        groups: list[list[tuple[int, neutral.Turn]]] = []
         for index, turn in list(enumerate(turns))[start:]:
-            if isinstance(turn, Native) and not self.same:  # said lost; its neighbours join
+            if isinstance(turn, neutral.Native) and not self.same:  # said lost; its neighbours join
                 self.lost.append(f"turns[{index}] ({turn.kind})")
                 continue
             if groups and self._joins(turn, groups[-1][-1][1]):
@@ -329,7 +320,7 @@ class ContentsWriter:
                 groups.append([(index, turn)])
         for group in groups:
             first = group[0][1]
-            if isinstance(first, Native) and first.role is None:
+            if isinstance(first, neutral.Native) and first.role is None:
                 out.append(first.value)  # a whole content Gemini's reader kept as it was
                 continue
             self.carry = None
@@ -342,12 +333,12 @@ class ContentsWriter:
                 out.append(self._content(first, parts))
         return out
 
-    def _joins(self, turn: Turn, last: Turn) -> bool:
+    def _joins(self, turn: neutral.Turn, last: neutral.Turn) -> bool:
         if self.same and turn.joined is not None:
             return turn.joined
         return side(turn) == side(last)
 
-    def _content(self, first: Turn, parts: list[Any]) -> dict[str, Any]:
+    def _content(self, first: neutral.Turn, parts: list[Any]) -> dict[str, Any]:
         form = getattr(first, "form", {}).get("content") if self.same else None
         if form is None:
             return {"role": side(first), "parts": parts}
@@ -358,16 +349,16 @@ class ContentsWriter:
             said[self.keys.name("parts")] = parts
         return said
 
-    def turn(self, index: int, turn: Turn) -> list[Any]:
+    def turn(self, index: int, turn: neutral.Turn) -> list[Any]:
         path = f"turns[{index}]"
-        if isinstance(turn, Message):
+        if isinstance(turn, neutral.Message):
             user_message_lost(turn, path, self.same, self.lost)
             return [self._signed(w) for w in write_each(turn.parts, f"{path}.parts", self.part)]
-        if isinstance(turn, ToolCall):
+        if isinstance(turn, neutral.ToolCall):
             return [self._signed(self.call(turn, path))]
-        if isinstance(turn, ToolResult):
+        if isinstance(turn, neutral.ToolResult):
             return [self._signed(self.result(turn, path))]
-        if isinstance(turn, Reasoning):
+        if isinstance(turn, neutral.Reasoning):
             return self.reasoning(turn, path)
         if self.same:
             return [turn.value]
@@ -380,7 +371,7 @@ class ContentsWriter:
             self.carry = None
         return part
 
-    def call(self, turn: ToolCall, path: str) -> dict[str, Any]:
+    def call(self, turn: neutral.ToolCall, path: str) -> dict[str, Any]:
         name = self.flat.get((turn.namespace, turn.name), flat_name(turn.name, turn.namespace))
         self.calls[turn.call_id] = name
         args = call_input(turn, path, self.lost)
@@ -394,7 +385,7 @@ class ContentsWriter:
         with_extra(said, extra, path, self.same, self.lost)
         return {self.keys.name("functionCall"): said, **outer}
 
-    def result(self, turn: ToolResult, path: str) -> dict[str, Any]:
+    def result(self, turn: neutral.ToolResult, path: str) -> dict[str, Any]:
         extra = dict(turn.extra)
         outer = extra.pop("part", {}) if self.same else {}
         name = turn.form.get("name") if self.same else None
@@ -410,7 +401,7 @@ class ContentsWriter:
         with_extra(said, extra, path, self.same, self.lost)
         return {self.keys.name("functionResponse"): said, **outer}
 
-    def _response(self, turn: ToolResult, path: str) -> Any:
+    def _response(self, turn: neutral.ToolResult, path: str) -> Any:
         texts = [p for p in turn.parts if p.kind == "text"]
         for number, part in enumerate(turn.parts):
             if part.kind != "text":
@@ -426,7 +417,7 @@ class ContentsWriter:
             return {"error": text}
         return {"result" if how == "result" else "output": text}
 
-    def reasoning(self, turn: Reasoning, path: str) -> list[Any]:
+    def reasoning(self, turn: neutral.Reasoning, path: str) -> list[Any]:
         signature = turn.signature
         if signature is None and turn.encrypted is not None:
             # a Responses reasoning item chatx made of Gemini thinking holds the signature as
@@ -455,7 +446,7 @@ class ContentsWriter:
             self.lost += extra_lost(path, turn.extra)
         return [said]
 
-    def part(self, part: Part, path: str) -> dict[str, Any] | None:
+    def part(self, part: neutral.Part, path: str) -> dict[str, Any] | None:
         said: dict[str, Any] | None = None
         if part.kind == "text":
             said = {"text": part.text or ""}
@@ -470,7 +461,7 @@ class ContentsWriter:
         with_extra(said, extra, path, self.same, self.lost)
         return said
 
-    def _media(self, part: Part) -> dict[str, Any] | None:
+    def _media(self, part: neutral.Part) -> dict[str, Any] | None:
         keys = self.keys
         data, mime, url = part.data, part.media_type, part.url
         if data is None and url is not None and url.startswith("data:"):

@@ -20,19 +20,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chatx.request import (
-    Mapped,
-    Message,
-    Native,
-    Part,
-    Reasoning,
-    Request,
-    Tool,
-    ToolCall,
-    ToolChoice,
-    ToolResult,
-    Turn,
-)
+from chatx import request as neutral
 from chatx.request_mapping import (
     as_function,
     custom_arguments,
@@ -57,7 +45,7 @@ _NAMED = frozenset(
 _ROLES = ("system", "user", "assistant", "tool")
 
 
-def read(body: Any) -> Mapped:
+def read(body: Any) -> neutral.Mapped:
     """A Llama Stack chat-completion request body as the neutral request."""
     request = read_body(body, API, "a Llama Stack chat-completion request object", "model_id")
     request.stream = body.get("stream") is True
@@ -77,25 +65,25 @@ def read(body: Any) -> Mapped:
         request.form["response_format"] = response_format
     elif response_format is not None:
         request.extra["response_format"] = response_format
-    return Mapped(body=request)
+    return neutral.Mapped(body=request)
 
 
-def _read_message(message: Any, path: str) -> list[Turn]:
+def _read_message(message: Any, path: str) -> list[neutral.Turn]:
     expect(message, dict, path, "a message object")
     role = message.get("role")
     if role not in _ROLES:
-        return [Native(kind=f"message of role {role}", value=message)]
+        return [neutral.Native(kind=f"message of role {role}", value=message)]
     parts = _read_content(message.get("content"), f"{path}.content")
     rest = {
         k: v for k, v in message.items() if k not in ("role", "content", "call_id", "tool_calls")
     }
     if role == "tool":
         call_id = expect(message.get("call_id"), str, f"{path}.call_id", "the call's id")
-        return [ToolResult(call_id=call_id, parts=parts, extra=rest)]
-    said = Message(role=role, parts=parts, extra=rest)
+        return [neutral.ToolResult(call_id=call_id, parts=parts, extra=rest)]
+    said = neutral.Message(role=role, parts=parts, extra=rest)
     if "stop_reason" in rest:  # how the turn ended: no meaning in a request
         said.form["stop_reason"] = rest.pop("stop_reason")
-    turns: list[Turn] = [said]
+    turns: list[neutral.Turn] = [said]
     for number, call in enumerate(message.get("tool_calls") or []):
         turns.append(_read_call(call, f"{path}.tool_calls[{number}]"))
     if "tool_calls" in message and not message["tool_calls"]:
@@ -103,10 +91,10 @@ def _read_message(message: Any, path: str) -> list[Turn]:
     return turns
 
 
-def _read_call(call: Any, path: str) -> ToolCall:
+def _read_call(call: Any, path: str) -> neutral.ToolCall:
     expect(call, dict, path, "a tool call object")
     arguments = call.get("arguments", {})
-    said = ToolCall(
+    said = neutral.ToolCall(
         call_id=expect(call.get("call_id"), str, f"{path}.call_id", "the call's id"),
         name=expect(call.get("tool_name"), str, f"{path}.tool_name", "the tool's name"),
         arguments=arguments
@@ -119,9 +107,9 @@ def _read_call(call: Any, path: str) -> ToolCall:
     return said
 
 
-def _read_content(content: Any, path: str) -> list[Part]:
+def _read_content(content: Any, path: str) -> list[neutral.Part]:
     if isinstance(content, str):
-        return [Part(kind="text", text=content, plain=True)]
+        return [neutral.Part(kind="text", text=content, plain=True)]
     if isinstance(content, dict):
         part = _read_item(content)
         part.form["single"] = True
@@ -129,27 +117,27 @@ def _read_content(content: Any, path: str) -> list[Part]:
     return [_read_item(item) for item in expect(content, list, path, "content")]
 
 
-def _read_item(item: Any) -> Part:
+def _read_item(item: Any) -> neutral.Part:
     kind = item.get("type") if isinstance(item, dict) else None
     if kind == "text" and isinstance(item.get("text"), str) and len(item) == 2:
-        return Part(kind="text", text=item["text"])
+        return neutral.Part(kind="text", text=item["text"])
     image = item.get("image") if kind == "image" else None
     if not isinstance(image, dict) or len(image) != 1:
-        return Part(kind="other", extra={"": item})
+        return neutral.Part(kind="other", extra={"": item})
     url = image.get("url")
     if isinstance(url, dict) and isinstance(url.get("uri"), str):
-        return Part(kind="image", url=url["uri"])
+        return neutral.Part(kind="image", url=url["uri"])
     if isinstance(image.get("data"), str):
-        return Part(kind="image", data=image["data"])
-    return Part(kind="other", extra={"": item})
+        return neutral.Part(kind="image", data=image["data"])
+    return neutral.Part(kind="other", extra={"": item})
 
 
-def _read_tool(tool: Any, path: str) -> Tool:
+def _read_tool(tool: Any, path: str) -> neutral.Tool:
     expect(tool, dict, path, "a tool object")
     name = tool.get("tool_name")
     if not isinstance(name, str):  # a built-in: brave_search, wolfram_alpha, code_interpreter
-        return Tool(kind="builtin", name=str(name), extra={"": tool})
-    said = Tool(kind="function", name=name, description=tool.get("description"))
+        return neutral.Tool(kind="builtin", name=str(name), extra={"": tool})
+    said = neutral.Tool(kind="function", name=name, description=tool.get("description"))
     said.parameters = tool.get("input_schema")
     if said.parameters is None and isinstance(tool.get("parameters"), dict):
         said.parameters = _schema(tool["parameters"])
@@ -177,19 +165,19 @@ def _schema(parameters: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
-def _read_config(config: Any, request: Request) -> None:
+def _read_config(config: Any, request: neutral.Request) -> None:
     if config is None:
         return
     expect(config, dict, "tool_config", "a tool config object")
     choice = config.get("tool_choice")
     if choice in ("auto", "required", "none"):
-        request.tool_choice = ToolChoice(mode=choice)
+        request.tool_choice = neutral.ToolChoice(mode=choice)
     elif isinstance(choice, str):
-        request.tool_choice = ToolChoice(mode="tool", name=choice)
+        request.tool_choice = neutral.ToolChoice(mode="tool", name=choice)
     request.form["tool_config"] = config
 
 
-def _read_sampling(params: Any, request: Request) -> None:
+def _read_sampling(params: Any, request: neutral.Request) -> None:
     if params is None:
         return
     expect(params, dict, "sampling_params", "a sampling params object")
@@ -209,11 +197,11 @@ def _read_sampling(params: Any, request: Request) -> None:
 # --- writing -------------------------------------------------------------------------
 
 
-def write(request: Request) -> Mapped:
+def write(request: neutral.Request) -> neutral.Mapped:
     """The neutral request as a Llama Stack chat-completion request body."""
     same = request.api == API
     lost: list[str] = []
-    names: dict[str, Tool] = {}
+    names: dict[str, neutral.Tool] = {}
     body: dict[str, Any] = {"model_id": request.model}
     writer = _MessagesWriter(same, lost)
     if request.instructions:
@@ -231,7 +219,7 @@ def write(request: Request) -> Mapped:
     body.update(shared_extra(request, API, KEYS, lost))
     if not same:
         lost += _not_in_llama(request)
-    return Mapped(body=finish_body(body, request, API), lost=lost, names=names)
+    return neutral.Mapped(body=finish_body(body, request, API), lost=lost, names=names)
 
 
 class _MessagesWriter:
@@ -244,7 +232,7 @@ class _MessagesWriter:
         self.lost = lost
         self.out: list[dict[str, Any]] = []
 
-    def message(self, turn: Message, path: str) -> None:
+    def message(self, turn: neutral.Message, path: str) -> None:
         same = self.same
         role = "system" if turn.role == "developer" else turn.role
         content = _content(turn.parts, path, same, self.lost)
@@ -257,7 +245,7 @@ class _MessagesWriter:
             said["tool_calls"] = list(turn.form["tool_calls"])
         self.out.append(with_extra(said, turn.extra, path, same, self.lost))
 
-    def result(self, turn: ToolResult, path: str) -> None:
+    def result(self, turn: neutral.ToolResult, path: str) -> None:
         said = {
             "role": "tool",
             "call_id": turn.call_id,
@@ -268,13 +256,13 @@ class _MessagesWriter:
             self.lost.append(f"{path}.is_error")
         self.out.append(said)
 
-    def reasoning(self, turn: Reasoning, path: str) -> None:
+    def reasoning(self, turn: neutral.Reasoning, path: str) -> None:
         self.lost.append(f"{path} (reasoning)")
 
-    def native(self, turn: Native, path: str) -> None:
+    def native(self, turn: neutral.Native, path: str) -> None:
         write_native(turn, path, self.same, self.out, self.lost)
 
-    def call(self, turn: ToolCall, path: str) -> None:
+    def call(self, turn: neutral.ToolCall, path: str) -> None:
         text = custom_arguments(turn.arguments) if turn.kind == "custom" else turn.arguments
         arguments: Any = text
         if not (self.same and turn.form.get("text")):
@@ -297,7 +285,7 @@ class _MessagesWriter:
         last.setdefault("tool_calls", []).append(said)
 
 
-def _content(parts: list[Part], path: str, same: bool, lost: list[str]) -> Any:
+def _content(parts: list[neutral.Part], path: str, same: bool, lost: list[str]) -> Any:
     if len(parts) == 1 and (parts[0].plain or not same) and parts[0].kind == "text":
         return parts[0].text or ""
     items: list[Any] = []
@@ -320,7 +308,9 @@ def _content(parts: list[Part], path: str, same: bool, lost: list[str]) -> Any:
     return items
 
 
-def _write_tool(tool: Tool, path: str, same: bool, names: dict[str, Tool], lost: list[str]) -> Any:
+def _write_tool(
+    tool: neutral.Tool, path: str, same: bool, names: dict[str, neutral.Tool], lost: list[str]
+) -> Any:
     if tool.kind == "builtin":
         return own_value(tool.extra, f"{path} ({tool.name})", same, lost)
     function = as_function(tool, names)
@@ -335,7 +325,7 @@ def _write_tool(tool: Tool, path: str, same: bool, names: dict[str, Tool], lost:
     return {k: v for k, v in said.items() if v is not None}
 
 
-def _write_config(request: Request, same: bool, lost: list[str]) -> Any:
+def _write_config(request: neutral.Request, same: bool, lost: list[str]) -> Any:
     if same:
         return request.form.get("tool_config")
     choice = request.tool_choice
@@ -349,7 +339,7 @@ def _write_config(request: Request, same: bool, lost: list[str]) -> Any:
     return {"tool_choice": flat_name(tool.name, tool.namespace) if tool else choice.name}
 
 
-def _write_sampling(request: Request, same: bool) -> Any:
+def _write_sampling(request: neutral.Request, same: bool) -> Any:
     if same:
         return request.form.get("sampling_params")
     params: dict[str, Any] = {}
@@ -363,7 +353,7 @@ def _write_sampling(request: Request, same: bool) -> Any:
     return params or None
 
 
-def _write_format(request: Request, same: bool, lost: list[str]) -> Any:
+def _write_format(request: neutral.Request, same: bool, lost: list[str]) -> Any:
     value = request.response_format
     if same:
         return request.form.get("response_format", request.extra.get("response_format"))
@@ -375,7 +365,7 @@ def _write_format(request: Request, same: bool, lost: list[str]) -> Any:
     return {"type": "json_schema", "json_schema": value.get("schema")}
 
 
-def _not_in_llama(request: Request) -> list[str]:
+def _not_in_llama(request: neutral.Request) -> list[str]:
     """What the neutral request holds that Llama Stack has no field for."""
     lost = []
     for name, value in (
