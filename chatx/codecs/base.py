@@ -333,6 +333,17 @@ class OneLane(Protocol):
     noted: set[str]
     notes: Notes
 
+    def lane_ok(self, lane: int) -> bool: ...
+
+
+def refusal_as_text(written: OneLane, lane: int, why: str) -> bool:
+    """Whether a refusal said in ``lane`` is written, as message text: the format has no
+    refusal (``why`` says so, once)."""
+    if not written.lane_ok(lane):
+        return False
+    lost_once(written, "refusal", f"a refusal is written as message text: {why}")
+    return True
+
 
 def lost_once(written: OneLane, key: str, message: str) -> None:
     """Say ``message`` lost unless ``key``'s loss was said already."""

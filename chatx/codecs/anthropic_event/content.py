@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import refusal_as_text
 from chatx.codecs.call_order import CallQueue
 from chatx.codecs.cited import without_cited_parts
 from chatx.notes import Notes
@@ -29,16 +30,14 @@ class Content:
     written: Written
     notes: Notes
     step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
-    own: bool = field(init=False)  # the source is this format
     queue: CallQueue = field(init=False)
 
     def __post_init__(self) -> None:
-        self.own = self.written.own
         self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     def item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
         extra = event.extra
-        if self.own:
+        if self.written.own:
             own = r.own_of(event)
             if own.prefill:
                 return
@@ -106,7 +105,7 @@ class Content:
         return self._open("tool_call", call, out, r.tool_block(call_id, name or ""))
 
     def item_end(self, event: ir.ItemEnd, out: list[Any]) -> None:
-        if self.own:
+        if self.written.own:
             self._own_item_end(event, out)
             return
         written = self.written
@@ -175,7 +174,7 @@ class Content:
     # --- deltas ---------------------------------------------------------------------------
 
     def text(self, event: ir.TextDelta, out: list[Any]) -> None:
-        if self.own:
+        if self.written.own:
             if event.own is not r.AGAIN:
                 self._own_delta(r.text_delta(event.text), event.extra, out)
             return
@@ -188,12 +187,8 @@ class Content:
             report(event.extra, self.notes, "delta.")
 
     def refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
-        written = self.written
-        if not written.lane_ok(event.lane):
+        if not refusal_as_text(self.written, event.lane, "Anthropic messages have no refusal"):
             return
-        written.note_once(
-            "refusal", "a refusal is written as message text: Anthropic messages have no refusal"
-        )
         self._foreign_text(event.text, event.logprobs, out)
         if event.extra:
             report(event.extra, self.notes, "refusal.")
@@ -256,7 +251,7 @@ class Content:
         own delta is written as it came (``delta(value)``, once) and one of a lane not
         written is dropped; of another format's, its obfuscation and the fields it had
         besides (at ``where``) are said lost."""
-        if self.own:
+        if self.written.own:
             if event.own is not r.AGAIN:
                 self._own_delta(delta(value), event.extra, out)
             return False

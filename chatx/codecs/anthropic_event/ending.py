@@ -4,7 +4,7 @@ then ``message_stop``; an ``error`` event, after which the API writes nothing.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -26,14 +26,10 @@ class AnthropicEnding:
     content: Content
     queue: CallQueue
     notes: Notes
-    own: bool = field(init=False)  # the source is this format
-
-    def __post_init__(self) -> None:
-        self.own = self.written.own
 
     def usage(self, event: ir.Usage, out: list[Any]) -> None:
         written = self.written
-        if self.own:
+        if self.written.own:
             if event.own is not r.AGAIN:  # message_start's, said again at the end
                 written.usage = event
                 written.delta_due = True
@@ -55,7 +51,7 @@ class AnthropicEnding:
 
     def finish(self, event: ir.Finish, out: list[Any]) -> None:
         written = self.written
-        if self.own:
+        if self.written.own:
             if event.own is not r.PREFILL:
                 written.finish = event
                 self.own_delta(out)
@@ -70,7 +66,7 @@ class AnthropicEnding:
 
     def error(self, event: ir.Error, out: list[Any]) -> None:
         written = self.written
-        if self.own:
+        if self.written.own:
             record = r.error(event.type, event.message)
             merge(record["error"], event.extra)
             out.append(record)

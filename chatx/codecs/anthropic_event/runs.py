@@ -13,7 +13,7 @@ held tool call, residue of the encoder's own format) takes ``feed`` record by re
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -36,10 +36,6 @@ class AnthropicRuns:
     queue: CallQueue
     lost_meta: MetaReport
     feed: Callable[[list[ir.Event]], list[Any]]  # the encoder's
-    own: bool = field(init=False)  # the source is this format
-
-    def __post_init__(self) -> None:
-        self.own = self.written.own
 
     def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -48,16 +44,16 @@ class AnthropicRuns:
         texts = run.texts
         count = len(texts)
         k = 0
-        if not self.own:
+        if not self.written.own:
             while k < count:
                 k += 1
                 self._replay(run, k - 1, k, out)
                 if texts[k - 1]:
                     break
         if k < count:
-            if self.own and self._own_plain(run):
+            if self.written.own and self._own_plain(run):
                 self._own_loop(run, k, out)
-            elif not self.own and self._plain(run):
+            elif not self.written.own and self._plain(run):
                 self._loop(run, k, out)
             else:
                 self._replay(run, k, count, out)

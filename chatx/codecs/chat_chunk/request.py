@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx import request_mapping as mapping
 from chatx.codecs.chat_chunk.request_messages import MessagesWriter, read_messages
 from chatx.codecs.chat_chunk.request_tools import (
     read_tool_choice,
@@ -19,17 +20,6 @@ from chatx.codecs.chat_chunk.request_tools import (
     write_tools,
 )
 from chatx.request import Mapped, Request, Tool
-from chatx.request_mapping import (
-    budget_as_effort,
-    extra_lost,
-    finish_body,
-    json_schema_format,
-    read_body,
-    read_fields,
-    write_extra,
-    write_fields,
-    write_turn,
-)
 
 API = "chat"
 # Chat's own top-level fields the neutral request has no name for: another API's request
@@ -81,7 +71,7 @@ _AS_NAMED = ("verbosity", "temperature", "top_p", "n", "user", "metadata", "stor
 
 def read(body: Any) -> Mapped:
     """A chat request body as the neutral request."""
-    request = read_body(body, API, "a chat completions request object")
+    request = mapping.read_body(body, API, "a chat completions request object")
     read_messages(body.get("messages"), request)
     if body.get("tools") is not None:
         request.tools = read_tools(body["tools"])
@@ -94,7 +84,7 @@ def read(body: Any) -> Mapped:
 
 
 def _read_settings(body: dict[str, Any], request: Request) -> None:
-    read_fields(body, request, ("parallel_tool_calls", "reasoning_effort", *_AS_NAMED))
+    mapping.read_fields(body, request, ("parallel_tool_calls", "reasoning_effort", *_AS_NAMED))
     request.response_format = _read_format(body.get("response_format"), request)
     request.stream = body.get("stream") is True
     if "stream" in body and not isinstance(body["stream"], bool):
@@ -144,7 +134,7 @@ def write(request: Request) -> Mapped:
     writer = MessagesWriter(request, names, lost)
     writer.instructions(request.instructions)
     for index, turn in enumerate(request.turns):
-        write_turn(writer, index, turn)
+        mapping.write_turn(writer, index, turn)
     body["messages"] = writer.out
     if request.tool_choice is not None:
         choice = write_tool_choice(request.tool_choice, same, request.tools, lost)
@@ -153,8 +143,8 @@ def write(request: Request) -> Mapped:
     _write_limits(request, body)
     if not same:
         lost += _not_in_chat(request)
-    write_extra(body, request, API, KEYS, lost)
-    return Mapped(body=finish_body(body, request, API), lost=lost, names=names)
+    mapping.write_extra(body, request, API, KEYS, lost)
+    return Mapped(body=mapping.finish_body(body, request, API), lost=lost, names=names)
 
 
 def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> None:
@@ -163,8 +153,8 @@ def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> 
     body["response_format"] = _write_format(request, same)
     body["reasoning_effort"] = request.reasoning_effort
     if request.reasoning_budget is not None and request.reasoning_effort is None:
-        body["reasoning_effort"] = budget_as_effort(request.reasoning_budget, lost)
-    write_fields(request, body, _AS_NAMED)
+        body["reasoning_effort"] = mapping.budget_as_effort(request.reasoning_budget, lost)
+    mapping.write_fields(request, body, _AS_NAMED)
     body["stream"] = request.form.get("stream", request.stream)
     options = request.form.get("stream_options") if same else None
     if options is None and request.stream and request.include_usage is not False:
@@ -190,7 +180,7 @@ def _write_format(request: Request, same: bool) -> Any:
     if value.get("type") != "json_schema":
         return value
     if not same:
-        value = json_schema_format(value)
+        value = mapping.json_schema_format(value)
     schema = {k: v for k, v in value.items() if k != "type"}
     return {"type": "json_schema", "json_schema": schema}
 
@@ -203,5 +193,5 @@ def _not_in_chat(request: Request) -> list[str]:
     if request.previous_response_id is not None:
         lost.append("previous_response_id")
     for name, fields in request.tool_sets.items():
-        lost += extra_lost(f"tool_sets.{name}", fields)
+        lost += mapping.extra_lost(f"tool_sets.{name}", fields)
     return lost

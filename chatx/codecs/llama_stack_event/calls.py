@@ -26,11 +26,9 @@ class Calls:
     text: Text
     notes: Notes
     step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
-    own: bool = field(init=False)  # the source is this format
     queue: CallQueue = field(init=False)
 
     def __post_init__(self) -> None:
-        self.own = self.generation.own
         self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     def item_start(self, event: ir.ItemStart, out: list[Any]) -> None:
@@ -48,7 +46,7 @@ class Calls:
         g = self.generation
         call = g.calls[number] = OpenCall(call_id or r.call_id(g.id, g.count), name)
         g.count += 1
-        if not self.own:
+        if not self.generation.own:
             g.raw = []
             out.append(r.event("progress", r.tool_delta("started", "")))
         return call
@@ -64,7 +62,7 @@ class Calls:
         if event.fragment:
             call.fragments.append(event.fragment)
             # From the Llama decoder, only fragments it read from in_progress records.
-            if not self.own or event.own is r.IN_PROGRESS:
+            if not self.generation.own or event.own is r.IN_PROGRESS:
                 out.append(r.event("progress", r.tool_delta("in_progress", event.fragment)))
                 patch(out, ls)
 
@@ -75,12 +73,12 @@ class Calls:
         if not g.lane_ok(event.lane):
             return False
         ls = g.residue(event.extra, "", event.own)
-        if not self.own and (event.signature is not None or event.encrypted is not None):
+        if not self.generation.own and (event.signature is not None or event.encrypted is not None):
             sealed = {"signature": event.signature, "encrypted_content": event.encrypted}
             g.residue(sealed, "reasoning.")  # Anthropic's: no place in Llama Stack events
         if event.kind == "message":
             self.text.flush(out)
-        if event.kind == "tool_call" and not self.own and self.queue.defer(event.call):
+        if event.kind == "tool_call" and not self.generation.own and self.queue.defer(event.call):
             return True
         call = g.calls.pop(event.call, None) if event.kind == "tool_call" else None
         if call is not None:

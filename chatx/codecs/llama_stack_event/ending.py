@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
@@ -30,10 +30,6 @@ class LlamaStackEnding:
     text: Text
     calls: Calls
     notes: Notes
-    own: bool = field(init=False)  # the source is this format
-
-    def __post_init__(self) -> None:
-        self.own = self.generation.own
 
     def complete(self) -> dict[str, Any]:
         """The ``complete`` event: the stop reason and the usage as ``metrics``."""
@@ -48,10 +44,10 @@ class LlamaStackEnding:
                 # does (prompt + completion); a stated one is carried as it came (xAI's
                 # counts reasoning tokens too: 354 for 12 + 2).
                 counts["total"] = usage.input + usage.output
-            residue = usage.extra.get(LS, {}).get("metrics") if self.own else None
+            residue = usage.extra.get(LS, {}).get("metrics") if self.generation.own else None
             metrics = r.render_metrics(counts, residue)
         stop = g.stop_word()
-        if stop is None and not self.own:
+        if stop is None and not self.generation.own:
             # Llama Stack's OpenAI-compat layer reads a stream without a finish_reason so
             # (_convert_openai_finish_reason falls back to end_of_turn).
             self.notes.repaired("the input has no finish reason: complete says end_of_turn")
@@ -60,7 +56,7 @@ class LlamaStackEnding:
 
     def usage(self, event: ir.Usage, out: list[Any]) -> None:
         self.generation.usage = event
-        if self.own:
+        if self.generation.own:
             return
         report(event.extra, self.notes, "usage.")
         if event.cached:
@@ -75,13 +71,13 @@ class LlamaStackEnding:
         if not g.lane_ok(event.lane):
             return
         g.residue(event.extra, "finish.", event.own)
-        if event.stop_sequence is not None and not self.own:  # Anthropic's
+        if event.stop_sequence is not None and not self.generation.own:  # Anthropic's
             self.notes.lost_field("finish.stop_sequence")
         self.text.flush(out)
         g.stop = r.stop_word(event.reason, event.raw)
         g.reason = event.reason
         unsaid = exact(event.reason) not in r.FINISH_TO_STOP
-        if not self.own and unsaid and not (event.reason == "error" and g.failed):
+        if not self.generation.own and unsaid and not (event.reason == "error" and g.failed):
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Llama Stack stop reason: "
                 f"written as {g.stop}"
@@ -107,7 +103,7 @@ class LlamaStackEnding:
             value = getattr(event, key)
             if value is not None:
                 error[key] = value
-        if self.own:
+        if self.generation.own:
             self.text.flush(out)
             merge(error, event.extra)
         else:

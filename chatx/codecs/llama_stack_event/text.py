@@ -8,10 +8,11 @@ even when a delta boundary splits one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import refusal_as_text
 from chatx.notes import Notes
 from chatx.residue import report
 
@@ -27,10 +28,6 @@ class Text:
 
     generation: Generation
     notes: Notes
-    own: bool = field(init=False)  # the source is this format
-
-    def __post_init__(self) -> None:
-        self.own = self.generation.own
 
     def text(self, event: ir.TextDelta, out: list[Any]) -> None:
         g = self.generation
@@ -38,7 +35,7 @@ class Text:
             return
         if event.obfuscation is not None:
             self.notes.lost_field("obfuscation")
-        if not self.own:
+        if not self.generation.own:
             if event.extra:
                 report(event.extra, self.notes, "delta.")
             self.scan(event.text, event.logprobs, out)
@@ -59,11 +56,8 @@ class Text:
 
     def refusal(self, event: ir.RefusalDelta, out: list[Any]) -> None:
         g = self.generation
-        if not g.lane_ok(event.lane):
+        if not refusal_as_text(g, event.lane, "Llama Stack events have no refusal"):
             return
-        g.note_once(
-            "refusal", "a refusal is written as message text: Llama Stack events have no refusal"
-        )
         self.flush(out)
         g.logprobs = event.logprobs
         self.write(event.text, out)
@@ -112,7 +106,7 @@ class Text:
 
     def flush(self, out: list[Any]) -> None:
         """Text held by the scanner, and a python-tag call, end with the message."""
-        if self.own:
+        if self.generation.own:
             return
         tail = self.generation.scanner.flush()
         if tail:

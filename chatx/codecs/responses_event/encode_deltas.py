@@ -5,7 +5,7 @@ item of its kind open opens one (:mod:`.encode_items`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatx import ir
@@ -26,10 +26,6 @@ class Deltas:
     items: Items
     notes: Notes
     reasoning_mode: Literal["summary", "text"]  # another format's reasoning written as
-    own: bool = field(init=False)  # the source is this format
-
-    def __post_init__(self) -> None:
-        self.own = self.state.own
 
     def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, OpenPart]:
         """The open message and its open output_text part, opened if need be."""
@@ -47,7 +43,7 @@ class Deltas:
         if event.own is SILENT:
             return  # the source gave this text only in output_text.done
         if event.logprobs:
-            logprobs = event.logprobs if self.own else written_logprobs(event.logprobs)
+            logprobs = event.logprobs if self.state.own else written_logprobs(event.logprobs)
         else:
             logprobs = []
         if logprobs:
@@ -88,7 +84,7 @@ class Deltas:
             item = self.items.open("message", event.lane, out)
         part = self.items.part(item, "refusal", out)
         part.texts.append(event.text)
-        if event.logprobs and not self.own:
+        if event.logprobs and not self.state.own:
             self.notes.lost_field("refusal logprobs")
         self.state.emit(
             out,
@@ -106,7 +102,7 @@ class Deltas:
         item = self.state.item
         if item is None or item.kind != "reasoning":
             item = self.items.open("reasoning", event.lane, out)
-        mode = event.kind if self.own else self.reasoning_mode
+        mode = event.kind if self.state.own else self.reasoning_mode
         part, head = self._reasoning_part(item, mode, event.part, out)
         part.texts.append(event.text)
         payload = {**head, "delta": event.text}

@@ -39,7 +39,6 @@ class Items:
     notes: Notes
     lost_meta: MetaReport
     step: Callable[[ir.Event, list[Any]], None]  # the encoder's, for the queue
-    own: bool = field(init=False)  # the source is this format
     queue: CallQueue = field(init=False)
     # Made when another format's first citation or web search comes: most streams have
     # neither, and a convert of them loads neither part.
@@ -47,7 +46,6 @@ class Items:
     _searches: ResponsesSearches | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.own = self.state.own
         self.queue = CallQueue(self.step, self.call_text, self.end_call_now)
 
     @property
@@ -76,7 +74,7 @@ class Items:
         """A new item of ``kind`` (the one open closed), as ``start`` says it when given."""
         if lane != 0:
             self.notes.lost(f"choice {lane}: a Responses stream holds one choice")
-        own = self.own
+        own = self.state.own
         iid = start.id if start is not None and start.id and own else None
         item = self.new_item(kind, out, iid)
         if kind == "message":
@@ -128,7 +126,7 @@ class Items:
         item = self.state.item
         if item is None or item.kind != event.kind:
             return False
-        own = self.own
+        own = self.state.own
         if event.extra and not own:
             report(event.extra, self.notes, "item.")
         if item.kind == "tool_call" and not own and self.queue.defer(item.call):

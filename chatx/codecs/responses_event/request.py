@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx import request_mapping as mapping
 from chatx.codecs.responses_event.request_items import ItemsWriter, read_input
 from chatx.codecs.responses_event.request_tools import (
     read_tool_choice,
@@ -19,19 +20,6 @@ from chatx.codecs.responses_event.request_tools import (
     write_tools,
 )
 from chatx.request import Mapped, Part, Request
-from chatx.request_mapping import (
-    budget_as_effort,
-    extra_lost,
-    finish_body,
-    json_schema_format,
-    read_body,
-    read_fields,
-    read_object,
-    write_extra,
-    write_fields,
-    write_object,
-    write_turn,
-)
 
 API = "responses"
 # Responses' own top-level fields the neutral request has no name for: another API's
@@ -77,7 +65,7 @@ _AS_NAMED = ("temperature", "top_p", "user", "metadata", "stream", "store", "pre
 
 def read(body: Any) -> Mapped:
     """A Responses request body as the neutral request."""
-    request = read_body(body, API, "a Responses create request object")
+    request = mapping.read_body(body, API, "a Responses create request object")
     instructions = body.get("instructions")
     if isinstance(instructions, str):
         request.instructions = [Part(kind="text", text=instructions, plain=True)]
@@ -95,19 +83,19 @@ def read(body: Any) -> Mapped:
 
 
 def _read_settings(body: dict[str, Any], request: Request) -> None:
-    read_fields(body, request, ("parallel_tool_calls", *_AS_NAMED))
+    mapping.read_fields(body, request, ("parallel_tool_calls", *_AS_NAMED))
     request.max_tokens = body.get("max_output_tokens")
     request.stream = body.get("stream") is True  # a stream only when it says true
     reasoning = body.get("reasoning")
     if isinstance(reasoning, dict):
         request.reasoning_effort = reasoning.get("effort")
         request.reasoning_summary = reasoning.get("summary")
-        read_object(request, "reasoning", reasoning, ("effort", "summary"))
+        mapping.read_object(request, "reasoning", reasoning, ("effort", "summary"))
     text = body.get("text")
     if isinstance(text, dict):
         request.response_format = text.get("format")
         request.verbosity = text.get("verbosity")
-        read_object(request, "text", text, ("format", "verbosity"))
+        mapping.read_object(request, "text", text, ("format", "verbosity"))
 
 
 def write(request: Request) -> Mapped:
@@ -118,16 +106,16 @@ def write(request: Request) -> Mapped:
     body["instructions"] = _instructions(request, lost)
     items = ItemsWriter(request, lost)
     for index, turn in enumerate(request.turns):
-        write_turn(items, index, turn)
+        mapping.write_turn(items, index, turn)
     body["input"] = _input(request, items.out)
     body["tools"] = write_tools(request.tools, request.tool_sets, same, lost) or None
     if request.tool_choice is not None:
         body["tool_choice"] = write_tool_choice(request.tool_choice, request.tools, same, lost)
     _write_settings(request, body, lost)
-    write_extra(body, request, API, KEYS, lost, ("reasoning", "text"))
+    mapping.write_extra(body, request, API, KEYS, lost, ("reasoning", "text"))
     if not same:
         lost += _not_in_responses(request)
-    return Mapped(body=finish_body(body, request, API), lost=lost)
+    return Mapped(body=mapping.finish_body(body, request, API), lost=lost)
 
 
 def _instructions(request: Request, lost: list[str]) -> Any:
@@ -142,7 +130,7 @@ def _instructions(request: Request, lost: list[str]) -> Any:
             continue
         texts.append(part.text or "")
         if request.api != API:
-            lost += extra_lost(f"instructions[{number}]", part.extra)
+            lost += mapping.extra_lost(f"instructions[{number}]", part.extra)
     return "\n\n".join(texts)
 
 
@@ -156,17 +144,17 @@ def _write_settings(request: Request, body: dict[str, Any], lost: list[str]) -> 
     same = request.api == API
     body["parallel_tool_calls"] = request.parallel_tool_calls
     body["max_output_tokens"] = request.max_tokens
-    write_fields(request, body, _AS_NAMED)
+    mapping.write_fields(request, body, _AS_NAMED)
     effort = request.reasoning_effort
     if effort is None and request.reasoning_budget is not None:
-        effort = budget_as_effort(request.reasoning_budget, lost)
+        effort = mapping.budget_as_effort(request.reasoning_budget, lost)
     reasoning = {"effort": effort, "summary": request.reasoning_summary}
-    body["reasoning"] = write_object(reasoning, request, API, "reasoning")
+    body["reasoning"] = mapping.write_object(reasoning, request, API, "reasoning")
     response_format = request.response_format
     if response_format is not None and not same:
-        response_format = json_schema_format(response_format)
+        response_format = mapping.json_schema_format(response_format)
     text = {"format": response_format, "verbosity": request.verbosity}
-    body["text"] = write_object(text, request, API, "text")
+    body["text"] = mapping.write_object(text, request, API, "text")
 
 
 def _not_in_responses(request: Request) -> list[str]:
