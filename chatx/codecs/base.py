@@ -13,8 +13,10 @@ clock or draws random numbers: ids and timestamps come from the input.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
@@ -131,6 +133,15 @@ class HttpApi(NamedTuple):
     def under_base(self) -> str:
         """The path after a base URL that ends in ``/v1``."""
         return self.path.removeprefix("/v1")
+
+
+@cache
+def route_pattern(route: str) -> re.Pattern[str]:
+    """A route of an :class:`HttpApi` as a regular expression of the end of a path:
+    ``{model}`` is one path segment, the group ``model``. Serving matches a whole path
+    with it; telling what a recorded URL's exchange is, the route's end after its
+    version (``/models/{model}:streamGenerateContent``)."""
+    return re.compile(re.escape(route).replace(r"\{model\}", "(?P<model>[^/]+?)") + "$")
 
 
 class RequestMapping(NamedTuple):

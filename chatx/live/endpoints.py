@@ -8,7 +8,6 @@ package's business, and adding one is adding ``http=HttpApi(...)`` to its descri
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
@@ -17,7 +16,7 @@ from urllib.parse import parse_qs, quote
 import orjson
 
 from chatx import codecs
-from chatx.codecs.base import HttpApi
+from chatx.codecs.base import HttpApi, route_pattern
 from chatx.errors import UsageError
 
 
@@ -40,12 +39,6 @@ class Route(NamedTuple):
     stream: bool | None = None
 
 
-@cache
-def _pattern(template: str) -> re.Pattern[str]:
-    """A route with ``{model}`` as a regular expression (the model: one path segment)."""
-    return re.compile(re.escape(template).replace(r"\{model\}", "(?P<model>[^/]+?)") + "$")
-
-
 def route(path: str) -> Route | None:
     """The route ``path`` is of one of the APIs, or None."""
     for endpoint in endpoints():
@@ -59,7 +52,7 @@ def route(path: str) -> Route | None:
                 if template == path:
                     return Route(endpoint, None, stream)
                 continue
-            match = _pattern(template).match(path)
+            match = route_pattern(template).match(path)
             if match is not None:
                 return Route(endpoint, match.group("model"), stream)
     return None

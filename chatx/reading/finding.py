@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatx import codecs, containers
+from chatx.codecs.base import route_pattern
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.reading.opening import Address, Source, open_source, parse
@@ -151,12 +151,10 @@ def _api_at(url: str) -> codecs.Codec | None:
     return None
 
 
-@cache
 def _route_end(route: str) -> re.Pattern[str]:
     """``/v1beta/models/{model}:streamGenerateContent`` as a pattern of the path's end
-    (``/models/M:streamGenerateContent``), the model one path segment."""
-    tail = "/" + route.split("/", 2)[2]
-    return re.compile(re.escape(tail).replace(r"\{model\}", "[^/]+") + "$")
+    (``/models/M:streamGenerateContent``), without the version any base path may say."""
+    return route_pattern("/" + route.split("/", 2)[2])
 
 
 def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
