@@ -19,7 +19,7 @@ from chatx.errors import ExitStatus, InputError, UsageError
 from chatx.textsafe import escape_text
 
 if TYPE_CHECKING:
-    from chatx.reading.finding import Exchange
+    from chatx.reading.telling import Exchange
 
 
 def ls(
@@ -94,15 +94,15 @@ def _gone() -> bytes:
 
 def _bare(source: Any, address: Any) -> Exchange:
     """A bare stream as its one stream, #0: its records counted, its format told."""
-    from chatx.reading import finding
+    from chatx.reading import telling
     from chatx.reading.framing import records_of
 
     if address.index not in (None, 0):
         raise InputError(
             f"no stream #{address.index}: a bare stream is one stream (#0)", file=address.name
         )
-    stream = finding.Exchange(address.of(0), 0, None)
-    finding.judge(stream, records_of(source))
+    stream = telling.Exchange(address.of(0), 0, None)
+    telling.judge(stream, records_of(source))
     if stream.kind == "unknown":
         return stream  # listed as what it looks like; no stream chatx reads (exit 2)
     if not stream.readable:

@@ -1,228 +1,25 @@
-"""The streams an opened input holds (:mod:`chatx.reading.opening` opened it): each
-exchange of a file of recorded exchanges told apart as a stream chatx reads (its format
-and records told as every command tells them), a non-streaming object it reads, or
-something else, said in a word. ``chatx ls`` lists these (:func:`streams`); :func:`pick`
-is the one stream a command that reads one stream takes, :func:`each` every stream for a
-command that reads them all.
+"""The streams an opened input holds (:mod:`chatx.reading.opening` opened it), each
+exchange of a file of recorded exchanges told by :mod:`chatx.reading.telling`. ``chatx
+ls`` lists them (:func:`streams`); :func:`pick` is the one stream a command that reads
+one stream takes, :func:`each` every stream for a command that reads them all. A bare
+stream is one stream (``#0``), told by its records as it is read.
 """
 
 from __future__ import annotations
 
 import io
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from chatx import codecs, containers
-from chatx.codecs.base import route_pattern
 from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.reading.opening import Address, Source, open_source, parse
-from chatx.record import Record
 
 if TYPE_CHECKING:  # a bare stream loads nothing of the bodies exchanges hold
     from chatx.containers.bodies import Entry
-
-_READ = 1 << 16
-_FIRST_READ = 1 << 10
-UNKNOWN = "unknown"  # a Stream's kind: a stream of events no codec reads
-
-
-@dataclass(slots=True)
-class Exchange:
-    """One exchange of a file (or a bare file, as its one stream ``#0``) as ``ls`` lists it.
-
-    ``format`` is set when chatx can read the body: a stream (``kind`` "stream") or a
-    non-streaming object (``kind`` "object", ``note`` says which). Otherwise ``kind``
-    says what the body is ("unreadable" with ``note`` saying why, "unknown": a stream
-    of events no codec reads, ``note`` naming them, "empty", a media type).
-    """
-
-    address: str
-    index: int
-    entry: Entry | None
-    data: bytes = b""
-    kind: str = "stream"
-    format: str | None = None
-    container: str | None = None
-    records: int = 0
-    model: str | None = None
-    note: str | None = None
-    error: InputError | None = None  # set when reading it failed (see each())
-
-    @property
-    def request(self) -> dict[str, Any] | None:
-        return self.entry.request if self.entry is not None else None
-
-    @property
-    def readable(self) -> bool:
-        return self.format is not None
-
-
-def classify(entry: Entry, address: str) -> Exchange:
-    """What ``entry``'s body is: its records counted, its format told as every command
-    tells it; the body is kept (``data``) for a command to read."""
-    from chatx.containers.bodies import BodyError
-
-    stream = Exchange(address, entry.index, entry)
-    try:
-        stream.data = entry.body()
-    except BodyError as exc:
-        stream.kind, stream.note = "unreadable", str(exc)
-        return stream
-    if not stream.data.strip():
-        stream.kind = "empty"
-        return stream
-    judge(stream, _records_of(stream))
-    if stream.format is None and stream.kind != UNKNOWN:
-        stream.kind = _what(entry.content_type, stream.data)
-        stream.container = None
-        stream.model = _request_model(stream.request)
-    return stream
-
-
-def judge(stream: Exchange, framed: tuple[str, Iterator[Record]] | None) -> None:
-    """Count ``framed`` records and tell their format into ``stream``."""
-    if framed is None:
-        return
-    stream.container, records = framed
-    head: list[Record] = []
-    try:
-        for record in records:
-            stream.records += 1
-            if len(head) < codecs.PROBE_RECORDS:
-                head.append(record)
-    except InputError as exc:
-        stream.container, stream.note = None, exc.message
-        return
-    codec = told(head, stream.entry.url if stream.entry is not None else None)
-    if codec is None:
-        said = codecs.unknown(head)
-        if said is not None and (stream.container == "sse" or stream.records > 1):
-            # Events of a kind chatx has no codec for (the Assistants API's thread.run.*,
-            # a provider's own): a stream all the same, said as what it looks like.
-            stream.kind, stream.note = UNKNOWN, said
-        return
-    stream.format = codec.name
-    stream.model = _model(head, codec.model) or _request_model(stream.request)
-    if stream.records == 1 and codec.whole is not None and head[0].data is not None:
-        described = codec.whole(head[0].data)
-        if described:
-            stream.kind, stream.note = "object", described
-
-
-def told(head: list[Record], url: str | None) -> codecs.Codec | None:
-    """The format of a recorded exchange's stream, from its first records and the URL it
-    was asked at: the API the URL's path names, when one of those records is that
-    format's (its probe scores it), unless a record is another format's for certain (a
-    gateway's Gemini route that sent chat chunks is chat). Two APIs' error bodies read
-    alike (Google's ``{"error": {"code": 400, "message": …}}`` is an OpenAI error to the
-    eye), and the URL tells them apart. Else the records alone, as for a bare stream."""
-    codec = codecs.looks_like(head)
-    api = _api_at(url) if url else None
-    if api is None or api is codec:
-        return codec
-    usable = [r for r in head[: codecs.PROBE_RECORDS] if not r.error and not r.done]
-    if any(codecs.certain(record) is not None for record in usable):
-        return codec
-    return api if any(api.probe([record]) > 0 for record in usable) else codec
-
-
-def _api_at(url: str) -> codecs.Codec | None:
-    """The format whose HTTP API (its descriptor's ``http``) answers ``url``'s path: the
-    route without its version segment, at the path's end, so that a base path before it
-    (``/openai``, Vertex AI's ``/v1beta1/projects/P/locations/L/publishers/google``) or
-    another version (``/v1``, ``/v1beta``) still names it."""
-    from urllib.parse import urlsplit
-
-    try:
-        path = urlsplit(url).path
-    except ValueError:  # a malformed URL (an unclosed IPv6 bracket): no API named
-        return None
-    for codec in codecs.CODECS:
-        http = codec.http
-        if http is None:
-            continue
-        for route in (http.path, http.stream_path):
-            if route and _route_end(route).search(path):
-                return codec
-    return None
-
-
-def _route_end(route: str) -> re.Pattern[str]:
-    """``/v1beta/models/{model}:streamGenerateContent`` as a pattern of the path's end
-    (``/models/M:streamGenerateContent``), without the version any base path may say."""
-    return route_pattern("/" + route.split("/", 2)[2])
-
-
-def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
-    data = stream.data
-    try:
-        name = containers.detect(data[: containers.sniffed(data)])
-    except InputError:
-        return None
-    reader = containers.get(name).reader()
-    # Past the records the format is told from, only their count is wanted: a reader
-    # that can leave payloads unparsed does (a 5000-record stream counts 3 times faster).
-    # The first reads are small, so that few records are parsed before it does.
-    unparsed = hasattr(reader, "raw")  # a RawReader (the Protocol's isinstance is slow)
-
-    def records() -> Iterator[Record]:
-        count, at, size = 0, 0, _FIRST_READ
-        while at < len(data):
-            batch = reader.feed(data[at : at + size])
-            at, size = at + size, min(2 * size, _READ)
-            yield from batch
-            count += len(batch)
-            if unparsed and count >= codecs.PROBE_RECORDS:
-                reader.raw = True  # type: ignore[attr-defined]
-        yield from reader.finish()
-
-    return name, records()
-
-
-def _model(head: list[Record], named: Callable[[Any], str | None] | None) -> str | None:
-    """The model the first records name: the codec's ``model`` hook's, else a record's
-    ``model``, or that of the object it opens (a Responses ``response``, an Anthropic
-    ``message_start``'s ``message``)."""
-    for record in head:
-        data = record.data
-        if not isinstance(data, dict):
-            continue
-        if named is not None:
-            said = named(data)
-            if said:
-                return said
-            continue
-        for holder in (data, data.get("response"), data.get("message")):
-            if isinstance(holder, dict) and isinstance(holder.get("model"), str):
-                return str(holder["model"])
-    return None
-
-
-def _request_model(request: dict[str, Any] | None) -> str | None:
-    model = request.get("model") if request else None
-    return model if isinstance(model, str) else None
-
-
-def _what(content_type: str | None, data: bytes) -> str:
-    """What a body that is no stream is, in a word: its JSON ``object``, else its type."""
-    if data[:1] in (b"{", b"["):
-        import orjson
-
-        try:
-            value = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            value = None
-        if isinstance(value, dict) and isinstance(value.get("object"), str):
-            return str(value["object"])
-        if value is not None:
-            return "json"
-    if content_type:
-        return content_type.split(";")[0].strip() or "bytes"
-    return "bytes"
+    from chatx.reading.telling import Exchange
 
 
 # -- what a file holds --------------------------------------------------------------------
@@ -243,6 +40,8 @@ def entries(source: Source) -> Iterator[Entry]:
 def streams(source: Source, only: int | None = None) -> Iterator[Exchange]:
     """Each exchange of ``source`` (a file of exchanges) told apart; ``only``: just that
     one (an InputError when the file has no exchange of that number)."""
+    from chatx.reading.telling import classify
+
     count = 0
     for entry in entries(source):
         count += 1
@@ -410,6 +209,8 @@ def each(spec: str) -> Iterator[tuple[str | Source | Exchange, str]]:
 
 
 def _each(source: Source) -> Iterator[tuple[str | Source | Exchange, str]]:
+    from chatx.reading.telling import Exchange
+
     total, readable, skipped, unknown = 0, 0, [], 0
     try:
         for stream in streams(source):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatx import codecs, containers
 from chatx.arguments import INPUT, as_bytes
@@ -21,6 +21,9 @@ from chatx.errors import InputError
 from chatx.notes import Notes
 from chatx.reading import finding, opening
 from chatx.record import Record
+
+if TYPE_CHECKING:  # a bare stream loads nothing of telling exchanges apart
+    from chatx.reading.telling import Exchange
 
 _BLOCK = 1 << 16  # one read of a file: what a pipe has, or up to 64 KiB
 
@@ -44,12 +47,12 @@ def read_records(
 
 
 def open_records(
-    file: str | opening.Source | finding.Exchange,
+    file: str | opening.Source | Exchange,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record], str | None]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
-    :class:`chatx.reading.finding.Exchange` read already) and frame it into records as they are read:
+    :class:`chatx.reading.telling.Exchange` read already) and frame it into records as they are read:
     (container, records, the format ``ls`` found for a stream of a file of exchanges).
 
     The container is detected from the first bytes unless given; errors are InputErrors
@@ -73,7 +76,7 @@ def frame_bytes(
 
 
 def _open(
-    file: str | opening.Source | finding.Exchange,
+    file: str | opening.Source | Exchange,
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
@@ -82,14 +85,14 @@ def _open(
     found for it) of ``file``: a path, ``-``, ``FILE#N``, or a stream a file of exchanges
     holds; ``notes`` gets the exchanges skipped on the way. A stream of a file of
     exchanges has its format found there, from its URL and records
-    (:func:`chatx.reading.finding.told`): every command reads it as ``ls`` lists it."""
-    if isinstance(file, finding.Exchange):
+    (:func:`chatx.reading.telling.told`): every command reads it as ``ls`` lists it."""
+    if isinstance(file, opening.Source):
+        return (file.name, *_source(file, file.name, container, ignored), None, None)
+    if not isinstance(file, str):  # an Exchange, whose module a bare stream never loads
         if file.error is not None:
             raise file.error
         framed = _from_bytes(file.data, container, ignored, file.address)
         return (file.address, *framed, file.request, file.format)
-    if isinstance(file, opening.Source):
-        return (file.name, *_source(file, file.name, container, ignored), None, None)
     picked = finding.pick(file)
     name = picked.name
     if picked.stream is not None:

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from chatx.reading.finding import told
 from chatx.reading.framing import read_records
+from chatx.reading.telling import told
 from tests.containers.common import FIXTURES, SAMPLES, chatx
 
 GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash"

@@ -11,7 +11,7 @@ import pytest
 
 from chatx.containers import bodies, sse
 from chatx.containers.bodies import Entry
-from chatx.reading.finding import classify
+from chatx.reading.telling import classify
 from tests.builders.chat_chunk import chat_text
 from tests.streams import sse as sse_bytes
 

@@ -1,7 +1,7 @@
 """What tells a Gemini chunk: a ``candidates`` list, ``promptFeedback`` or
 ``usageMetadata`` (certain: no other format has those names), or Google's error object
 (``code``, ``message`` and ``status``), likely; without ``status``, barely (the URL
-decides, :func:`chatx.reading.finding.told`)."""
+decides, :func:`chatx.reading.telling.told`)."""
 
 from __future__ import annotations
 
