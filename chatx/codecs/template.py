@@ -79,6 +79,11 @@ class DeltaRun:
     before: ir.Meta | None = None  # shared residue events: never mutated
     after: ir.Meta | None = None
     tail: ir.Meta | None = None
+    # Each record's payload bytes, when the codec's hook keeps them (its own format's
+    # encoder may write them as they came), and the bytes before and after the text's
+    # JSON string in each: the same in all, the text being the template's one hole.
+    raws: list[bytes] | None = None
+    around: tuple[bytes, bytes] | None = None
 
     @property
     def lane(self) -> int:
@@ -140,8 +145,7 @@ class DeltaRun:
             after = replace(after, lane=lane)
         if tail is not None and tail.lane is not None:
             tail = replace(tail, lane=lane)
-        proto = replace(self.proto, lane=lane)
-        return DeltaRun(proto, self.texts, self.obfuscations, self.lines, self.before, after, tail)
+        return replace(self, proto=replace(self.proto, lane=lane), after=after, tail=tail)
 
 
 class DeltaTemplate:
@@ -150,7 +154,7 @@ class DeltaTemplate:
     and ``after`` (and ``tail``, see :class:`DeltaRun`). The text's hole is :data:`TEXT`, the obfuscation's
     :data:`OBFUSCATION` (when ``proto`` has one); a record may hold :data:`NUMBER` too."""
 
-    __slots__ = ("after", "before", "bytes", "obfuscation_at", "proto", "tail", "text_at")
+    __slots__ = ("after", "around", "before", "bytes", "obfuscation_at", "proto", "tail", "text_at")
 
     def __init__(
         self,
@@ -168,6 +172,9 @@ class DeltaTemplate:
         self.before = before
         self.after = after
         self.tail = tail
+        rest = template.rest
+        # The text's hole alone: its records differ only there (DeltaRun.around).
+        self.around = (template.head, rest[0][1]) if len(rest) == 1 else None
 
     @classmethod
     def make(
@@ -196,16 +203,23 @@ class DeltaTemplate:
         start: int,
         number: int | None = None,
         named: str | None = None,
+        raws: bool = False,
     ) -> DeltaRun | None:
         """The records from ``start`` on that this template knows (the first with
         ``number`` in its number hole; each named ``named`` or not named, when given),
-        as one run; ``None`` when the first is not one."""
+        as one run; ``None`` when the first is not one. With ``raws``, the run keeps
+        their bytes (when the text is the template's one hole)."""
         texts, obfuscations, lines = self.bytes.read(
             records, start, self.text_at, self.obfuscation_at, number, named
         )
         if not texts:
             return None
-        return DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after, self.tail)
+        run = DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after, self.tail)
+        if raws and self.around is not None:
+            # Every record of a run came raw: the template knew its bytes.
+            run.raws = [record.raw for record in records[start : start + len(texts)]]  # type: ignore[misc]
+            run.around = self.around
+        return run
 
 
 class RunHook(Protocol):
@@ -259,9 +273,21 @@ class DeltaHook:
     and whether the record was said without a note) makes the next with ``make`` (given
     the payload and those events). A run moves the
     decoder's ``read.line`` to its last record. ``named``: the SSE event name the records
-    of a run have, when the decoder says a name that differs from a payload's type."""
+    of a run have, when the decoder says a name that differs from a payload's type.
+    ``raws``: its runs keep their records' bytes (:attr:`DeltaRun.raws`)."""
 
-    __slots__ = ("feed", "made", "make", "named", "notes", "plain", "read", "template", "used")
+    __slots__ = (
+        "feed",
+        "made",
+        "make",
+        "named",
+        "notes",
+        "plain",
+        "raws",
+        "read",
+        "template",
+        "used",
+    )
 
     parse = staticmethod(parsed)
 
@@ -273,8 +299,10 @@ class DeltaHook:
         plain: Callable[[list[ir.Event], bool], bool],
         make: Callable[[Any, list[ir.Event]], DeltaTemplate | None],
         named: str | None = None,
+        raws: bool = False,
     ) -> None:
         self.feed = feed  # the decoder's
+        self.raws = raws  # runs keep their records' bytes (DeltaRun.raws)
         self.notes = notes
         self.read = read
         self.plain = plain
@@ -287,7 +315,7 @@ class DeltaHook:
         template = self.template
         if template is None:
             return None
-        run = template.run(records, start, None, self.named)
+        run = template.run(records, start, None, self.named, self.raws)
         if run is None:
             return None
         self.read.line = run.lines[-1]

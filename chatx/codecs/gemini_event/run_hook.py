@@ -67,7 +67,10 @@ def run_hook(decoder: GeminiDecoder) -> GeminiRunHook:
     drops it, and a chunk of one plain text part makes the next. A run moves the
     decoder's ``line`` to its last record."""
     read = decoder.read
-    return GeminiRunHook(DeltaHook(decoder.feed, decoder.notes, read, _plain, _template), read)
+    # Its runs keep their records' bytes: the Gemini encoder writes a Gemini source's
+    # run as it came where those bytes are what it would write (encode.py).
+    hook = DeltaHook(decoder.feed, decoder.notes, read, _plain, _template, raws=True)
+    return GeminiRunHook(hook, read)
 
 
 def _plain(out: list[ir.Event], quiet: bool) -> bool:

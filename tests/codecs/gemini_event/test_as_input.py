@@ -1,0 +1,197 @@
+"""A Gemini source's runs into Gemini, written as their input bytes (encode.py's
+``_as_input``): each record of a run goes out as the bytes it came in where those are
+what the encoder writes of it, so the output is byte for byte what replaying each
+record's batch gives (``DeltaRun.replay``, the path before), notes included.
+
+Each case is converted twice, as the CLI does it and with the run's records replayed,
+whole and in small blocks; the encoder counts the records it wrote as their input
+bytes (``as_input``), so a case says which path it took.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import orjson
+import pytest
+
+from chatx.codecs.gemini_event.encode import GeminiEncoder
+from chatx.errors import ChatxError
+from chatx.notes import Notes
+from chatx.pipeline import Transcoder
+from tests.captures import capture_params
+from tests.paths import ROOT
+
+from .test_run_hook import chunk, last, sse
+
+GEMINI = "gemini-event"
+FIXTURES = sorted((ROOT / "fixtures" / GEMINI).iterdir())
+
+
+@contextmanager
+def replayed() -> Iterator[None]:
+    """The encoder replays a Gemini source's runs record by record, as before."""
+
+    def replay(self: GeminiEncoder, run: Any) -> list[Any]:
+        return run.replay(self.feed, self.notes)
+
+    with mock.patch.object(GeminiEncoder, "_as_input", replay):
+        yield
+
+
+def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
+    """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
+    records the encoder wrote as their input bytes."""
+    notes = Notes()
+    transcoder = Transcoder(setup.pop("dst", GEMINI), notes=notes, **setup)
+    try:
+        out = b"".join(transcoder.feed(body[i : i + size]) for i in range(0, len(body), size))
+        out += transcoder.finish()
+    except ChatxError as exc:
+        out = b"error: " + str(exc).encode()
+    encoder: Any = transcoder.encoder
+    copied = encoder.as_input if isinstance(encoder, GeminiEncoder) else 0
+    return out, sorted(repr(note) for note in notes.summary()), copied
+
+
+def same_as_replayed(body: bytes, sizes: tuple[int, ...] = (4096, 7, 64), **setup: Any) -> int:
+    """Assert every block size gives the replayed output and notes; the records written
+    as their input bytes, at the last size."""
+    with replayed():
+        expected = convert(body, len(body) or 1, **setup)
+        assert expected[2] == 0
+    copied = 0
+    for size in (len(body) or 1, *sizes):
+        with replayed():
+            before = convert(body, size, **setup)
+        got = convert(body, size, **setup)
+        assert got[:2] == before[:2] == expected[:2], size
+        copied = got[2]
+    return copied
+
+
+def text_chunks(texts: list[str], **kwargs: Any) -> list[dict[str, Any]]:
+    return [chunk(text, **kwargs) for text in texts]
+
+
+def test_a_long_stream_goes_out_as_its_input_bytes():
+    texts = [f" word{n}" for n in range(400)]
+    body = sse([chunk("Hi"), *text_chunks(texts), last()])
+    # All but the first (parsed) and the one that made the template (decoded).
+    assert same_as_replayed(body) == 400 - 1
+    out, _, copied = convert(body, 4096)
+    assert copied == 400 - 28  # the first block's are parsed: the format is not known yet
+    # The input's bytes but the last chunk's key order (the decoder's residue).
+    assert out.split(b"\n\n")[:-2] == body.replace(b"\r\n", b"\n").split(b"\n\n")[:-2]
+
+
+def test_thoughts_then_text_after_a_signature():
+    thoughts = text_chunks([f" step{n}" for n in range(80)], thought=True)
+    signed = chunk(" so")
+    signed["candidates"][0]["content"]["parts"][0]["thoughtSignature"] = "c2lnbmF0dXJl"
+    body = sse([*thoughts, signed, *text_chunks([f" w{n}" for n in range(80)]), last()])
+    assert same_as_replayed(body) > 150
+
+
+@pytest.mark.parametrize(
+    "escape,kept",
+    [
+        (b"\\u00e9", False),  # orjson writes é as its UTF-8 bytes
+        (b"\\/", False),  # and / alone
+        (b"\\ud83d\\ude00", False),  # a pair of surrogates as its UTF-8 bytes
+        (b"\\u001f", True),  # a control character: orjson writes this escape
+        (b'\\"', True),
+        (b"\\\\", True),
+        (b"\\n", True),
+    ],
+)
+def test_a_text_with_an_escape_goes_out_as_orjson_writes_it(escape, kept):
+    """A record whose text's string holds an escape: its bytes where orjson writes the
+    same escape, else the record replayed (the output as orjson writes the text)."""
+    texts = [f" w{n}" for n in range(120)]
+    body = sse([chunk("Hi"), *text_chunks(texts), last()])
+    marked = [b'"text":" w%d"' % n for n in range(40, 120, 10)]
+    for mark in marked:
+        assert body.count(mark) == 1
+        body = body.replace(mark, mark[:-1] + escape + b'"')
+    copied = same_as_replayed(body)
+    assert copied == 120 - 1 - (0 if kept else len(marked))
+    assert (escape in convert(body, 64)[0]) == kept
+
+
+def test_a_lone_surrogate_and_a_pair_split_across_records():
+    texts = [f" w{n}" for n in range(60)]
+    body = sse([chunk("Hi"), *text_chunks(texts), last()])
+    body = body.replace(b'" w20"', b'" w20\\ud83d"').replace(b'" w21"', b'"\\ude00 w21"')
+    body = body.replace(b'" w40"', b'" w40\\udc00"')
+    assert same_as_replayed(body) > 40
+
+
+def test_a_run_broken_by_a_usage_chunk():
+    usage = {"promptTokenCount": 3, "candidatesTokenCount": 40, "totalTokenCount": 43}
+    body = sse(
+        [
+            chunk("Hi"),
+            *text_chunks([f" a{n}" for n in range(60)]),
+            chunk(" mid", usageMetadata=usage),
+            *text_chunks([f" b{n}" for n in range(60)]),
+            last(),
+        ]
+    )
+    assert same_as_replayed(body) > 110
+
+
+def test_a_citation_after_a_run_counts_the_run_s_text():
+    """Citations' spans count the bytes of the candidate's text: the run's text is held
+    for them as each record's was, into Gemini and into chat (where a span cites)."""
+    texts = [f" é{n}" for n in range(80)]
+    cited = last()
+    said = "".join(["Hi", *texts]).encode()
+    cited["candidates"][0]["citationMetadata"] = {
+        "citationSources": [{"startIndex": 10, "endIndex": len(said), "uri": "https://e.x/a"}]
+    }
+    body = sse([chunk("Hi"), *text_chunks(texts), cited])
+    assert same_as_replayed(body) > 70
+    for dst in ("chat-chunk", "responses-event", "anthropic-event"):
+        same_as_replayed(body, (64,), dst=dst)
+
+
+@pytest.mark.parametrize("choice", [None, 0, 1])
+def test_two_candidates(choice):
+    """Each candidate in chunks of its own, then both in one chunk: --choice 1 says the
+    chosen candidate as index 0, which its input bytes do not, so its runs replay."""
+    chunks = text_chunks([f" a{n}" for n in range(50)], index=0)
+    chunks += text_chunks([f" b{n}" for n in range(50)], index=1)
+    chunks += [text for n in range(30) for text in (chunk(f" c{n}"), chunk(f" d{n}", index=1))]
+    body = sse([*chunks, last(index=0), last(index=1)])
+    copied = same_as_replayed(body, choice=choice)
+    # The first candidate's chunks, and the second's without --choice.
+    assert copied == {None: 48 + 48, 0: 48, 1: 0}[choice]
+
+
+@pytest.mark.parametrize("out_container", ["jsonl", "json"])
+def test_other_containers_write_the_same(out_container):
+    body = sse([chunk("Hi"), *text_chunks([f" w{n}é\\n" for n in range(100)]), last()])
+    assert same_as_replayed(body, (64,), out_container=out_container) > 90
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in FIXTURES])
+def test_fixtures(path: Path):
+    same_as_replayed(path.read_bytes())
+
+
+@pytest.mark.parametrize("path", capture_params(GEMINI))
+def test_captures(path: Path):
+    same_as_replayed(path.read_bytes())
+
+
+def test_json_lines_with_a_line_begun_in_an_earlier_block():
+    """Records read as JSON lines, a block boundary inside most of them (a line the
+    reader hands on as a bytearray)."""
+    lines = [chunk("Hi"), *text_chunks([f" w{n}" for n in range(100)]), last()]
+    body = b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    assert same_as_replayed(body, (50, 333), container="jsonl") > 90
