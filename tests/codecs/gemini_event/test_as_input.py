@@ -18,15 +18,20 @@ from unittest import mock
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from chatx import ir
+from chatx.codecs.base import EncodeOptions
 from chatx.codecs.gemini_event.encode import GeminiEncoder
 from chatx.errors import ChatxError
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
+from chatx.record import Record
 from tests.captures import capture_params
 from tests.paths import ROOT
 
-from .test_run_hook import chunk, last, sse
+from .test_run_hook import chunk, last, primed, sse
 
 GEMINI = "gemini-event"
 FIXTURES = sorted((ROOT / "fixtures" / GEMINI).iterdir())
@@ -195,3 +200,66 @@ def test_json_lines_with_a_line_begun_in_an_earlier_block():
     lines = [chunk("Hi"), *text_chunks([f" w{n}" for n in range(100)]), last()]
     body = b"".join(orjson.dumps(line) + b"\n" for line in lines)
     assert same_as_replayed(body, (50, 333), container="jsonl") > 90
+
+
+def test_an_integer_beyond_64_bits_beside_a_run():
+    """A chunk orjson cannot write plainly (an integer beyond 64 bits) in the block of a
+    run: the writer writes the block again its lenient way, the fragments as they are."""
+    usage = {"promptTokenCount": 3, "totalTokenCount": 3}
+    body = sse([chunk("Hi"), *text_chunks([f" w{n}" for n in range(60)]), last()])
+    body = body.replace(
+        b'"responseId":"r1"}\r\n\r\ndata: {"candidates":[{"content":{"parts":[{"text":" w31"',
+        b'"responseId":"r1","usageMetadata":'
+        + orjson.dumps(usage).replace(b"3}", b"123456789012345678901234567890}")
+        + b'}\r\n\r\ndata: {"candidates":[{"content":{"parts":[{"text":" w31"',
+    )
+    assert b"123456789012345678901234567890" in body
+    assert same_as_replayed(body) > 50
+    assert b"123456789012345678901234567890" in convert(body, 4096)[0]
+
+
+# Each character of a text, written as it is or as a \u escape (surrogate pairs for
+# those beyond the BMP): the bytes a provider may write for the same text.
+@settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=60)
+@given(
+    texts=st.lists(
+        st.tuples(st.text(alphabet='"\\/ aé\x00\x1f\u2028😀', min_size=1), st.booleans()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_any_text_written_any_way_goes_out_as_replayed(texts):
+    chunks = [orjson.dumps(chunk(f" w{n}")) for n in range(30)]
+    for text, escaped in texts:
+        payload = orjson.dumps(chunk("\x00"))
+        written = orjson.dumps(text) if not escaped else _escaped(text)
+        chunks.append(payload.replace(b'"\\u0000"', written))
+    body = b"".join(b"data: " + c + b"\n\n" for c in [*chunks, orjson.dumps(last())])
+    same_as_replayed(body, (64,))
+
+
+def _escaped(text: str) -> bytes:
+    """``text`` as a JSON string with every character a \\u escape."""
+    units = text.encode("utf-16-be")
+    pairs = [units[i : i + 2].hex() for i in range(0, len(units), 2)]
+    return b'"' + "".join(f"\\u{unit}" for unit in pairs).encode() + b'"'
+
+
+def test_a_signature_waiting_in_the_lane_is_replayed():
+    """A signature the encoder holds for the lane's next part (a Gemini source's
+    batches never leave one, an encoder fed by hand may) goes on the run's first
+    record: the run is replayed, not written as its input bytes."""
+    decoder, _ = primed()
+    records = [Record(None, None, 9 + n, raw=orjson.dumps(chunk(f"x{n}"))) for n in range(5)]
+    run = decoder.run(records, 0)
+    assert run is not None and run.raws is not None
+    written = []
+    for signed in (True, False):
+        encoder = GeminiEncoder(Notes(), EncodeOptions(source_format=GEMINI))
+        encoder.feed([ir.StreamStart("r1", "gemini-2.5-flash")])
+        if signed:
+            encoder.feed([ir.ItemEnd(0, "reasoning", signature="c2ln")])
+        written.append(orjson.dumps(encoder.feed_run(run)))
+        assert encoder.as_input == (0 if signed else 5)
+    assert written[0] != written[1] and written[0].count(b"c2ln") == 1
+    assert written[1] == b"[" + b",".join(run.raws) + b"]"
