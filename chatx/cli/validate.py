@@ -171,7 +171,7 @@ def check_file(
     from chatx.validation import validate_records
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
-    container, records, found = open_records(file, container, ignored)
+    container, records, found, reader = open_records(file, container, ignored)
     head: list[Record] = []
     fmt = fmt or found
     if fmt is None:
@@ -186,6 +186,7 @@ def check_file(
         file=name,
         ignored=ignored,
         found=shown.found,
+        reader=reader,
     )
     if shown.parsed == 0:
         _not_a_stream(shown.first_bad, name)

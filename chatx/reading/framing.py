@@ -50,17 +50,18 @@ def open_records(
     file: str | opening.Source | Exchange,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
-) -> tuple[str, Iterator[Record], str | None]:
+) -> tuple[str, Iterator[Record], str | None, Any]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
     :class:`chatx.reading.telling.Exchange` read already) and frame it into records as they are read:
-    (container, records, the format ``ls`` found for a stream of a file of exchanges).
+    (container, records, the format ``ls`` found for a stream of a file of exchanges, the
+    container's reader, which a caller may ask to leave payloads unparsed).
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
     ignored (an SSE line that is no field), by the time the records after it come out.
     """
-    _, kind, _, records, _, found = _open(file, container, ignored)
-    return kind, records, found
+    _, kind, reader, records, _, found = _open(file, container, ignored)
+    return kind, records, found, reader
 
 
 def frame_bytes(
@@ -71,7 +72,7 @@ def frame_bytes(
 ) -> tuple[str, Iterator[Record]]:
     """Frame a stream held in memory block by block, as :func:`open_records` frames a
     file: the records come out as they are read, none kept here."""
-    kind, _, records = _from_bytes(data, container, ignored, name)
+    kind, _, records = read_bytes(data, container, ignored, name)
     return kind, records
 
 
@@ -91,14 +92,14 @@ def _open(
     if not isinstance(file, str):  # an Exchange, whose module a bare stream never loads
         if file.error is not None:
             raise file.error
-        framed = _from_bytes(file.data, container, ignored, file.address)
+        framed = read_bytes(file.data, container, ignored, file.address)
         return (file.address, *framed, file.request, file.format)
     picked = finding.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
             picked.say_skipped(notes)
-        framed = _from_bytes(picked.stream.data, container, ignored, name)
+        framed = read_bytes(picked.stream.data, container, ignored, name)
         return (name, *framed, picked.request, picked.format)
     return (name, *_source(picked.source, name, container, ignored), None, None)
 
@@ -134,9 +135,12 @@ def _source(
     return kind, reader, _frame(chunks, reader, name, ignored, source.close)
 
 
-def _from_bytes(
+def read_bytes(
     data: bytes, container: str | None, ignored: list[tuple[int, str]] | None, name: str
 ) -> tuple[str, Any, Iterator[Record]]:
+    """(container, its reader, records) of a stream held in memory, framed block by block
+    as it is read: :func:`frame_bytes`, with the reader, which a caller may ask to leave
+    the payloads after a point unparsed (a RawReader's ``raw``)."""
     data = as_bytes(data, "a stream held in memory")
     try:
         kind = container or containers.detect(data[: containers.sniffed(data)])
@@ -274,7 +278,7 @@ def load(data: bytes, name: str, fmt: str | None = None, *, keep: bool = False) 
     """A stream held in memory, framed as it is read; its format detected unless ``fmt``
     is given. ``keep`` keeps every record read in ``Side.kept``."""
     ignored: list[tuple[int, str]] = []
-    container, reader, records = _from_bytes(data, None, ignored, name)
+    container, reader, records = read_bytes(data, None, ignored, name)
     return _side(name, container, reader, records, ignored, fmt, keep)
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Iterable
 from itertools import chain
+from typing import Any
 
 from chatx import codecs
 from chatx.errors import UsageError
-from chatx.reading.framing import frame_bytes
+from chatx.reading.framing import read_bytes
 from chatx.record import Record
 from chatx.validation.base import Checker, Finding
 from chatx.validation.rule import Rule
@@ -75,6 +76,7 @@ def validate_records(
     file: str = "<input>",
     ignored: list[tuple[int, str]] | None = None,
     found: Callable[[list[Finding]], object] | None = None,
+    reader: Any = None,
 ) -> list[Finding]:
     """Check every record of one stream and return all findings, in stream order.
 
@@ -86,25 +88,36 @@ def validate_records(
     for records, pass the list :func:`chatx.reading.framing.open_records` fills as ``ignored``.
     ``found``, when given, is called with the findings as they are known, for a live
     input checked live: after each record those it brought (an empty list when none),
-    at the end the rest, in stream order.
+    at the end the rest, in stream order. ``reader``, the container reader ``records``
+    come from: once a record parsed, it leaves the payloads after it unparsed for a
+    checker that knows records by their bytes (:meth:`Checker.knows`), as convert's
+    decoders do, unless ``schema`` reads each one.
     """
     if isinstance(records, bytes | bytearray):
         ignored = []
-        container, records = frame_bytes(bytes(records), container, ignored, file)
+        container, reader, records = read_bytes(bytes(records), container, ignored, file)
     records = iter(records)
     if fmt is None:
         codec, head = codecs.sniff_iter(records)
         fmt = codec.name
         records = chain(head, records)
     checker = make_checker(fmt, file=file, container=container, schema=schema)
-    shown = 0
+    # A RawReader (the Protocol's isinstance is slow), for a checker that knows records
+    unparsed = not schema and type(checker).knows is not Checker.knows and hasattr(reader, "raw")
+    shown, said, feed = 0, checker.findings, checker.feed
+    none: list[Finding] = []
     for record in records:
         if ignored:
             checker.ignored_lines(ignored, record.line)
-        checker.feed(record)
+        feed(record)
+        if unparsed and record.error is None and not record.done:
+            reader.raw, unparsed = True, False  # the payloads after a first that parsed
         if found is not None:
-            found(checker.findings[shown:])
-            shown = len(checker.findings)
+            if len(said) == shown:  # most records: nothing found, no list made
+                found(none)
+            else:
+                found(said[shown:])
+                shown = len(said)
     if ignored:
         checker.ignored_lines(ignored)
     findings = checker.finish()

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from chatx.codecs.template import ByteTemplate
+from chatx.containers.payload import parse
 from chatx.record import Record
 from chatx.validation.rule import Rule
 from chatx.validation.stream_rules import STREAM_RULES
@@ -51,6 +53,60 @@ class Finding:
         }
 
 
+class Known:
+    """A record a checker checked without a finding, as bytes with holes (a
+    :class:`~chatx.codecs.template.ByteTemplate`): a record that is those bytes around
+    other values is the same record but for them. Checking it would find nothing either,
+    as long as the records since were such ones too, and would keep only what ``take``
+    keeps of its text (a delta's, added to its value; the record as the last one).
+
+    Why that holds is the format's to say in its checker's ``knows``: which of its rules
+    look at a hole's value, and what a record of the kind changes that a later one's rules
+    read. A hole's value is read as a full parse reads it; ``number`` gives the value the
+    number hole must have (the sequence number expected), and an empty text is no delta
+    the template stands for: such records are parsed and checked."""
+
+    __slots__ = ("event", "number", "take", "template", "text_at")
+
+    def __init__(
+        self,
+        template: ByteTemplate,
+        event: str | None,
+        take: Callable[[str], None],
+        number: Callable[[], int] | None = None,
+    ) -> None:
+        self.template = template
+        self.event = event  # the SSE event name of the record (a rule may read it)
+        self.text_at = template.at[0]
+        self.take = take  # given the record's text
+        self.number = number
+
+    @classmethod
+    def of(
+        cls,
+        payload: dict[str, Any],
+        holes: list[str],
+        event: str | None,
+        take: Callable[[str], None],
+        number: Callable[[], int] | None = None,
+    ) -> Known | None:
+        """The template of ``payload``, a record with each of ``holes`` in place of a
+        value: :data:`~chatx.codecs.template.TEXT` first, the text given to ``take``
+        (then ``OBFUSCATION``, and ``NUMBER`` for the number ``number`` gives); None
+        when it cannot be made."""
+        template = ByteTemplate.make(payload, holes)
+        return cls(template, event, take, number) if template is not None else None
+
+    def took(self, raw: bytes) -> bool:
+        """Whether ``raw`` is the template's record but for its holes: then ``take`` has
+        kept what checking it keeps."""
+        values = self.template.match(raw, self.number() if self.number is not None else None)
+        if values is None or not values[self.text_at]:
+            return False
+        self.take(values[self.text_at])
+        return True
+
+
 class Checker:
     """Base of the streaming checkers: ``feed(record)`` per record, ``finish()`` once.
 
@@ -72,11 +128,23 @@ class Checker:
         self.line = 0  # its line
         self.whole = False  # every record so far is a non-streaming object (STR003)
         self.whole_object: WholeObject = _not_whole
+        self.known: Known | None = None  # the record the next raw ones may repeat
 
     def feed(self, record: Record) -> None:
-        """Check one record; findings are appended, nothing is returned."""
+        """Check one record, parsed or raw (its payload's bytes, ``Record.raw``, which a
+        reader leaves unparsed once :func:`chatx.validation.validate_records` asks it);
+        findings are appended, nothing is returned."""
         self.index += 1
         self.line = record.line
+        raw = record.raw if record.data is None and record.error is None else None
+        known = self.known
+        if known is not None:
+            if raw is not None and record.event == known.event and known.took(raw):
+                return
+            self.known = None  # any other record ends what the template stood for
+        said = len(self.findings)
+        if raw is not None:
+            record = parse(raw, record.event, record.line)
         if record.error is not None:
             self.report("STR001", f"payload is not valid JSON: {record.error}")
             return
@@ -84,6 +152,15 @@ class Checker:
             return
         self.whole = False
         self.check(record)
+        if raw is not None and type(record.data) is dict and len(self.findings) == said:
+            self.known = self.knows(record)
+
+    def knows(self, record: Record) -> Known | None:
+        """The records this checker may take by their bytes after ``record``, a JSON
+        object it just checked without a finding: what a format's checker says of a
+        record that the next ones repeat but for their text (a delta), or None (the
+        default)."""
+        return None
 
     def ignored_lines(self, ignored: list[tuple[int, str]], before: int | None = None) -> None:
         """Report each input line the reader ignored (STR002) before line ``before`` (all

@@ -20,9 +20,10 @@ from typing import Any
 import orjson
 
 from chatx.codecs.anthropic_event.rules import ANTHROPIC_RULES
+from chatx.codecs.template import TEXT
 from chatx.pieces import Pieces
 from chatx.record import Record
-from chatx.validation.base import Checker, catalogue, is_int
+from chatx.validation.base import Checker, Known, catalogue, is_int
 
 FORMAT = "anthropic-event"
 
@@ -63,6 +64,8 @@ DELTA_FIELD: dict[str, tuple[str, type, str]] = {
     "signature_delta": ("signature", str, "string"),
     "citations_delta": ("citation", dict, "object"),
 }
+# The deltas whose text a record of a run holds (validation.base.Known), by type.
+_TEXTS = {"text_delta": "text", "thinking_delta": "thinking", "input_json_delta": "partial_json"}
 # The stop reasons that end a message where the token limit fell, in mid-block.
 CUT_OFF = frozenset(("max_tokens", "model_context_window_exceeded"))
 COUNTS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -138,6 +141,29 @@ class AnthropicChecker(Checker):
             message.started = True  # said once; the events that follow are checked as usual
             self.report("ANT001", f"stream starts with {etype}, not message_start")
         self._in_message(etype, data)
+
+    def knows(self, record: Record) -> Known | None:
+        """A text, thinking or tool-input delta of an open block: the next ones repeat it
+        but for that text. A rule reads of it only that it is a string (ANT004; a hole's
+        value is one). What checking one keeps: the record as the message's last, and
+        a tool input's fragment, which ANT012 parses at the block's stop."""
+        data = record.data
+        delta: Any = data.get("delta")
+        if data.get("type") != "content_block_delta" or not isinstance(delta, dict):
+            return None
+        name = _TEXTS.get(delta.get("type"))  # type: ignore[arg-type]
+        block = self.message.blocks.get(data.get("index"))
+        if name is None or block is None or not isinstance(delta.get(name), str):
+            return None
+        fragments = block.fragments
+
+        def take(text: str) -> None:
+            if fragments is not None:
+                fragments.append(text)
+            self.last_line, self.last_index = self.line, self.index
+
+        payload = {**data, "delta": {**delta, name: TEXT}}
+        return Known.of(payload, [TEXT], record.event, take)
 
     def _in_message(self, etype: str, data: dict[str, Any]) -> None:
         """An event of the open message."""

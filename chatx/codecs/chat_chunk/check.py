@@ -18,9 +18,10 @@ from typing import Any
 import orjson
 
 from chatx.codecs.chat_chunk.rules import CHAT_RULES
+from chatx.codecs.template import OBFUSCATION, TEXT
 from chatx.pieces import Pieces
 from chatx.record import Record
-from chatx.validation.base import Checker, catalogue, is_int
+from chatx.validation.base import Checker, Known, catalogue, is_int
 
 # Delta fields that carry content; anything else (role, channel, nulls, "") does not.
 CONTENT_FIELDS = (
@@ -32,6 +33,10 @@ CONTENT_FIELDS = (
     "function_call",
     "reasoning_details",
 )
+
+
+# The delta fields that hold text a run's records repeat (validation.base.Known).
+_TEXTS = ("content", "reasoning_content", "reasoning")
 
 
 @dataclass(slots=True)
@@ -226,6 +231,37 @@ class ChatChecker(Checker):
             self.report(
                 "CHK006", f"first entry of tool call {entry['index']} lacks {', '.join(missing)}"
             )
+
+    def knows(self, record: Record) -> Known | None:
+        """A chunk of one choice whose delta is one piece of text or reasoning (beside a
+        role, or fields set to null) and no finish_reason: the next ones repeat it but
+        for that piece and the obfuscation, which no rule reads. What checking one
+        keeps: the record as the stream's and its choice's last."""
+        chunk = record.data
+        choices = chunk.get("choices")
+        if type(choices) is not list or len(choices) != 1 or chunk.get("usage") is not None:
+            return None
+        choice = choices[0]
+        delta = choice.get("delta")
+        if type(delta) is not dict:  # none (read as empty), which holds no text
+            return None
+        name = next((k for k in _TEXTS if type(delta.get(k)) is str), None)
+        if name is None or choice.get("finish_reason") is not None:
+            return None
+        if any(v is not None and k not in (name, "role") for k, v in delta.items()):
+            return None
+        state = self.choices[choice["index"]]
+        holes = [TEXT]
+        payload = {**chunk, "choices": [{**choice, "delta": {**delta, name: TEXT}}]}
+        if type(chunk.get("obfuscation")) is str:
+            holes.append(OBFUSCATION)
+            payload["obfuscation"] = OBFUSCATION
+
+        def take(text: str) -> None:
+            self.last_line, self.last_index = self.line, self.index
+            state.last_line, state.last_index = self.line, self.index
+
+        return Known.of(payload, holes, record.event, take)
 
     def _next_stream(self, chunk: Any) -> bool:
         """Whether a record after ``[DONE]`` is the first chunk of another completion."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.codecs.gemini_event.rules import GEMINI_RULES
+from chatx.codecs.template import TEXT
 from chatx.record import Record
-from chatx.validation.base import Checker, catalogue, is_int
+from chatx.validation.base import Checker, Known, catalogue, is_int
 
 _PARTS = (
     "promptTokenCount",
@@ -19,6 +20,10 @@ _PARTS = (
     "thoughtsTokenCount",
     "toolUsePromptTokenCount",
 )
+
+
+def _nothing(text: str) -> None:
+    """What checking a chunk of a run keeps: nothing (see GeminiChecker.knows)."""
 
 
 class _Candidate:
@@ -78,6 +83,28 @@ class GeminiChecker(Checker):
         usage = data.get("usageMetadata")
         if usage is not None:
             self._usage(usage)
+
+    def knows(self, record: Record) -> Known | None:
+        """A chunk of one candidate with one text (or thought) part and no finishReason:
+        the next ones repeat it but for that text. A rule reads of the text only whether
+        a thought's is empty (GEM004; an empty one is parsed and checked); and a chunk
+        like this changes nothing a later record's rules read (its responseId, its
+        usage and feedback are the same bytes every time)."""
+        data = record.data
+        candidates = data.get("candidates")
+        if type(candidates) is not list or len(candidates) != 1:
+            return None
+        candidate = candidates[0]
+        content: Any = candidate.get("content") if type(candidate) is dict else None
+        parts = content.get("parts") if type(content) is dict else None
+        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
+            return None
+        part = parts[0]
+        if type(part.get("text")) is not str or "finishReason" in candidate:
+            return None
+        content = {**content, "parts": [{**part, "text": TEXT}]}
+        payload = {**data, "candidates": [{**candidate, "content": content}]}
+        return Known.of(payload, [TEXT], record.event, _nothing)
 
     def _error(self, error: Any) -> None:
         self.error_line = self.line

@@ -22,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.codecs.llama_stack_event.rules import LLAMA_STACK_RULES
+from chatx.codecs.template import TEXT
 from chatx.record import Record
-from chatx.validation.base import Checker, catalogue, is_int
+from chatx.validation.base import Checker, Known, catalogue, is_int
 
 EVENT_TYPES = ("start", "progress", "complete")
 DELTA_TYPES = ("text", "tool_call", "image")
@@ -78,6 +79,21 @@ class LlamaStackChecker(Checker):
         self._check_metrics(kind, chunk.get("metrics"))
         if kind == "complete" and not event.get("stop_reason"):
             self.report("LLS006", "complete event has no stop_reason")
+
+    def knows(self, record: Record) -> Known | None:
+        """A progress event of text: the next ones repeat it but for that text, which no
+        rule reads. What checking one keeps: the record as the stream's last."""
+        event = record.data.get("event")
+        delta = event.get("delta")  # check() found an event object
+        if event.get("event_type") != "progress" or not isinstance(delta, dict):
+            return None
+        if delta.get("type") != "text" or not isinstance(delta.get("text"), str):
+            return None
+        payload = {**record.data, "event": {**event, "delta": {**delta, "text": TEXT}}}
+        return Known.of(payload, [TEXT], record.event, self._take)
+
+    def _take(self, text: str) -> None:
+        self.last_line, self.last_index = self.line, self.index
 
     def _after_end(self, what: str) -> None:
         """A record that is no start, after the error frame that ended the stream."""

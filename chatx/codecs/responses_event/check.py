@@ -15,8 +15,9 @@ from typing import Any
 from chatx.codecs.responses_event.check_items import ItemTracker
 from chatx.codecs.responses_event.check_shapes import FAMILIES
 from chatx.codecs.responses_event.rules import RESPONSES_RULES
+from chatx.codecs.template import NUMBER, OBFUSCATION, TEXT
 from chatx.record import Record
-from chatx.validation.base import Checker, catalogue, is_int
+from chatx.validation.base import Checker, Known, catalogue, is_int
 
 TERMINAL = {
     "response.completed": "completed",
@@ -116,6 +117,38 @@ class ResponsesChecker(Checker):
         self._check_order(data, etype)
         self._dispatch(data, etype)
         self.last_line, self.last_index = self.line, self.index
+
+    def knows(self, record: Record) -> Known | None:
+        """A delta event of a text, summary or arguments value: the next ones repeat it
+        but for their delta, obfuscation and sequence number. No rule reads an
+        obfuscation; a delta's one is that it is a string (each hole's value is); the
+        sequence number must be the one expected (the number hole is that, RSP005). What
+        checking one keeps: its number, and its delta added to the value's text, which
+        RSP023 and RSP025 compare with the value's done event."""
+        data = record.data
+        family, _, action = data["type"].rpartition(".")  # a string: check() found it so
+        seq = data.get("sequence_number")
+        if action != "delta" or family not in FAMILIES or not is_int(seq):
+            return None
+        text = self.items.text_of(data, family)
+        if text is None or not isinstance(data.get("delta"), str):
+            return None
+        holes = [TEXT, NUMBER]
+        payload = {**data, "delta": TEXT, "sequence_number": NUMBER}
+        if isinstance(data.get("obfuscation"), str):
+            holes.append(OBFUSCATION)
+            payload["obfuscation"] = OBFUSCATION
+        deltas = text.deltas
+
+        def take(piece: str) -> None:
+            deltas.append(piece)
+            self.last_seq += 1  # type: ignore[operator]  # the number hole's, as expected
+            self.last_line, self.last_index = self.line, self.index
+
+        return Known.of(payload, holes, record.event, take, self._next_seq)
+
+    def _next_seq(self) -> int:
+        return self.last_seq + 1  # type: ignore[operator]  # knows() saw a number
 
     def _check_order(self, data: dict[str, Any], etype: str) -> None:
         """Rules that depend only on the event's place in the stream."""

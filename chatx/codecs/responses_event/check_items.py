@@ -272,6 +272,20 @@ class ItemTracker:
         else:
             self._done(text, data, etype, family.done_field, order_rule)
 
+    def text_of(self, data: dict[str, Any], name: str) -> CheckedText | None:
+        """The value a delta event of family ``name`` that was just checked without a
+        finding adds to (what :meth:`value_event` found for it)."""
+        family = FAMILIES[name]
+        item = self.items.get(data["output_index"])
+        if item is None:
+            return None
+        if family.part is not None:
+            index: Any = data.get(family.index_field or "")
+            part = item.parts.get((family.part, index))
+            return part.text if part is not None else None
+        sub = data.get(family.index_field) if family.index_field else None
+        return item.values.get((name, sub))
+
     def _delta(self, text: CheckedText, data: dict[str, Any], etype: str, order_rule: str) -> None:
         piece = data.get("delta")
         if not isinstance(piece, str):
