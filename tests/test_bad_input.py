@@ -555,7 +555,7 @@ def test_open_records_lists_the_ignored_lines(tmp_path):
     path = tmp_path / "in.sse"
     path.write_bytes(chat_with(1, b" " + CHAT_BLOCKS[1]) + b"bogus\n\n")
     ignored: list[tuple[int, str]] = []
-    container, records, _, _ = framing.open_records(str(path), None, ignored)
+    container, records, _ = framing.open_records(str(path), None, ignored)
     assert container == "sse" and len(list(records)) == 7
     assert [line for line, _ in ignored] == [3, 17]
     notes = Notes()

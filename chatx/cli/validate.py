@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import chain
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -167,19 +166,18 @@ def check_file(
 ) -> FileResult:
     """Check one file (``-`` is stdin; or an input :func:`chatx.reading.finding.each` opened),
     printing findings as they come."""
-    from chatx.reading.framing import open_records
-    from chatx.validation import validate_records
+    from chatx.reading.framing import open_groups
+    from chatx.validation import validate_groups
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
-    container, records, found, reader = open_records(file, container, ignored)
-    head: list[Record] = []
+    container, groups, found, reader = open_groups(file, container, ignored)
     fmt = fmt or found
     if fmt is None:
-        fmt, head = _detect(records, name)
+        fmt, groups = _detect(groups, name)
     result = FileResult(name, fmt, container)
     shown = _Shown(printer, result)
-    validate_records(
-        shown.count(chain(head, records)),
+    validate_groups(
+        shown.count(groups),
         fmt,
         schema=schema,
         container=container,
@@ -204,14 +202,16 @@ class _Shown:
         self.first_bad: Record | None = None
         self.held: list[Any] = []
 
-    def count(self, records: Iterator[Record]) -> Iterator[Record]:
-        for record in records:
-            self.result.records += 1
-            if record.error is None:
-                self.parsed += 1
-            elif self.first_bad is None:
-                self.first_bad = record
-            yield record
+    def count(self, groups: Iterator[list[Record]]) -> Iterator[list[Record]]:
+        for group in groups:
+            self.result.records += len(group)
+            if not self.parsed:  # once one has, the rest need only be counted
+                for record in group:
+                    if record.error is None:
+                        self.parsed += 1
+                    elif self.first_bad is None:
+                        self.first_bad = record
+            yield group
 
     def found(self, findings: list[Any]) -> None:
         self.held += findings
@@ -238,13 +238,14 @@ def _not_a_stream(first_bad: Record | None, name: str) -> None:
     )
 
 
-def _detect(records: Iterator[Record], name: str) -> tuple[str, list[Record]]:
-    """The format, told as every command tells it, and the records read to tell it."""
+def _detect(groups: Iterator[list[Record]], name: str) -> tuple[str, Iterator[list[Record]]]:
+    """The format, told as every command tells it, and the records read to tell it
+    again."""
     from chatx import codecs
+    from chatx.validation import sniff_groups
 
     try:
-        codec, head = codecs.sniff_iter(records)
-        return codec.name, head
+        return sniff_groups(groups)
     except InputError as exc:
         exc.expected = f"one of {', '.join(codecs.names())} (or pass --format)"
         raise exc.located(name) from None

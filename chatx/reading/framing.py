@@ -50,18 +50,36 @@ def open_records(
     file: str | opening.Source | Exchange,
     container: str | None = None,
     ignored: list[tuple[int, str]] | None = None,
-) -> tuple[str, Iterator[Record], str | None, Any]:
+) -> tuple[str, Iterator[Record], str | None]:
     """Open ``file`` (``-``: stdin, ``FILE#N``: one stream of a file of exchanges, or a
     :class:`chatx.reading.telling.Exchange` read already) and frame it into records as they are read:
-    (container, records, the format ``ls`` found for a stream of a file of exchanges, the
-    container's reader, which a caller may ask to leave payloads unparsed).
+    (container, records, the format ``ls`` found for a stream of a file of exchanges).
 
     The container is detected from the first bytes unless given; errors are InputErrors
     that name the file. ``ignored`` gets (line, why) for each input line the reader
     ignored (an SSE line that is no field), by the time the records after it come out.
     """
-    _, kind, reader, records, _, found = _open(file, container, ignored)
-    return kind, records, found, reader
+    _, kind, _, lists, _, found = _open(file, container, ignored)
+    return kind, chain.from_iterable(lists), found
+
+
+def open_groups(
+    file: str | opening.Source | Exchange,
+    container: str | None = None,
+    ignored: list[tuple[int, str]] | None = None,
+) -> tuple[str, Iterator[list[Record]], str | None, Any]:
+    """:func:`open_records`, the records in the lists each read gives (a read's records
+    are there at once), and the container's reader, which a caller may ask to leave the
+    payloads after a point unparsed (a RawReader's ``raw``): what ``validate`` reads."""
+    _, kind, reader, lists, _, found = _open(file, container, ignored)
+    return kind, lists, found, reader
+
+
+def group_bytes(
+    data: bytes, container: str | None, ignored: list[tuple[int, str]] | None, name: str
+) -> tuple[str, Any, Iterator[list[Record]]]:
+    """:func:`read_bytes`, the records in the lists each block's read gives."""
+    return _in_memory(data, container, ignored, name)
 
 
 def frame_bytes(
@@ -81,8 +99,9 @@ def _open(
     container: str | None,
     ignored: list[tuple[int, str]] | None,
     notes: Notes | None = None,
-) -> tuple[str, str, Any, Iterator[Record], dict[str, Any] | None, str | None]:
-    """(name, container, reader, records, the request recorded with it, the format ``ls``
+) -> tuple[str, str, Any, Iterator[list[Record]], dict[str, Any] | None, str | None]:
+    """(name, container, reader, records in the lists each read gives, the request
+    recorded with it, the format ``ls``
     found for it) of ``file``: a path, ``-``, ``FILE#N``, or a stream a file of exchanges
     holds; ``notes`` gets the exchanges skipped on the way. A stream of a file of
     exchanges has its format found there, from its URL and records
@@ -92,14 +111,14 @@ def _open(
     if not isinstance(file, str):  # an Exchange, whose module a bare stream never loads
         if file.error is not None:
             raise file.error
-        framed = read_bytes(file.data, container, ignored, file.address)
+        framed = _in_memory(file.data, container, ignored, file.address)
         return (file.address, *framed, file.request, file.format)
     picked = finding.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
             picked.say_skipped(notes)
-        framed = read_bytes(picked.stream.data, container, ignored, name)
+        framed = _in_memory(picked.stream.data, container, ignored, name)
         return (name, *framed, picked.request, picked.format)
     return (name, *_source(picked.source, name, container, ignored), None, None)
 
@@ -110,13 +129,13 @@ def records_of(
     ignored: list[tuple[int, str]] | None = None,
 ) -> tuple[str, Iterator[Record]]:
     """A bare stream opened by :func:`chatx.reading.opening.open_source`, framed as it is read."""
-    kind, _, records = _source(source, source.name, container, ignored)
-    return kind, records
+    kind, _, lists = _source(source, source.name, container, ignored)
+    return kind, chain.from_iterable(lists)
 
 
 def _source(
     source: opening.Source, name: str, container: str | None, ignored: list[tuple[int, str]] | None
-) -> tuple[str, Any, Iterator[Record]]:
+) -> tuple[str, Any, Iterator[list[Record]]]:
     stream = source.stream
     read = getattr(stream, "read1", stream.read)
     gathered = containers.Head()
@@ -132,7 +151,7 @@ def _source(
         raise exc.located(name) from None
     chunks = chain(containers.pieces(head), iter(lambda: read(_BLOCK), b""))
     reader = containers.get(kind).reader()
-    return kind, reader, _frame(chunks, reader, name, ignored, source.close)
+    return kind, reader, _lists(chunks, reader, name, ignored, source.close)
 
 
 def read_bytes(
@@ -141,6 +160,13 @@ def read_bytes(
     """(container, its reader, records) of a stream held in memory, framed block by block
     as it is read: :func:`frame_bytes`, with the reader, which a caller may ask to leave
     the payloads after a point unparsed (a RawReader's ``raw``)."""
+    kind, reader, lists = _in_memory(data, container, ignored, name)
+    return kind, reader, chain.from_iterable(lists)
+
+
+def _in_memory(
+    data: bytes, container: str | None, ignored: list[tuple[int, str]] | None, name: str
+) -> tuple[str, Any, Iterator[list[Record]]]:
     data = as_bytes(data, "a stream held in memory")
     try:
         kind = container or containers.detect(data[: containers.sniffed(data)])
@@ -148,7 +174,7 @@ def read_bytes(
         raise exc.located(name) from None
     blocks = (data[at : at + _BLOCK] for at in range(0, len(data), _BLOCK))
     reader = containers.get(kind).reader()
-    return kind, reader, _frame(blocks, reader, name, ignored, None)
+    return kind, reader, _lists(blocks, reader, name, ignored, None)
 
 
 def _frame(
@@ -158,6 +184,18 @@ def _frame(
     ignored: list[tuple[int, str]] | None,
     close: Callable[[], None] | None,
 ) -> Iterator[Record]:
+    return chain.from_iterable(_lists(chunks, reader, name, ignored, close))
+
+
+def _lists(
+    chunks: Iterator[bytes],
+    reader: Any,
+    name: str,
+    ignored: list[tuple[int, str]] | None,
+    close: Callable[[], None] | None,
+) -> Iterator[list[Record]]:
+    """The records of each read, in the list the reader gives them: a read's records are
+    there at once (a live input's too), for a caller that takes several at a time."""
     said = getattr(reader, "ignored", None) if ignored is not None else None
     try:
         for chunk in chunks:
@@ -165,11 +203,13 @@ def _frame(
             if said:
                 ignored.extend(said)  # type: ignore[union-attr]
                 said.clear()
-            yield from records
+            if records:
+                yield records
         records = reader.finish()
         if said:
             ignored.extend(said)  # type: ignore[union-attr]
-        yield from records
+        if records:
+            yield records
     except InputError as exc:
         raise exc.located(name) from None
     finally:
@@ -287,8 +327,8 @@ def open_side(file: str, fmt: str | None = None, *, keep: bool = False) -> Side:
     decompressed, and the only stream of a file of exchanges when no ``#N`` names one."""
     ignored: list[tuple[int, str]] = []
     notes = Notes()
-    name, container, reader, records, request, found = _open(file, None, ignored, notes)
-    side = _side(name, container, reader, records, ignored, fmt or found, keep)
+    name, container, reader, lists, request, found = _open(file, None, ignored, notes)
+    side = _side(name, container, reader, chain.from_iterable(lists), ignored, fmt or found, keep)
     side.request = request
     side.notes.items[:0] = notes.items
     return side

@@ -15,13 +15,13 @@ first records.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
 from chatx import codecs
 from chatx.errors import UsageError
-from chatx.reading.framing import read_bytes
+from chatx.reading.framing import group_bytes
 from chatx.record import Record
 from chatx.validation.base import Checker, Finding
 from chatx.validation.rule import Rule
@@ -35,6 +35,8 @@ __all__ = [
     "get_rule",
     "make_checker",
     "rules_for",
+    "sniff_groups",
+    "validate_groups",
     "validate_records",
 ]
 
@@ -76,7 +78,6 @@ def validate_records(
     file: str = "<input>",
     ignored: list[tuple[int, str]] | None = None,
     found: Callable[[list[Finding]], object] | None = None,
-    reader: Any = None,
 ) -> list[Finding]:
     """Check every record of one stream and return all findings, in stream order.
 
@@ -88,42 +89,105 @@ def validate_records(
     for records, pass the list :func:`chatx.reading.framing.open_records` fills as ``ignored``.
     ``found``, when given, is called with the findings as they are known, for a live
     input checked live: after each record those it brought (an empty list when none),
-    at the end the rest, in stream order. ``reader``, the container reader ``records``
-    come from: once a record parsed, it leaves the payloads after it unparsed for a
-    checker that knows records by their bytes (:meth:`Checker.knows`), as convert's
-    decoders do, unless ``schema`` reads each one.
+    at the end the rest, in stream order.
     """
+    reader = None
+    groups: Iterable[list[Record]]
     if isinstance(records, bytes | bytearray):
         ignored = []
-        container, reader, records = read_bytes(bytes(records), container, ignored, file)
-    records = iter(records)
+        container, reader, groups = group_bytes(bytes(records), container, ignored, file)
+    else:
+        groups = ([record] for record in records)
+    return validate_groups(
+        groups,
+        fmt,
+        schema=schema,
+        container=container,
+        file=file,
+        ignored=ignored,
+        found=found,
+        reader=reader,
+    )
+
+
+def validate_groups(
+    groups: Iterable[list[Record]],
+    fmt: str | None = None,
+    *,
+    schema: bool = False,
+    container: str | None = None,
+    file: str = "<input>",
+    ignored: list[tuple[int, str]] | None = None,
+    found: Callable[[list[Finding]], object] | None = None,
+    reader: Any = None,
+) -> list[Finding]:
+    """:func:`validate_records` of records in the lists each read gives them
+    (:func:`chatx.reading.framing.open_groups`), read from ``reader``: once a record
+    parsed, the reader leaves the payloads after it unparsed for a checker that knows
+    records by their bytes (:meth:`Checker.knows`), which takes a run of them in one
+    list at once, as convert's decoders do; not with ``schema``, which reads each one.
+    ``found`` is called after each record, or run of records a checker took at once."""
+    groups = iter(groups)
     if fmt is None:
-        codec, head = codecs.sniff_iter(records)
-        fmt = codec.name
-        records = chain(head, records)
+        fmt, groups = sniff_groups(groups)
     checker = make_checker(fmt, file=file, container=container, schema=schema)
     # A RawReader (the Protocol's isinstance is slow), for a checker that knows records
     unparsed = not schema and type(checker).knows is not Checker.knows and hasattr(reader, "raw")
     shown, said, feed = 0, checker.findings, checker.feed
     none: list[Finding] = []
-    for record in records:
-        if ignored:
-            checker.ignored_lines(ignored, record.line)
-        feed(record)
-        if unparsed and record.error is None and not record.done:
-            reader.raw, unparsed = True, False  # the payloads after a first that parsed
-        if found is not None:
-            if len(said) == shown:  # most records: nothing found, no list made
-                found(none)
-            else:
-                found(said[shown:])
-                shown = len(said)
+    for group in groups:
+        at, count = 0, len(group)
+        while at < count:
+            taken = _run(checker, group, at, ignored)
+            if taken:
+                at += taken
+                if found is not None:
+                    found(none)
+                continue
+            record = group[at]
+            at += 1
+            if ignored:
+                checker.ignored_lines(ignored, record.line)
+            feed(record)
+            if unparsed and record.error is None and not record.done:
+                reader.raw, unparsed = True, False  # the payloads after a first that parsed
+            if found is not None:
+                if len(said) == shown:  # most records: nothing found, no list made
+                    found(none)
+                else:
+                    found(said[shown:])
+                    shown = len(said)
     if ignored:
         checker.ignored_lines(ignored)
     findings = checker.finish()
     if found is not None:
         found(sorted(findings[shown:], key=_index))
     return sorted(findings, key=_index)
+
+
+def _run(
+    checker: Checker, group: list[Record], at: int, ignored: list[tuple[int, str]] | None
+) -> int:
+    """How many records from ``at`` on the checker took by their bytes (0: none). Not
+    past a line the reader ignored: its STR002 is said before the record after it, with
+    the index of the one before."""
+    if checker.known is None or (ignored and ignored[0][0] < group[-1].line):
+        return 0
+    return checker.run(group, at)
+
+
+def sniff_groups(groups: Iterator[list[Record]]) -> tuple[str, Iterator[list[Record]]]:
+    """The format of records in lists, told from the first records as every command
+    tells it (reading no further than needed), and the lists again from the first."""
+    pulled: list[list[Record]] = []
+
+    def records() -> Iterator[Record]:
+        for group in groups:
+            pulled.append(group)
+            yield from group
+
+    codec, _ = codecs.sniff_iter(records())
+    return codec.name, chain(pulled, groups)
 
 
 def _index(finding: Finding) -> int:

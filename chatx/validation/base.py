@@ -155,6 +155,28 @@ class Checker:
         if raw is not None and type(record.data) is dict and len(self.findings) == said:
             self.known = self.knows(record)
 
+    def run(self, records: list[Record], start: int) -> int:
+        """Take the raw records from ``start`` on that repeat the one :attr:`known` stands
+        for (of its SSE event name, each), as :meth:`feed` takes each: how many."""
+        known = self.known
+        assert known is not None  # the caller asks only then
+        number = known.number() if known.number is not None else None
+        texts, _, lines = known.template.read(records, start, known.text_at, None, number)
+        event = known.event
+        taken = 0
+        for record in records[start : start + len(texts)]:
+            if record.event != event:
+                break
+            taken += 1
+        if not taken:
+            return 0
+        self.index += taken
+        self.line = lines[taken - 1]
+        take = known.take
+        for text in texts[:taken]:
+            take(text)
+        return taken
+
     def knows(self, record: Record) -> Known | None:
         """The records this checker may take by their bytes after ``record``, a JSON
         object it just checked without a finding: what a format's checker says of a
