@@ -167,7 +167,7 @@ def check_file(
     """Check one file (``-`` is stdin; or an input :func:`chatx.reading.finding.each` opened),
     printing findings as they come."""
     from chatx.reading.framing import open_groups
-    from chatx.validation import validate_groups
+    from chatx.validation import check_groups, make_checker
 
     ignored: list[tuple[int, str]] = []  # lines the reader ignored: STR002 findings
     container, groups, found, reader = open_groups(file, container, ignored)
@@ -176,16 +176,8 @@ def check_file(
         fmt, groups = _detect(groups, name)
     result = FileResult(name, fmt, container)
     shown = _Shown(printer, result)
-    validate_groups(
-        shown.count(groups),
-        fmt,
-        schema=schema,
-        container=container,
-        file=name,
-        ignored=ignored,
-        found=shown.found,
-        reader=reader,
-    )
+    checker = make_checker(fmt, file=name, container=container, schema=schema)
+    check_groups(checker, shown.count(groups), ignored, shown.found, reader)
     if shown.parsed == 0:
         _not_a_stream(shown.first_bad, name)
     return result

@@ -177,16 +177,6 @@ def _in_memory(
     return kind, reader, _lists(blocks, reader, name, ignored, None)
 
 
-def _frame(
-    chunks: Iterator[bytes],
-    reader: Any,
-    name: str,
-    ignored: list[tuple[int, str]] | None,
-    close: Callable[[], None] | None,
-) -> Iterator[Record]:
-    return chain.from_iterable(_lists(chunks, reader, name, ignored, close))
-
-
 def _lists(
     chunks: Iterator[bytes],
     reader: Any,

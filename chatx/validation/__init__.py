@@ -35,8 +35,8 @@ __all__ = [
     "get_rule",
     "make_checker",
     "rules_for",
+    "check_groups",
     "sniff_groups",
-    "validate_groups",
     "validate_records",
 ]
 
@@ -92,47 +92,34 @@ def validate_records(
     at the end the rest, in stream order.
     """
     reader = None
-    groups: Iterable[list[Record]]
+    groups: Iterator[list[Record]]
     if isinstance(records, bytes | bytearray):
         ignored = []
         container, reader, groups = group_bytes(bytes(records), container, ignored, file)
     else:
         groups = ([record] for record in records)
-    return validate_groups(
-        groups,
-        fmt,
-        schema=schema,
-        container=container,
-        file=file,
-        ignored=ignored,
-        found=found,
-        reader=reader,
-    )
+    if fmt is None:
+        fmt, groups = sniff_groups(groups)
+    checker = make_checker(fmt, file=file, container=container, schema=schema)
+    return check_groups(checker, groups, ignored, found, reader)
 
 
-def validate_groups(
+def check_groups(
+    checker: Checker,
     groups: Iterable[list[Record]],
-    fmt: str | None = None,
-    *,
-    schema: bool = False,
-    container: str | None = None,
-    file: str = "<input>",
     ignored: list[tuple[int, str]] | None = None,
     found: Callable[[list[Finding]], object] | None = None,
     reader: Any = None,
 ) -> list[Finding]:
-    """:func:`validate_records` of records in the lists each read gives them
-    (:func:`chatx.reading.framing.open_groups`), read from ``reader``: once a record
-    parsed, the reader leaves the payloads after it unparsed for a checker that knows
-    records by their bytes (:meth:`Checker.knows`), which takes a run of them in one
-    list at once, as convert's decoders do; not with ``schema``, which reads each one.
-    ``found`` is called after each record, or run of records a checker took at once."""
-    groups = iter(groups)
-    if fmt is None:
-        fmt, groups = sniff_groups(groups)
-    checker = make_checker(fmt, file=file, container=container, schema=schema)
+    """What :func:`validate_records` does once it has a checker: records in the lists
+    each read gives them (:func:`chatx.reading.framing.open_groups`), read from
+    ``reader``. Once a record parsed, the reader leaves the payloads after it unparsed
+    for a checker that knows records by their bytes (:meth:`Checker.knows`), which takes
+    a run of them in one list at once, as convert's decoders do (not one made with
+    ``schema``, whose SDK reads each record). ``found`` is called after each record, or
+    run of records the checker took at once."""
     # A RawReader (the Protocol's isinstance is slow), for a checker that knows records
-    unparsed = not schema and type(checker).knows is not Checker.knows and hasattr(reader, "raw")
+    unparsed = type(checker).knows is not Checker.knows and hasattr(reader, "raw")
     shown, said, feed = 0, checker.findings, checker.feed
     none: list[Finding] = []
     for group in groups:
