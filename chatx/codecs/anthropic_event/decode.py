@@ -48,6 +48,15 @@ from .read_message import ReadMessage
 NAME = r.NAME
 
 
+# What is said of a record that is no Anthropic event: of [DONE], of a value that is no
+# object, and the shape expected (object_payload).
+_PAYLOAD = (
+    "[DONE] is not part of an Anthropic stream: left out",
+    "an Anthropic event must be a JSON object",
+    '{"type": "message_start" | "content_block_delta" | …}',
+)
+
+
 class AnthropicDecoder:
     """Incremental decoder: ``feed(record)`` returns the IR events of one record.
 
@@ -104,13 +113,7 @@ class AnthropicDecoder:
         return out
 
     def _payload(self, record: Record) -> dict[str, Any] | None:
-        return object_payload(
-            record,
-            self.notes,
-            "[DONE] is not part of an Anthropic stream: left out",
-            "an Anthropic event must be a JSON object",
-            '{"type": "message_start" | "content_block_delta" | …}',
-        )
+        return object_payload(record, self.notes, *_PAYLOAD)
 
     def _other(self, data: dict[str, Any], kind: Any, line: int) -> list[ir.Event]:
         """A whole ``message``, or an event type this decoder does not know."""

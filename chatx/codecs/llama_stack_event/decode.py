@@ -56,6 +56,15 @@ from .tool_calls import ToolCalls
 _Handler = Callable[[dict[str, Any], dict[str, Any], list[ir.Event]], None]
 
 
+# What is said of a record that is no Llama Stack event: of [DONE], of a value that is no
+# object, and the shape expected (object_payload).
+_PAYLOAD = (
+    "[DONE] is not part of a Llama Stack stream: ignored",
+    "a Llama Stack event must be a JSON object",
+    '{"event": {"event_type": …, "delta": …}}',
+)
+
+
 class LlamaStackDecoder:
     """Incremental decoder: ``feed(record)`` returns the IR events of one record.
 
@@ -121,13 +130,7 @@ class LlamaStackDecoder:
         return out
 
     def _payload(self, record: Record) -> dict[str, Any] | None:
-        return object_payload(
-            record,
-            self.notes,
-            "[DONE] is not part of a Llama Stack stream: ignored",
-            "a Llama Stack event must be a JSON object",
-            '{"event": {"event_type": …, "delta": …}}',
-        )
+        return object_payload(record, self.notes, *_PAYLOAD)
 
     def _not_an_event(
         self, data: dict[str, Any], record: Record, out: list[ir.Event]
