@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import islice, repeat
-from operator import and_, eq, getitem
+from operator import getitem
 from typing import Any, Protocol, cast
 
 import orjson
@@ -42,6 +42,7 @@ from chatx.notes import Notes
 from chatx.record import Record
 
 _loads = orjson.loads
+_LOW, _HIGH = exact.INT64  # the integers orjson reads as they are, without a note
 
 NUMBER = "\x00chatx number\x00"
 """Stand-in for the hole of an integer the decoder expects (a sequence number)."""
@@ -482,8 +483,8 @@ class ByteTemplate:
         a record whose SSE event name is another ends the run too: a decoder that says
         a name differing from the payload's type (Anthropic's) reads such a one itself."""
         block = self.block
-        if block is not None and number is None:
-            return block.read(self, records, start, text_at, obfuscation_at, named)
+        if block is not None:
+            return block.read(self, records, start, text_at, obfuscation_at, number, named)
         return self.read_each(records, start, None, text_at, obfuscation_at, number, named)
 
     def read_each(
@@ -524,7 +525,8 @@ class ByteTemplate:
         found: list[Any] = []
         for is_number, after, is_last in self.rest:
             if is_number:
-                if type(number) is not int:
+                # Beyond 64 bits parsing says a note (RunDecoder._say_big_ints): no run.
+                if type(number) is not int or not _LOW <= number < _HIGH:
                     return None
                 cut = pos + len(digits := b"%d" % number)
                 if not raw.startswith(digits, pos) or not raw.startswith(after, cut):
@@ -570,37 +572,57 @@ def _others(separators: int) -> bytes:
 
 
 class BlockReader:
-    """A template whose holes are all strings, read over many raw records at once: every
-    record's head and end compared in one comparison each, the holes and the literal
-    bytes between them cut out and joined, those bytes found in C, and every hole's value
-    read by one ``orjson.loads`` of a JSON array made of them. That is the template's
+    """A template read over many raw records at once: every record's head and end
+    compared in one comparison each, the string holes and the literal bytes between them
+    cut out and joined, those bytes found in C, and every string hole's value read by one
+    ``orjson.loads`` of a JSON array made of them. That is the template's
     :meth:`ByteTemplate.match` over each record, without a Python step a record:
 
-    - each record starts with the head and the first hole's quote, and ends with the
-      last hole's quote and the bytes after it;
-    - the separators (``"`` + the bytes between two holes + ``"``) come in the
+    - each record starts with the head and the first string hole's quote, and ends with
+      the last string hole's quote and the bytes after it;
+    - the separators (``"`` + the bytes between two string holes + ``"``) come in the
       template's order, record after record, and nothing else lies between the holes'
-      bytes (a stray marker byte, a raw control character, is no JSON);
+      bytes: each is found where its marker is, and the length left says that no record
+      holds a marker byte of its own (a raw control character, no JSON);
     - each hole's bytes are then one string of the array, and the array holds as many
       strings as there are holes: a hole's bytes ending in a backslash could escape the
       quote after them and join two strings into one, so a block with one is read
       record by record; a quote left unescaped in a hole's bytes (no JSON string's)
       makes more strings, never fewer. Each value is then what :meth:`ByteTemplate.match`
       reads from the record, whatever escapes its bytes use.
+
+    A number hole (a sequence number) first or last is part of the head or of the end:
+    the very digits each record must have there, one more each record, are written into
+    what the heads (or ends) are compared with, over a stretch of numbers of one width
+    (heads and ends are cut at one place in each record). A template whose number hole
+    lies between two string holes has no block reader: it is read record by record.
     """
 
-    __slots__ = ("begin", "cut", "end", "ends", "heads", "holes", "order", "others", "separators")
+    __slots__ = ("begin", "end", "holes", "number", "order", "others", "separators", "shrink")
 
-    def __init__(self, begin: bytes, end: bytes, separators: list[bytes]) -> None:
-        self.begin = begin  # the head and the first hole's opening quote
-        self.end = end  # the last hole's closing quote and the bytes after it
-        self.heads = slice(0, len(begin))
-        self.ends = slice(-len(end), None)
-        self.cut = slice(len(begin), -len(end))  # a record's holes and what lies between
-        self.holes = len(separators) + 1
+    def __init__(
+        self,
+        begin: bytes,
+        end: bytes,
+        separators: list[bytes],
+        number: tuple[bool, bytes, bytes] | None = None,
+    ) -> None:
+        self.begin = begin  # the head and the first string hole's opening quote
+        self.end = end  # the last string hole's closing quote and the bytes after it
+        # A number hole: whether it ends the head (else starts the end), the bytes there
+        # (which then stand for ``begin``, or ``end``) as a %-format of its digits, and
+        # their length but the digits'.
+        self.number = None
+        if number is not None:
+            in_head, before, after = number
+            pattern = before.replace(b"%", b"%%") + b"%d" + after.replace(b"%", b"%%")
+            self.number = (in_head, pattern, len(before) + len(after))
+        self.holes = len(separators) + 1  # the string holes
         self.separators = [
             (separator, bytes([_HOLES + i])) for i, separator in enumerate(separators)
         ]
+        # What replacing every separator of a record by its marker takes from its length.
+        self.shrink = sum(len(separator) - 1 for separator in separators)
         self.others = _others(len(separators))
         # The markers a record's separators leave, in order, then the record's own.
         self.order = bytes(range(_HOLES, _HOLES + len(separators))) + bytes([_RECORDS])
@@ -608,31 +630,61 @@ class BlockReader:
     @classmethod
     def of(cls, head: bytes, rest: list[tuple[bool, bytes, bool]]) -> BlockReader | None:
         """The block reader of a template (``head`` and ``rest`` as ByteTemplate has
-        them), or None when a hole is a number."""
-        if any(is_number for is_number, _, _ in rest):
-            return None
+        them), or None when its number hole lies between two string holes."""
         afters = [after for _, after, _ in rest]
+        numbers = [k for k, (is_number, _, _) in enumerate(rest) if is_number]
+        number = None
+        if numbers == [0] and len(rest) > 1:  # the head ends with the number
+            number = (True, head, afters.pop(0) + b'"')
+        elif numbers == [len(rest) - 1] and len(rest) > 1:  # the end starts with it
+            number = (False, b'"' + afters[-2], afters.pop())
+            afters[-1] = b""
+        elif numbers:
+            return None
         separators = [b'"' + after + b'"' for after in afters[:-1]]
-        return cls(head + b'"', b'"' + afters[-1], separators)
+        return cls(head + b'"', b'"' + afters[-1], separators, number)
 
-    def values(self, raws: list[bytes]) -> list[str] | None:
-        """The holes' values of ``raws``, record after record, each record's in byte
-        order; None when one of them is not the template (or is not read at once)."""
+    def expected(self, count: int, number: int) -> tuple[slice, slice, slice, bytes, bytes]:
+        """Where a record's head, its end, and its string holes with what lies between
+        are, and the heads and the ends of ``count`` records, joined: the first numbered
+        ``number``, the others one more, all of one width (when the template has a
+        number hole)."""
+        begins, ends = self.begin * count, self.end * count
+        head, end = len(self.begin), len(self.end)
+        if self.number is not None:
+            in_head, pattern, fixed = self.number
+            numbered = pattern * count % tuple(range(number, number + count))
+            if in_head:
+                begins, head = numbered, fixed + len(b"%d" % number)
+            else:
+                ends, end = numbered, fixed + len(b"%d" % number)
+        return slice(0, head), slice(-end, None), slice(head, -end), begins, ends
+
+    def values(self, raws: list[bytes], number: int = 0) -> list[str] | None:
+        """The string holes' values of ``raws`` (numbered from ``number`` on, as
+        :meth:`expected` says), record after record, each record's in byte order; None
+        when one of them is not the template (or is not read at once)."""
         count = len(raws)
-        begin, end = self.begin, self.end
+        heads, ends, cut, begins, finals = self.expected(count, number)
         if (
-            min(map(len, raws)) < len(begin) + len(end)  # a head and an end overlapping
+            min(map(len, raws)) < heads.stop - ends.start  # a head and an end overlapping
             # Every head, then every end, compared at once (a search for the long head
             # in the records' bytes costs more: replace() and split() set it up again at
             # every record).
-            or b"".join(map(_part, raws, repeat(self.heads))) != begin * count
-            or b"".join(map(_part, raws, repeat(self.ends))) != end * count
+            or b"".join(map(_part, raws, repeat(heads))) != begins
+            or b"".join(map(_part, raws, repeat(ends))) != finals
         ):
             return None
-        inner = b"\x03".join(map(_part, raws, repeat(self.cut)))
+        inner = b"\x03".join(map(_part, raws, repeat(cut)))
+        size = len(inner)
         for separator, marker in self.separators:
             inner = inner.replace(separator, marker)
-        if inner.translate(None, self.others) != (self.order * count)[:-1]:
+        if (
+            # A marker byte of a record's own standing where a separator is missing
+            # leaves the markers in order but the length longer.
+            len(inner) != size - self.shrink * count
+            or inner.translate(None, self.others) != (self.order * count)[:-1]
+        ):
             return None
         if b"\\" in inner:
             # Without its escaped backslashes (paired from the left, as JSON reads them),
@@ -669,13 +721,18 @@ class BlockReader:
                     return raws[:k]  # type: ignore[return-value]  # None is not in it
         return raws  # type: ignore[return-value]
 
-    def _heads_and_ends(self, raws: list[bytes]) -> int:
+    def _heads_and_ends(self, raws: list[bytes], number: int) -> int:
         """How many records of ``raws`` come before the first whose head or end is not
         the template's."""
-        heads = map(eq, map(_part, raws, repeat(self.heads)), repeat(self.begin))
-        ends = map(eq, map(_part, raws, repeat(self.ends)), repeat(self.end))
-        known = list(map(and_, heads, ends))
-        return known.index(False) if False in known else len(known)
+        heads, ends, _, begins, finals = self.expected(len(raws), number)
+        head, end = heads.stop, -ends.start
+        for k, raw in enumerate(raws):
+            if (
+                raw[heads] != begins[k * head : k * head + head]
+                or raw[ends] != finals[k * end : k * end + end]
+            ):
+                return k
+        return len(raws)
 
     def _taken(
         self,
@@ -686,8 +743,9 @@ class BlockReader:
     ) -> tuple[list[str], list[str | None], list[int]]:
         """The texts, obfuscations and lines of the records whose ``values`` were read,
         up to the first whose text is empty (no delta: the run ends before it)."""
-        holes = self.holes
-        texts = values[text_at::holes]
+        # A number first is among match()'s values (in byte order), not the block's.
+        holes, skip = self.holes, int(self.number is not None and self.number[0])
+        texts = values[text_at - skip :: holes]
         if "" in texts:
             texts = texts[: texts.index("")]
         count = len(texts)
@@ -695,8 +753,18 @@ class BlockReader:
         if obfuscation_at is None:
             obfuscations = [None] * count
         else:
-            obfuscations = values[obfuscation_at::holes][:count]  # type: ignore[assignment]
+            obfuscations = values[obfuscation_at - skip :: holes][:count]  # type: ignore[assignment]
         return texts, obfuscations, [record.line for record in chunk[:count]]
+
+    def _stretch(self, number: int | None, size: int) -> int:
+        """How many records from the one numbered ``number`` on make the next block, at
+        most ``size``: numbers of one width, each one that match() takes; 0 when the
+        first is not such a number (negative ones are rare: read record by record)."""
+        if self.number is None:
+            return size
+        if type(number) is not int or not 0 <= number < _HIGH:
+            return 0
+        return min(size, 10 ** len(b"%d" % number) - number, _HIGH - number)
 
     def read(
         self,
@@ -705,37 +773,62 @@ class BlockReader:
         start: int,
         text_at: int,
         obfuscation_at: int | None,
+        number: int | None,
         named: str | None,
     ) -> tuple[list[str], list[str | None], list[int]]:
-        """:meth:`ByteTemplate.read` (without a number hole) a few records at a time,
-        the next few twice as many; a few that are not all the template's are read
-        record by record, which says where the run ends."""
+        """:meth:`ByteTemplate.read` a few records at a time, the next few twice as
+        many (a stretch of numbers of one width at most); a few that are not all the
+        template's are read record by record, which says where the run ends."""
         texts: list[str] = []
         obfuscations: list[str | None] = []
         lines: list[int] = []
         size, total = 64, len(records)
         while start < total:
-            chunk = records[start : start + size]
-            raws = self._candidates(chunk, named)
-            values = self.values(raws) if raws else None
-            if values is None and raws:
-                # Most often the run ends in these records: the values of the records
-                # before the first of another head or end are read at once still.
-                known = self._heads_and_ends(raws)
-                if 0 < known < len(raws):
-                    raws = raws[:known]
-                    values = self.values(raws)
-            if values is None:
-                got = template.read_each(
-                    records, start, start + len(raws), text_at, obfuscation_at, None, named
-                )
+            stretch = self._stretch(number, size)
+            if stretch:
+                chunk = records[start : start + stretch]
+                got = self._chunk(template, chunk, text_at, obfuscation_at, number, named)
             else:
-                got = self._taken(values, chunk, text_at, obfuscation_at)
+                got = template.read_each(
+                    records, start, None, text_at, obfuscation_at, number, named
+                )
             texts += got[0]
             obfuscations += got[1]
             lines += got[2]
-            if len(got[0]) < len(chunk):
+            if len(got[0]) < stretch or not stretch:
                 break
-            start += size
+            start += stretch
+            number = number + stretch if number is not None else None
             size = min(size * 2, 256)
         return texts, obfuscations, lines
+
+    def _chunk(
+        self,
+        template: ByteTemplate,
+        chunk: Sequence[Record],
+        text_at: int,
+        obfuscation_at: int | None,
+        number: int | None,
+        named: str | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`read` of the records of ``chunk``: at once, else record by record."""
+        raws = self._candidates(chunk, named)
+        at = number or 0  # a template without a number hole has no use for it
+        values = self.values(raws, at) if raws else None
+        known = len(raws)
+        if values is None and raws:
+            # Most often the run ends in these records: the values of the records
+            # before the first of another head or end are read at once still, the
+            # others' record by record (match() may take one: a space before a hole).
+            known = self._heads_and_ends(raws, at)
+            values = self.values(raws[:known], at) if 0 < known < len(raws) else None
+        if values is None:
+            return template.read_each(chunk, 0, len(raws), text_at, obfuscation_at, number, named)
+        got = self._taken(values, chunk, text_at, obfuscation_at)
+        if len(got[0]) == known < len(raws):
+            after = number + known if number is not None else None
+            more = template.read_each(
+                chunk, known, len(raws), text_at, obfuscation_at, after, named
+            )
+            got = (got[0] + more[0], got[1] + more[1], got[2] + more[2])
+        return got

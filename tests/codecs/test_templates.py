@@ -774,6 +774,10 @@ def test_a_block_of_records_reads_as_each_record_would(texts, edits):
     assert block == each
 
 
+SEPARATOR = b'"},"logprobs":null,"finish_reason":null}],"obfuscation":"'
+assert SEPARATOR in orjson.dumps(text_chunk("d"))
+
+
 @pytest.mark.parametrize("at", [0, 1, 7, 8, 9, 23, 24, 25, 100, 299])
 @pytest.mark.parametrize(
     ("other", "known"),
@@ -787,6 +791,9 @@ def test_a_block_of_records_reads_as_each_record_would(texts, edits):
         (orjson.dumps(text_chunk("d")) + b"\n" + orjson.dumps(text_chunk("e")), None),
         (orjson.dumps(text_chunk("d")).replace(b'"d"', b'"d\x03"'), None),
         (orjson.dumps(text_chunk("d")).replace(b'"ab"', b'"\x04ab"'), None),
+        # The marker byte of the bytes between the two holes, standing in their place
+        # (no JSON: a raw control character in one string).
+        (orjson.dumps(text_chunk("d")).replace(SEPARATOR, b"\x04"), None),
         (None, None),  # a record the reader parsed
     ],
 )
