@@ -18,6 +18,7 @@ from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 from chatx.record import Record
 from tests.captures import CAPTURES
+from tests.paths import ROOT
 
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=400)
 
@@ -172,8 +173,7 @@ def test_the_block_reader_reads_numbered_records_as_match_does(layout, start, ro
     if got is not None:
         matched = [template.match(raw, start + k) for k, raw in enumerate(raws[:count])]
         assert None not in matched
-        strings = [v for found in matched for v in found if type(v) is str]  # type: ignore[union-attr]
-        assert got == strings
+        assert got == [v for found in matched for v in found if type(v) is str]  # type: ignore[union-attr]
 
 
 def numbered(template: ByteTemplate, start: int, count: int) -> list[bytes]:
@@ -274,6 +274,62 @@ def test_adversarial_records_end_the_run(old, new, at):
     assert block == each and len(block[0]) == at
 
 
+# -- whole streams -------------------------------------------------------------------
+
+RESPONSES_TEXT = (ROOT / "fixtures/responses-event/text.sse").read_bytes()
+HEAD, TAIL = RESPONSES_TEXT.split(b"event: response.output_text.done")
+
+
+def by_record(template: ByteTemplate, records: Any, start: int, *args: Any) -> Any:
+    """:meth:`ByteTemplate.read` as it was for a numbered template: record by record."""
+    return template.read_each(records, start, None, *args)
+
+
+def delta_event(text: str, number: bytes) -> bytes:
+    data = orjson.dumps(
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_fx1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+            "logprobs": [],
+            "obfuscation": "ab",
+            "sequence_number": NUMBER,
+        }
+    )
+    data = data.replace(orjson.dumps(NUMBER), number)
+    return b"event: response.output_text.delta\ndata: " + data + b"\n\n"
+
+
+@settings(SETTINGS, max_examples=60)
+@given(
+    start=st.sampled_from([7, 7, 7, 7, 95, 9995, 2**63 - 3, 2**64 - 3]),
+    lead=st.integers(0, 100),
+    rows=st.lists(st.tuples(NUMBER_KINDS, TEXTS), min_size=1, max_size=30),
+    dst=st.sampled_from(["chat-chunk", "responses-event"]),
+)
+def test_a_generated_responses_stream_converts_as_record_by_record_reading_did(
+    start, lead, rows, dst
+):
+    """The fixture's Responses stream with deltas numbered from ``start`` on, ``lead``
+    plain ones then ``rows`` (some numbers written otherwise): converted whole and in
+    7-byte blocks, it gives the bytes and notes of numbered runs matched record by
+    record. A number out of sequence says a note only the first time, and a jump from
+    the fixture's 7 is one: from 7, a number a run took wrongly would lose that note."""
+    plain = [("next", f"p{k}") for k in range(lead)]
+    deltas = b"".join(
+        delta_event(text, number_bytes(kind, start + k))
+        for k, (kind, text) in enumerate(plain + rows)
+    )
+    body = HEAD + deltas + b"event: response.output_text.done" + TAIL
+    whole = converted(body, dst, None, len(HEAD))
+    assert converted(body, dst, 7) == whole
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(ByteTemplate, "read", by_record)
+        assert converted(body, dst, None, len(HEAD)) == whole
+
+
 # -- real captures -----------------------------------------------------------------------
 
 FIXTURES = [
@@ -283,10 +339,14 @@ FIXTURES = [
 ]
 
 
-def converted(body: bytes, dst: str, step: int | None) -> tuple[bytes, list[Any]]:
+def converted(body: bytes, dst: str, step: int | None, first: int = 0) -> tuple[bytes, list[Any]]:
+    """``body`` converted, fed whole or in ``step``-byte blocks (after its ``first``
+    bytes: records that come after the format is known reach the decoder raw)."""
     notes = Notes()
     transcoder = Transcoder(dst, notes=notes)
-    pieces = [body] if step is None else [body[i : i + step] for i in range(0, len(body), step)]
+    rest = body[first:]
+    pieces = [rest] if step is None else [rest[i : i + step] for i in range(0, len(rest), step)]
+    pieces.insert(0, body[:first])
     out = b"".join(transcoder.feed(piece) for piece in pieces) + transcoder.finish()
     return out, [(n.kind, n.message, n.line) for n in notes.items]
 
@@ -314,11 +374,7 @@ def test_a_real_capture_converts_as_record_by_record_reading_did(monkeypatch, na
     if "13836" in name:
         assert sum(blocks) > 1000
     with monkeypatch.context() as m:
-
-        def each(self: ByteTemplate, records: Any, start: int, *args: Any) -> Any:
-            return self.read_each(records, start, None, *args)
-
-        m.setattr(ByteTemplate, "read", each)
+        m.setattr(ByteTemplate, "read", by_record)
         assert converted(body, dst, None) == whole
         assert converted(body, dst, 7) == whole
     assert read is ByteTemplate.read
