@@ -556,8 +556,8 @@ class ByteTemplate:
 
 # The bytes that stand for a template's separators while a block is read (BlockReader): no
 # byte of a template's own is one (orjson writes none), and one in a payload (a raw
-# control character: not JSON) leaves the markers out of order, so the block is read
-# record by record, which refuses it.
+# control character: not JSON) leaves the markers out of order or too many of them, so
+# the block is read record by record, which refuses it.
 _part = cast(Callable[[bytes, slice], bytes], getitem)  # a slice of each record, in a map()
 _RECORDS = 0x03  # between two records: the last hole's bytes after, "\n", the head
 _HOLES = 0x04  # the first of the bytes between two holes of one record (0x04, 0x05, ...)
@@ -779,9 +779,14 @@ class BlockReader:
         """:meth:`ByteTemplate.read` a few records at a time, the next few twice as
         many (a stretch of numbers of one width at most); a few that are not all the
         template's are read record by record, which says where the run ends."""
-        texts: list[str] = []
-        obfuscations: list[str | None] = []
-        lines: list[int] = []
+        # The first record alone: where runs are short, most calls find none, and one
+        # match() costs less than a block's setting up.
+        texts, obfuscations, lines = template.read_each(
+            records, start, start + 1, text_at, obfuscation_at, number, named
+        )
+        if not texts:
+            return texts, obfuscations, lines
+        start, number = start + 1, number + 1 if number is not None else None
         size, total = 64, len(records)
         while start < total:
             stretch = self._stretch(number, size)

@@ -814,7 +814,8 @@ def test_a_run_read_by_blocks_stops_where_a_record_differs(at, other, known):
 
 def test_a_long_run_of_plain_records_is_read_by_blocks(monkeypatch):
     """The block reader takes a run of ordinary records (escaped quotes, backslashes,
-    tabs, non-ASCII) whole: record by record reading is not what runs use."""
+    tabs, non-ASCII) whole: record by record reading is not what runs use, but for the
+    first record (where runs are short, most calls find none: one match() tells)."""
     template = template_of(primed()[0])
     calls = []
     read_each = ByteTemplate.read_each
@@ -828,12 +829,14 @@ def test_a_long_run_of_plain_records_is_read_by_blocks(monkeypatch):
     texts, obfuscations, lines = template.read(records, 0, 0, 1)
     assert texts == [f'w{n} "q" \\ é\t😀' for n in range(1000)]
     assert obfuscations == [f"o{n}" for n in range(1000)] and lines == list(range(7, 2007, 2))
-    assert calls == []
+    assert [args[2:4] for args in calls] == [(0, 1)]
+    calls.clear()
     escaped = [r.raw.replace(b'"w', b'"\\u0077') for r in records]  # as an ASCII-only writer
     records = [
         Record(raw=raw, line=record.line) for raw, record in zip(escaped, records, strict=True)
     ]
-    assert template.read(records, 0, 0, 1) == (texts, obfuscations, lines) and calls == []
+    assert template.read(records, 0, 0, 1) == (texts, obfuscations, lines)
+    assert [args[2:4] for args in calls] == [(0, 1)]
 
 
 def test_a_backslash_that_would_join_two_holes_is_read_record_by_record():
