@@ -51,6 +51,9 @@ class ResponsesEncoder:
         self.items = items = Items(state, notes, self.lost_meta, self._step)
         self.deltas = deltas = Deltas(state, items, notes, options.reasoning)
         self.queue = items.queue
+        # A Responses source's records written by the run loop rather than replayed
+        # (tests count them: feed_run).
+        self.looped = 0
         self.handlers: dict[type, Callable[[Any, list[dict[str, Any]]], bool | None]] = {
             # Content first, most frequent first; the stream's own events after.
             ir.TextDelta: deltas.text,
@@ -89,12 +92,13 @@ class ResponsesEncoder:
 
     def feed_run(self, run: DeltaRun) -> list[dict[str, Any]]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
-        batches."""
+        batches, in one loop (:mod:`.encode_deltas`) where a record's batch is a delta
+        alone; anything else replays the batches."""
         out: list[dict[str, Any]] = []
         item, proto = self.state.item, run.proto
         if (
-            self.own  # this format's residue, merged back record by record
-            or self.queue.held is not None
+            self.queue.held is not None
+            or (self.own and not _own_plain(run))
             or (
                 type(proto) is ir.ToolArgsDelta
                 and (item is None or item.kind != "tool_call" or item.call != proto.call)
@@ -102,13 +106,18 @@ class ResponsesEncoder:
         ):
             return run.replay(self.feed, self.notes)
         records = len(run.texts)
-        for meta in run.shared:
-            if type(meta.extra) is not NullResidue:
-                self.lost_meta(meta, records)
+        if self.own:
+            self.looped += records
+            self.notes.line = run.lines[0]  # what opening an item says, as feed would
+        else:
+            for meta in run.shared:
+                if type(meta.extra) is not NullResidue:
+                    self.lost_meta(meta, records)
         if type(proto) is ir.TextDelta:
             self.deltas.text_run(run, out)
         elif type(proto) is ir.ReasoningDelta:
-            self.deltas.reasoning_run(run, out)
+            # A Responses source's reasoning is written as it came (feed: the event's kind)
+            self.deltas.reasoning_run(run, out, proto.kind if self.own else None)
         else:
             self.deltas.args_run(run, out)
         return out
@@ -273,3 +282,17 @@ class ResponsesEncoder:
             state.output.append(data["item"])
             state.closed[data["output_index"]] = data["item"]
         state.emit(out, data)
+
+
+def _own_plain(run: DeltaRun) -> bool:
+    """Whether each record of a Responses source's ``run`` is what the run loop writes as
+    :meth:`ResponsesEncoder.feed` would: a delta alone, without residue (which feed
+    merges back), logprobs or a mark of the decoder's own (a text the source gave only
+    in a done event writes no delta)."""
+    proto = run.proto
+    return (
+        not run.shared
+        and proto.own is None
+        and not proto.extra
+        and getattr(proto, "logprobs", None) is None
+    )

@@ -110,15 +110,18 @@ class Deltas:
             payload["obfuscation"] = event.obfuscation
         self.state.emit(out, payload, event.extra)
 
-    def reasoning_run(self, run: DeltaRun, out: list[dict[str, Any]]) -> None:
-        """``reasoning`` for each text of another format's run (no residue), written in
-        the encoder's reasoning mode."""
+    def reasoning_run(
+        self, run: DeltaRun, out: list[dict[str, Any]], mode: str | None = None
+    ) -> None:
+        """``reasoning`` for each text of a run (no residue), written in ``mode`` (a
+        Responses source's own kind), else the encoder's reasoning mode."""
         proto: ir.ReasoningDelta = run.proto  # type: ignore[assignment]
         self.notes.line = run.lines[0]  # what opening an item says is the first record's
         item = self.state.item
         if item is None or item.kind != "reasoning":
             item = self.items.open("reasoning", run.lane, out)
-        part, head = self._reasoning_part(item, self.reasoning_mode, proto.part, out)
+        mode = mode or self.reasoning_mode
+        part, head = self._reasoning_part(item, mode, proto.part, out)
         part.texts.extend(run.texts)
         self._deltas(head, {}, run, out)
 
