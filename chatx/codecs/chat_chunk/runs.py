@@ -1,10 +1,13 @@
 """The chat encoder's runs (:class:`~chatx.codecs.template.DeltaRun`): one chunk built
-the long way, the others copies of it with their own strings."""
+the long way, the others its bytes with their own strings (:class:`Template`), or copies
+of it where the bytes cannot be made so."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 from chatx import ir
 from chatx.codecs.chat_chunk.chunks import ChatStream
@@ -12,13 +15,14 @@ from chatx.codecs.template import DeltaRun
 from chatx.residue import MetaReport
 
 Feed = Callable[[list[ir.Event]], list[Any]]
+Copy = Callable[[str, str | None], dict[str, Any]]
 
 
 class ChatRuns:
     """The chat encoder's loop for runs: ``feed`` is the encoder's, which builds a run's
     first chunk the long way."""
 
-    __slots__ = ("feed", "lost_meta", "own", "reasoning_field", "stream")
+    __slots__ = ("feed", "lost_meta", "own", "reasoning_field", "stream", "templated")
 
     def __init__(
         self, stream: ChatStream, feed: Feed, lost_meta: MetaReport, reasoning_field: str | None
@@ -28,6 +32,7 @@ class ChatRuns:
         self.lost_meta = lost_meta
         self.reasoning_field = reasoning_field
         self.own = stream.own
+        self.templated = 0  # chunks written from a Template (what tests count)
 
     def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -63,7 +68,13 @@ class ChatRuns:
         if not self.own:
             for meta in run.shared:
                 self.lost_meta(meta, count - k)
-        out += map(copy, run.texts[k:], run.obfuscations[k:])
+        texts, obfuscations = run.texts[k:], run.obfuscations[k:]
+        template = Template.of(copy, obfuscation is not None)
+        if template is None:
+            out += map(copy, texts, obfuscations)
+        else:
+            out += template.write(texts, obfuscations, copy)
+            self.templated += template.written
         if field == "content" and not self.own:  # counted as feed() counts it
             said = self.stream.said
             said[run.lane] = said.get(run.lane, 0) + sum(map(len, run.texts[k:]))
@@ -72,7 +83,7 @@ class ChatRuns:
 
 def _copier(
     chunks: list[Any], field: str | None, text: str, obfuscation: str | None
-) -> Callable[[str, str | None], dict[str, Any]] | None:
+) -> Copy | None:
     """How to copy ``chunks`` for a record with other strings, when it is one chunk whose
     one choice's delta has ``text`` as its ``field`` (``None``: as its one tool call's
     arguments) and ``obfuscation`` (when not None) as its own; else ``None``."""
@@ -117,3 +128,65 @@ def _copier(
         return out
 
     return copy_call
+
+
+# Stand-ins for a chunk's text and obfuscation while its template is made: no source
+# writes a NUL, and the template is checked to hold each once.
+_TEXT = "\x00chatx text\x00"
+_OBFUSCATION = "\x00chatx obfuscation\x00"
+
+
+class Template:
+    """A run's chunk as bytes with a hole for its text (and one for its obfuscation):
+    ``orjson.dumps`` of the chunk ``copy`` makes with stand-ins, cut at the stand-ins'
+    JSON strings. orjson writes a dict's strings each on its own, so the bytes of the
+    chunk with any text are these around ``orjson.dumps(text)``: each chunk is one ``%``
+    format, an ``orjson.Fragment`` the writers (SSE, JSON lines, the JSON array) write
+    as it is, where a dict would be built and dumped whole. Nothing reads a run's
+    encoder output as values (collect and show read its batches)."""
+
+    __slots__ = ("format", "holes", "written")
+
+    def __init__(self, format: bytes, holes: int) -> None:
+        self.format = format
+        self.holes = holes
+        self.written = 0
+
+    @classmethod
+    def of(cls, copy: Copy, obfuscated: bool) -> Template | None:
+        """The template of ``copy``'s chunk, or ``None`` where its bytes are not one
+        dumps cut at the stand-ins (orjson refuses the chunk: its residue has an integer
+        beyond 64 bits or a key that is no string; a stand-in is written elsewhere too)."""
+        try:
+            whole = orjson.dumps(copy(_TEXT, _OBFUSCATION if obfuscated else None))
+        except TypeError:
+            return None
+        stand_ins = [orjson.dumps(_TEXT)] + ([orjson.dumps(_OBFUSCATION)] if obfuscated else [])
+        if any(whole.count(stand_in) != 1 for stand_in in stand_ins):
+            return None
+        if obfuscated and whole.index(stand_ins[0]) > whole.index(stand_ins[1]):
+            return None  # the holes are filled in order: the text's first
+        whole = whole.replace(b"%", b"%%")
+        for stand_in in stand_ins:
+            whole = whole.replace(stand_in, b"%s")
+        return cls(whole, len(stand_ins))
+
+    def write(self, texts: list[str], obfuscations: list[str | None], copy: Copy) -> list[Any]:
+        """The chunks of ``texts`` (and ``obfuscations``): each from the template, or
+        ``copy``'s dict where orjson refuses the text (a lone surrogate) or a record
+        has no obfuscation where the template has a hole for one (or the reverse)."""
+        dumps, fragment, template = orjson.dumps, orjson.Fragment, self.format
+        try:
+            if self.holes == 1 and obfuscations.count(None) == len(obfuscations):
+                out = [fragment(template % dumps(text)) for text in texts]
+            elif self.holes == 2 and None not in obfuscations:
+                out = [
+                    fragment(template % (dumps(text), dumps(obfuscation)))
+                    for text, obfuscation in zip(texts, obfuscations, strict=True)
+                ]
+            else:
+                return list(map(copy, texts, obfuscations))
+        except TypeError:
+            return list(map(copy, texts, obfuscations))
+        self.written += len(out)
+        return out

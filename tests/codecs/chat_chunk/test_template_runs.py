@@ -1,0 +1,223 @@
+"""Another format's runs into chat written from a byte template (runs.py's ``Template``):
+each chunk after a run's first is the first's bytes with the record's text (and
+obfuscation) in its holes, an ``orjson.Fragment``, where the encoder built a dict of
+each before. The output must be byte for byte what the dicts gave, notes included.
+
+Each case is converted twice, as the CLI does it and with the template refused (the
+dict copies, the path before), whole and in 7-byte blocks; the encoder counts the
+chunks it wrote from a template (``ChatRuns.templated``), so a case says which path
+it took.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import orjson
+import pytest
+
+from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
+from chatx.codecs.chat_chunk.runs import Template
+from chatx.errors import ChatxError
+from chatx.notes import Notes
+from chatx.pipeline import Transcoder
+from tests.captures import capture_params
+
+CHAT = "chat-chunk"
+SOURCES = ("anthropic-event", "llama-stack-event", "gemini-event", "responses-event")
+
+
+@contextmanager
+def copied() -> Iterator[None]:
+    """The encoder writes each run's chunks as dict copies, as before."""
+    with mock.patch.object(Template, "of", classmethod(lambda cls, copy, obfuscated: None)):
+        yield
+
+
+def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
+    """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
+    chunks the encoder wrote from a template."""
+    notes = Notes()
+    transcoder = Transcoder(setup.pop("dst", CHAT), notes=notes, **setup)
+    try:
+        out = b"".join(transcoder.feed(body[i : i + size]) for i in range(0, len(body), size))
+        out += transcoder.finish()
+    except ChatxError as exc:
+        out = b"error: " + str(exc).encode()
+    encoder: Any = transcoder.encoder
+    templated = encoder.runs.templated if isinstance(encoder, ChatChunkEncoder) else 0
+    return out, sorted(repr(note) for note in notes.summary()), templated
+
+
+def same_as_copied(body: bytes, sizes: tuple[int, ...] = (7,), **setup: Any) -> int:
+    """Assert the whole body and each block size give the copies' output and notes;
+    the chunks written from a template in 4096-byte blocks (the records of the first
+    block are parsed one by one: the format is not known yet, and so is a body fed
+    whole)."""
+    templated = 0
+    for size in (len(body) or 1, 4096, *sizes):
+        with copied():
+            before = convert(body, size, **setup)
+        assert before[2] == 0
+        got = convert(body, size, **setup)
+        assert got[:2] == before[:2], size
+        if size == 4096:
+            templated = got[2]
+    return templated
+
+
+def anthropic(texts: list[str], *, ascii: bool = True) -> bytes:
+    """An Anthropic stream of one text block, one delta a text; ``ascii`` escapes every
+    character beyond ASCII as ``json.dumps`` does (a lone surrogate as ``\\udXXX``)."""
+    payloads: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_01",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-%s-100%",  # a % in the template: written as it is
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 3, "output_tokens": 1},
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+            for t in texts
+        ),
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": len(texts)},
+        },
+        {"type": "message_stop"},
+    ]
+    lines = []
+    for payload in payloads:
+        data = json.dumps(payload, ensure_ascii=ascii, separators=(",", ":"))
+        lines.append(f"event: {payload['type']}\ndata: {data}\n\n")
+    return "".join(lines).encode("utf-8", "surrogatepass")
+
+
+def test_a_long_anthropic_stream_is_written_from_its_template():
+    texts = [f" word{n}" for n in range(500)]
+    body = anthropic(texts)
+    templated = same_as_copied(body)
+    # All but the first block's records and each run's first chunk.
+    assert 400 < templated < 500
+    out = convert(body, len(body))[0]
+    assert out.count(b"data: ") == 500 + 4  # role, 500 texts, finish, usage, [DONE]
+    assert b'"content":" word499"}' in out
+
+
+ADVERSARIAL = [
+    'a "quoted" word',
+    "back\\slash \\n not a newline",
+    "control \x00\x01\x1f\x7f and \t\n\r",
+    "line\u2028separator\u2029",
+    "emoji \U0001f600 and \U0001f469\u200d\U0001f4bb",
+    "",
+    "%s %% %d %(x)s",  # the template is a % format: the text is no part of it
+    "\ud83d",  # half a pair, the other half next
+    "\ude00 after",
+    "lone \udc00 low",
+    "lone high \ud800",
+    "é ü 中文 \u00a0",
+    "\\u00e9 written as text",
+    "</script>",
+]
+
+
+@pytest.mark.parametrize("ascii", [True, False], ids=["escaped", "utf8"])
+def test_adversarial_texts(ascii):
+    texts = [f" w{n}" for n in range(40)]
+    for k, text in enumerate(ADVERSARIAL):
+        texts[2 + 2 * k] = text
+    if not ascii:  # raw UTF-8 cannot hold a lone surrogate
+        texts = [t for t in texts if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
+    body = anthropic(texts, ascii=ascii)
+    assert same_as_copied(body, sizes=(7, 64)) > 0
+
+
+def test_a_template_writes_what_orjson_writes_of_the_dict():
+    base = {"id": "c", "choices": [{"index": 0, "delta": {"content": "x"}}], "o": "y"}
+
+    def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+        out = {**base, "choices": [{"index": 0, "delta": {"content": text}}]}
+        if obfuscation is not None:
+            out["obfuscation"] = obfuscation
+        return out
+
+    for obfuscated in (False, True):
+        template = Template.of(copy, obfuscated)
+        assert template is not None
+        texts = [t for t in ADVERSARIAL if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
+        obfuscations = [f"o%s{n}" if obfuscated else None for n in range(len(texts))]
+        out = template.write(texts, obfuscations, copy)
+        assert [orjson.dumps(chunk) for chunk in out] == [
+            orjson.dumps(copy(t, o)) for t, o in zip(texts, obfuscations, strict=True)
+        ]
+        assert template.written == len(texts)
+        # A record whose obfuscation the template has no hole for: the dicts.
+        mixed = [None, *obfuscations[1:]] if obfuscated else ["z", *obfuscations[1:]]
+        assert template.write(texts, mixed, copy) == list(map(copy, texts, mixed))
+        # A text orjson refuses (a lone surrogate, which the readers mend before): the
+        # dicts, which the writers' fallback writes.
+        odd = ["a", "lone \ud800", "b"]
+        assert template.write(odd, obfuscations[:3], copy) == list(map(copy, odd, obfuscations[:3]))
+
+
+def test_a_chunk_orjson_refuses_has_no_template():
+    def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+        return {"big": 2**70, "choices": [{"delta": {"content": text}}]}
+
+    assert Template.of(copy, False) is None
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_the_bench_kinds_of_run_are_templated(source):
+    """A chat stream converted into each other format and back: its runs are written
+    from a template, byte for byte as before (obfuscation from Responses included)."""
+    chat = b"".join(
+        b"data: "
+        + orjson.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "created": 1,
+                "model": "m",
+                "choices": [{"index": 0, "delta": {"content": f" t{n}"}, "finish_reason": None}],
+                "obfuscation": f"ob{n}",
+            }
+        )
+        + b"\n\n"
+        for n in range(300)
+    )
+    chat += b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,'
+    chat += b'"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    chat += b"data: [DONE]\n\n"
+    body = convert(chat, len(chat), dst=source)[0]
+    assert same_as_copied(body) > 200
+
+
+def captures_into_chat() -> list[Any]:
+    return [
+        pytest.param(*param.values, id=f"{source}/{param.id}", marks=param.marks)
+        for source in SOURCES
+        for param in capture_params(source)
+    ]
+
+
+@pytest.mark.parametrize("path", captures_into_chat())
+def test_captures(path: Path):
+    body = path.read_bytes()
+    same_as_copied(body)
+    same_as_copied(body, sizes=(), out_container="jsonl")
