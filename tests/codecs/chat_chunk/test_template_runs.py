@@ -221,3 +221,4 @@ def test_captures(path: Path):
     body = path.read_bytes()
     same_as_copied(body)
     same_as_copied(body, sizes=(), out_container="jsonl")
+    same_as_copied(body, sizes=(), out_container="json")  # one JSON array
