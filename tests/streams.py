@@ -63,6 +63,25 @@ def convert(
     return out, notes
 
 
+def fed(body: bytes, cuts: Iterable[int], dst: str, **setup: Any) -> tuple[bytes, list[str], Any]:
+    """What a ``Transcoder`` to ``dst`` writes of ``body`` fed in the pieces ``cuts``
+    (their starts; the last piece runs to the end) then finished, a ChatxError as
+    ``error: …``; its notes, each as repr; and its encoder, for a test to ask what path it
+    took."""
+    from chatx.errors import ChatxError
+
+    notes = Notes()
+    transcoder = pipeline.Transcoder(dst, notes=notes, **setup)
+    starts = sorted(set(cuts) | {0})
+    try:
+        ends = [*starts[1:], len(body)]
+        out = b"".join(transcoder.feed(body[i:j]) for i, j in zip(starts, ends, strict=True))
+        out += transcoder.finish()
+    except ChatxError as exc:
+        out = b"error: " + str(exc).encode()
+    return out, sorted(repr(note) for note in notes.summary()), transcoder.encoder
+
+
 def records(data: bytes) -> list[Record]:
     """Frame bytes into records (the container detected)."""
     return framing.read_records(data)[1]

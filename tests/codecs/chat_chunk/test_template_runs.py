@@ -23,10 +23,8 @@ import pytest
 
 from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
 from chatx.codecs.chat_chunk.runs import Template
-from chatx.errors import ChatxError
-from chatx.notes import Notes
-from chatx.pipeline import Transcoder
 from tests.captures import capture_params
+from tests.streams import fed
 
 CHAT = "chat-chunk"
 SOURCES = ("anthropic-event", "llama-stack-event", "gemini-event", "responses-event")
@@ -42,16 +40,9 @@ def copied() -> Iterator[None]:
 def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
     """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
     chunks the encoder wrote from a template."""
-    notes = Notes()
-    transcoder = Transcoder(setup.pop("dst", CHAT), notes=notes, **setup)
-    try:
-        out = b"".join(transcoder.feed(body[i : i + size]) for i in range(0, len(body), size))
-        out += transcoder.finish()
-    except ChatxError as exc:
-        out = b"error: " + str(exc).encode()
-    encoder: Any = transcoder.encoder
+    out, notes, encoder = fed(body, range(0, len(body), size), setup.pop("dst", CHAT), **setup)
     templated = encoder.runs.templated if isinstance(encoder, ChatChunkEncoder) else 0
-    return out, sorted(repr(note) for note in notes.summary()), templated
+    return out, notes, templated
 
 
 def same_as_copied(body: bytes, sizes: tuple[int, ...] = (7,), **setup: Any) -> int:

@@ -24,12 +24,11 @@ from hypothesis import strategies as st
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.gemini_event.encode import GeminiEncoder
-from chatx.errors import ChatxError
 from chatx.notes import Notes
-from chatx.pipeline import Transcoder
 from chatx.record import Record
 from tests.captures import capture_params
 from tests.paths import ROOT
+from tests.streams import fed
 
 from .test_run_hook import chunk, last, primed, sse
 
@@ -51,16 +50,8 @@ def replayed() -> Iterator[None]:
 def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
     """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
     records the encoder wrote as their input bytes."""
-    notes = Notes()
-    transcoder = Transcoder(setup.pop("dst", GEMINI), notes=notes, **setup)
-    try:
-        out = b"".join(transcoder.feed(body[i : i + size]) for i in range(0, len(body), size))
-        out += transcoder.finish()
-    except ChatxError as exc:
-        out = b"error: " + str(exc).encode()
-    encoder: Any = transcoder.encoder
-    copied = encoder.as_input if isinstance(encoder, GeminiEncoder) else 0
-    return out, sorted(repr(note) for note in notes.summary()), copied
+    out, notes, encoder = fed(body, range(0, len(body), size), setup.pop("dst", GEMINI), **setup)
+    return out, notes, encoder.as_input if isinstance(encoder, GeminiEncoder) else 0
 
 
 def same_as_replayed(body: bytes, sizes: tuple[int, ...] = (4096, 7, 64), **setup: Any) -> int:

@@ -25,11 +25,10 @@ from chatx.codecs.base import EncodeOptions
 from chatx.codecs.responses_event.encode import ResponsesEncoder
 from chatx.codecs.responses_event.shapes import SILENT, ResponsesOwn
 from chatx.codecs.template import DeltaRun
-from chatx.errors import ChatxError
 from chatx.notes import Notes
-from chatx.pipeline import Transcoder
 from tests.captures import capture_params
 from tests.paths import ROOT
+from tests.streams import fed
 
 RESPONSES = "responses-event"
 FIXTURES = sorted((ROOT / "fixtures" / RESPONSES).iterdir())
@@ -47,17 +46,9 @@ def convert(body: bytes, size: int) -> tuple[bytes, list[str], int]:
     the rest at once, so that runs reach the decoder many records together: fed whole,
     all are parsed before the format is known), its notes, and how many records the
     encoder's run loop wrote."""
-    notes = Notes()
-    transcoder = Transcoder(RESPONSES, notes=notes)
-    cuts = [0, 1024, len(body)] if size == 0 else [*range(0, len(body), size), len(body)]
-    try:
-        out = b"".join(transcoder.feed(body[i:j]) for i, j in zip(cuts, cuts[1:], strict=False))
-        out += transcoder.finish()
-    except ChatxError as exc:
-        out = b"error: " + str(exc).encode()
-    encoder: Any = transcoder.encoder
-    looped = encoder.looped if isinstance(encoder, ResponsesEncoder) else 0
-    return out, sorted(repr(note) for note in notes.summary()), looped
+    cuts = [0, 1024] if size == 0 else range(0, len(body), size)
+    out, notes, encoder = fed(body, cuts, RESPONSES)
+    return out, notes, encoder.looped if isinstance(encoder, ResponsesEncoder) else 0
 
 
 def same_as_replayed(body: bytes, sizes: tuple[int, ...] = (0, 4096, 7)) -> int:
