@@ -7,6 +7,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from chatx import ir, pipeline
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
@@ -35,6 +37,23 @@ def sse(payloads: Iterable[Any], *, done: bool = True, events: bool = False) -> 
 
 def jsonl(payloads: Iterable[Any]) -> bytes:
     return "".join(json.dumps(p) + "\n" for p in payloads).encode()
+
+
+def responses_delta(seq: Any, text: str, **more: Any) -> bytes:
+    """A Responses output_text delta event's payload: sequence number ``seq``, delta
+    ``text``, then ``more`` fields."""
+    return orjson.dumps(
+        {
+            "type": "response.output_text.delta",
+            "item_id": "msg_fx1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+            "logprobs": [],
+            "sequence_number": seq,
+            **more,
+        }
+    )
 
 
 # -- converting and reading back --------------------------------------------------------

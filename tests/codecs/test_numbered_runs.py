@@ -19,6 +19,7 @@ from chatx.pipeline import Transcoder
 from chatx.record import Record
 from tests.captures import CAPTURES
 from tests.paths import ROOT
+from tests.streams import responses_delta
 
 SETTINGS = settings(deadline=None, suppress_health_check=list(HealthCheck), max_examples=400)
 
@@ -290,18 +291,7 @@ def by_record(template: ByteTemplate, records: Any, start: int, *args: Any) -> A
 
 
 def delta_event(text: str, number: bytes) -> bytes:
-    data = orjson.dumps(
-        {
-            "type": "response.output_text.delta",
-            "item_id": "msg_fx1",
-            "output_index": 0,
-            "content_index": 0,
-            "delta": text,
-            "logprobs": [],
-            "obfuscation": "ab",
-            "sequence_number": NUMBER,
-        }
-    )
+    data = responses_delta(NUMBER, text, obfuscation="ab")
     data = data.replace(orjson.dumps(NUMBER), number)
     return b"event: response.output_text.delta\ndata: " + data + b"\n\n"
 

@@ -27,6 +27,7 @@ from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 from chatx.record import Record
 from tests.paths import ROOT
+from tests.streams import responses_delta
 
 ENVELOPE = {
     "id": "chatcmpl-t",
@@ -404,21 +405,6 @@ def responses_primed() -> tuple[RunDecoder, Notes, int]:
     decoder.feed(Record(raw=orjson.dumps(second.data), line=second.line))
     assert decoder.hook.template is not None
     return decoder, notes, second.data["sequence_number"] + 1
-
-
-def responses_delta(seq: int, text: str, **more: Any) -> bytes:
-    return orjson.dumps(
-        {
-            "type": "response.output_text.delta",
-            "item_id": "msg_fx1",
-            "output_index": 0,
-            "content_index": 0,
-            "delta": text,
-            "logprobs": [],
-            "sequence_number": seq,
-            **more,
-        }
-    )
 
 
 def responses_with(texts: list[str], obfuscate: bool = True) -> bytes:
