@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from chatx.codecs.template import hole
+from chatx.codecs.byte_template import hole
 from chatx.containers import exact
 from chatx.containers.payload import _DEEP_BYTES, checked
 from chatx.record import Record

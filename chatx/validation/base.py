@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from chatx.codecs.template import ByteTemplate
+from chatx.codecs.byte_template import ByteTemplate
 from chatx.containers.payload import parse
 from chatx.record import Record
 from chatx.validation.rule import Rule
@@ -55,7 +55,7 @@ class Finding:
 
 class Known:
     """A record a checker checked without a finding, as bytes with holes (a
-    :class:`~chatx.codecs.template.ByteTemplate`): a record that is those bytes around
+    :class:`~chatx.codecs.byte_template.ByteTemplate`): a record that is those bytes around
     other values is the same record but for them. Checking it would find nothing either,
     as long as the records since were such ones too, and would keep only what ``take``
     keeps of its text (a delta's, added to its value; the record as the last one).
@@ -91,7 +91,7 @@ class Known:
         number: Callable[[], int] | None = None,
     ) -> Known | None:
         """The template of ``payload``, a record with each of ``holes`` in place of a
-        value: :data:`~chatx.codecs.template.TEXT` first, the text given to ``take``
+        value: :data:`~chatx.codecs.byte_template.TEXT` first, the text given to ``take``
         (then ``OBFUSCATION``, and ``NUMBER`` for the number ``number`` gives); None
         when it cannot be made."""
         template = ByteTemplate.make(payload, holes)

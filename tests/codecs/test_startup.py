@@ -148,7 +148,8 @@ def test_one_stream_convert_loads_its_own_command_and_reading_steps_only() -> No
     # 78 before these were deferred (issue 24), 58 after; gemini-event's registration
     # (its package and probe) made 60; 45 since the registry, probes, the reading of a
     # plain head, the Responses encoder's rarer parts and convert's command line load
-    # what an input asks for. A new module on this path shows here.
+    # what an input asks for (the byte templates' own module since, the finish words
+    # in chatx.codecs.base). A new module on this path shows here.
     assert len(loaded) <= 45, loaded
 
 

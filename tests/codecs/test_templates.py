@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from chatx import codecs, ir
 from chatx.codecs.base import open_decoder
+from chatx.codecs.byte_template import NUMBER, ByteTemplate, hole
 from chatx.codecs.chat_chunk.run_hook import chunk_template
-from chatx.codecs.template import NUMBER, ByteTemplate, RunDecoder, hole
+from chatx.codecs.template import RunDecoder
 from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.notes import Notes

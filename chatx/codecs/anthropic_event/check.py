@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from chatx.codecs.anthropic_event.rules import ANTHROPIC_RULES
-from chatx.codecs.template import TEXT
+from chatx.codecs.byte_template import TEXT
 from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.validation.base import Checker, Known, catalogue, is_int

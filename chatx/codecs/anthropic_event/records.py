@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.finish import exact
+from chatx.codecs.base import exact_reason
 from chatx.residue import ABSENT, merge
 
 from .probe import EVENTS as EVENTS
@@ -126,7 +126,7 @@ def stop_word(reason: str, raw: str | None) -> str | None:
         return raw
     if reason in STOP_TO_FINISH:
         return reason
-    return FINISH_TO_STOP.get(exact(reason) or "")
+    return FINISH_TO_STOP.get(exact_reason(reason) or "")
 
 
 # --- records ------------------------------------------------------------------------

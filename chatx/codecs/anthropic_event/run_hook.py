@@ -15,7 +15,8 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.anthropic_event.decode import AnthropicDecoder
-from chatx.codecs.template import TEXT, Delta, DeltaHook, DeltaTemplate
+from chatx.codecs.byte_template import TEXT
+from chatx.codecs.template import Delta, DeltaHook, DeltaTemplate
 
 EVENT = "content_block_delta"
 # The delta types templated, and the field that holds their text.

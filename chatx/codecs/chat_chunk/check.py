@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
+from chatx.codecs.byte_template import OBFUSCATION, TEXT
 from chatx.codecs.chat_chunk.rules import CHAT_RULES
-from chatx.codecs.template import OBFUSCATION, TEXT
 from chatx.pieces import Pieces
 from chatx.record import Record
 from chatx.validation.base import Checker, Known, catalogue, is_int

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import exact_reason
 from chatx.codecs.chat_chunk.annotations import annotation
 from chatx.codecs.chat_chunk.annotations_in import FIELD
 from chatx.codecs.chat_chunk.encode import chat_id
 from chatx.codecs.chat_chunk.fields import ChatOwn
-from chatx.codecs.finish import exact
 from chatx.collect.assembler import Assembler
 from chatx.collect.items import Lane
 from chatx.notes import Notes
@@ -149,7 +149,7 @@ def _finish_reason(lane: Lane, notes: Notes, own: bool) -> str | None:
         # accumulator keeps the chunk's finish_reason.
         notes.lost("finish reason 'error' (the generation failed): written as 'stop'")
         return "stop"
-    if exact(reason) is None:
+    if exact_reason(reason) is None:
         # As chat output writes it (Anthropic's pause_turn: an incomplete response).
         notes.lost(f"choice {lane.index}: finish reason {reason!r} has no chat word: 'length'")
         return "length"

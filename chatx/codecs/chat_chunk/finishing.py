@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.base import exact_reason
 from chatx.codecs.chat_chunk.annotations import ChatCitations
 from chatx.codecs.chat_chunk.chunks import ChatStream, Choices, Chunks
-from chatx.codecs.finish import exact
 from chatx.notes import Notes
 
 
@@ -55,7 +55,7 @@ class Finishes:
         if self.own:
             return reason
         if reason != "error":
-            if exact(reason) is None:  # Anthropic's pause_turn: an incomplete response
+            if exact_reason(reason) is None:  # Anthropic's pause_turn: an incomplete response
                 self.notes.lost(f"finish reason {reason!r} has no chat word: written as 'length'")
                 return "length"
             return reason

@@ -9,15 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.byte_template import OBFUSCATION, TEXT
 from chatx.codecs.chat_chunk.decode import ChatChunkDecoder
-from chatx.codecs.template import (
-    OBFUSCATION,
-    TEXT,
-    DeltaRun,
-    DeltaTemplate,
-    parsed,
-    worth_making,
-)
+from chatx.codecs.template import DeltaRun, DeltaTemplate, parsed, worth_making
 from chatx.record import Record
 from chatx.residue import NullResidue
 

@@ -1,5 +1,5 @@
 """The chat encoder's runs (:class:`~chatx.codecs.template.DeltaRun`): one chunk built
-the long way, the others its bytes with their own strings (:class:`Template`), or copies
+the long way, the others its bytes with their own strings (:class:`~chatx.codecs.byte_template.PayloadTemplate`), or copies
 of it where the bytes cannot be made so."""
 
 from __future__ import annotations
@@ -7,15 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from chatx import ir
+from chatx.codecs.byte_template import PayloadTemplate
 from chatx.codecs.chat_chunk.chunks import ChatStream
 from chatx.codecs.template import DeltaRun
 from chatx.residue import MetaReport
 
 Feed = Callable[[list[ir.Event]], list[Any]]
-Copy = Callable[[str, str | None], dict[str, Any]]
+Copy = Callable[[str, str | None], dict[str, Any]]  # a chunk for a text and obfuscation
 
 
 class ChatRuns:
@@ -32,7 +31,7 @@ class ChatRuns:
         self.lost_meta = lost_meta
         self.reasoning_field = reasoning_field
         self.own = stream.own
-        self.templated = 0  # chunks written from a Template (what tests count)
+        self.templated = 0  # chunks written from a PayloadTemplate (what tests count)
 
     def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -69,7 +68,7 @@ class ChatRuns:
             for meta in run.shared:
                 self.lost_meta(meta, count - k)
         texts, obfuscations = run.texts[k:], run.obfuscations[k:]
-        template = Template.of(copy, obfuscation is not None)
+        template = PayloadTemplate.of(copy, obfuscation is not None)
         if template is None:
             out += map(copy, texts, obfuscations)
         else:
@@ -128,65 +127,3 @@ def _copier(
         return out
 
     return copy_call
-
-
-# Stand-ins for a chunk's text and obfuscation while its template is made: no source
-# writes a NUL, and the template is checked to hold each once.
-_TEXT = "\x00chatx text\x00"
-_OBFUSCATION = "\x00chatx obfuscation\x00"
-
-
-class Template:
-    """A run's chunk as bytes with a hole for its text (and one for its obfuscation):
-    ``orjson.dumps`` of the chunk ``copy`` makes with stand-ins, cut at the stand-ins'
-    JSON strings. orjson writes a dict's strings each on its own, so the bytes of the
-    chunk with any text are these around ``orjson.dumps(text)``: each chunk is one ``%``
-    format, an ``orjson.Fragment`` the writers (SSE, JSON lines, the JSON array) write
-    as it is, where a dict would be built and dumped whole. Nothing reads a run's
-    encoder output as values (collect and show read its batches)."""
-
-    __slots__ = ("format", "holes", "written")
-
-    def __init__(self, format: bytes, holes: int) -> None:
-        self.format = format
-        self.holes = holes
-        self.written = 0
-
-    @classmethod
-    def of(cls, copy: Copy, obfuscated: bool) -> Template | None:
-        """The template of ``copy``'s chunk, or ``None`` where its bytes are not one
-        dumps cut at the stand-ins (orjson refuses the chunk: its residue has an integer
-        beyond 64 bits or a key that is no string; a stand-in is written elsewhere too)."""
-        try:
-            whole = orjson.dumps(copy(_TEXT, _OBFUSCATION if obfuscated else None))
-        except TypeError:
-            return None
-        stand_ins = [orjson.dumps(_TEXT)] + ([orjson.dumps(_OBFUSCATION)] if obfuscated else [])
-        if any(whole.count(stand_in) != 1 for stand_in in stand_ins):
-            return None
-        if obfuscated and whole.index(stand_ins[0]) > whole.index(stand_ins[1]):
-            return None  # the holes are filled in order: the text's first
-        whole = whole.replace(b"%", b"%%")
-        for stand_in in stand_ins:
-            whole = whole.replace(stand_in, b"%s")
-        return cls(whole, len(stand_ins))
-
-    def write(self, texts: list[str], obfuscations: list[str | None], copy: Copy) -> list[Any]:
-        """The chunks of ``texts`` (and ``obfuscations``): each from the template, or
-        ``copy``'s dict where orjson refuses the text (a lone surrogate) or a record
-        has no obfuscation where the template has a hole for one (or the reverse)."""
-        dumps, fragment, template = orjson.dumps, orjson.Fragment, self.format
-        try:
-            if self.holes == 1 and obfuscations.count(None) == len(obfuscations):
-                out = [fragment(template % dumps(text)) for text in texts]
-            elif self.holes == 2 and None not in obfuscations:
-                out = [
-                    fragment(template % (dumps(text), dumps(obfuscation)))
-                    for text, obfuscation in zip(texts, obfuscations, strict=True)
-                ]
-            else:
-                return list(map(copy, texts, obfuscations))
-        except TypeError:
-            return list(map(copy, texts, obfuscations))
-        self.written += len(out)
-        return out

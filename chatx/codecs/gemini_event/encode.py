@@ -22,8 +22,9 @@ import orjson
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.byte_template import TEXT
 from chatx.codecs.cited import without_cited_parts
-from chatx.codecs.template import TEXT, DeltaRun
+from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, passthrough_lost, report
 

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.byte_template import TEXT
 from chatx.codecs.gemini_event.decode import GeminiDecoder
 from chatx.codecs.gemini_event.read import GeminiRead
-from chatx.codecs.template import TEXT, Delta, DeltaHook, DeltaRun, DeltaTemplate, parsed
+from chatx.codecs.template import Delta, DeltaHook, DeltaRun, DeltaTemplate, parsed
 from chatx.record import Record
 
 _DELTAS = (ir.TextDelta, ir.ReasoningDelta)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx.codecs.byte_template import TEXT
 from chatx.codecs.llama_stack_event.rules import LLAMA_STACK_RULES
-from chatx.codecs.template import TEXT
 from chatx.record import Record
 from chatx.validation.base import Checker, Known, catalogue, is_int
 

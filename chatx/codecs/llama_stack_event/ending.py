@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.finish import exact
+from chatx.codecs.base import exact_reason
 from chatx.notes import Notes
 from chatx.residue import merge, report
 
@@ -76,7 +76,7 @@ class LlamaStackEnding:
         self.text.flush(out)
         g.stop = r.stop_word(event.reason, event.raw)
         g.reason = event.reason
-        unsaid = exact(event.reason) not in r.FINISH_TO_STOP
+        unsaid = exact_reason(event.reason) not in r.FINISH_TO_STOP
         if not self.generation.own and unsaid and not (event.reason == "error" and g.failed):
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Llama Stack stop reason: "

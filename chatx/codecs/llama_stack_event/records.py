@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from chatx import ir
-from chatx.codecs.finish import exact
+from chatx.codecs.base import exact_reason
 from chatx.residue import diff
 
 from .probe import NAME as NAME
@@ -69,7 +69,7 @@ def kept(ls: dict[str, Any]) -> dict[str, Any]:
 
 # StopReason <-> chat finish reason. Llama Stack's own OpenAI-compat layer uses the same
 # pairs (openai_compat.py: _convert_openai_finish_reason and its inverse); it reads eos and
-# eos_token as end_of_turn too (chatx.codecs.finish.SAME_AS).
+# eos_token as end_of_turn too (chatx.codecs.base.SAME_AS).
 STOP_TO_FINISH = {"end_of_turn": "stop", "end_of_message": "tool_calls", "out_of_tokens": "length"}
 FINISH_TO_STOP = {
     "stop": "end_of_turn",
@@ -115,7 +115,7 @@ def stop_word(reason: str, raw: str | None) -> str:
         STOP_TO_FINISH[raw] == reason or (raw == "end_of_turn" and reason == "tool_calls")
     ):
         return raw
-    return FINISH_TO_STOP.get(exact(reason) or "", FALLBACK_STOP)
+    return FINISH_TO_STOP.get(exact_reason(reason) or "", FALLBACK_STOP)
 
 
 def event(

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.byte_template import TEXT
 from chatx.codecs.llama_stack_event.decode import LlamaStackDecoder
 from chatx.codecs.llama_stack_event.read_stream import ReadStream
-from chatx.codecs.template import TEXT, DeltaHook, DeltaTemplate
+from chatx.codecs.template import DeltaHook, DeltaTemplate
 
 _PROTO = ir.TextDelta(0, "")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatx.codecs.byte_template import NUMBER, OBFUSCATION, TEXT
 from chatx.codecs.responses_event.check_items import ItemTracker
 from chatx.codecs.responses_event.check_shapes import FAMILIES
 from chatx.codecs.responses_event.rules import RESPONSES_RULES
-from chatx.codecs.template import NUMBER, OBFUSCATION, TEXT
 from chatx.record import Record
 from chatx.validation.base import Checker, Known, catalogue, is_int
 

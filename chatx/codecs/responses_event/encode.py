@@ -17,8 +17,7 @@ from functools import partial
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.base import EncodeOptions
-from chatx.codecs.finish import exact
+from chatx.codecs.base import EncodeOptions, exact_reason
 from chatx.codecs.responses_event import shapes
 from chatx.codecs.responses_event.encode_deltas import Deltas
 from chatx.codecs.responses_event.encode_items import Items
@@ -240,7 +239,7 @@ class ResponsesEncoder:
             report(event.extra, self.notes, "finish.")
         if event.stop_sequence is not None:  # Anthropic's: Responses has no stop sequences
             self.notes.lost_field("finish.stop_sequence")
-        if exact(event.reason) is None:
+        if exact_reason(event.reason) is None:
             self.notes.lost(
                 f"finish reason {event.reason!r} has no Responses status: written as "
                 f"response.incomplete with incomplete_details.reason {event.reason!r}"

@@ -12,16 +12,9 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.around import parsed_around
+from chatx.codecs.byte_template import NUMBER, OBFUSCATION, TEXT
 from chatx.codecs.responses_event.decode import ResponsesDecoder
-from chatx.codecs.template import (
-    NUMBER,
-    OBFUSCATION,
-    TEXT,
-    DeltaRun,
-    DeltaTemplate,
-    parsed,
-    worth_making,
-)
+from chatx.codecs.template import DeltaRun, DeltaTemplate, parsed, worth_making
 from chatx.containers.payload import LONG_PAYLOAD
 from chatx.pieces import Pieces
 from chatx.record import Record

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.finish import exact
+from chatx.codecs.base import exact_reason
 
 
 @dataclass(slots=True, eq=False, repr=False)  # eq and repr: ir.Own
@@ -95,7 +95,7 @@ def terminal_status(reason: str | None, failed: bool) -> tuple[str, dict[str, An
     """The terminal status and ``incomplete_details`` for an IR finish reason."""
     if failed or reason == "error":
         return "failed", None
-    said = exact(reason)
+    said = exact_reason(reason)
     if said == "length":
         return "incomplete", {"reason": "max_output_tokens"}
     if said == "content_filter":

@@ -1,5 +1,5 @@
-"""Another format's runs into chat written from a byte template (runs.py's ``Template``):
-each chunk after a run's first is the first's bytes with the record's text (and
+"""Another format's runs into chat written from a byte template
+(``chatx.codecs.byte_template.PayloadTemplate``): each chunk after a run's first is the first's bytes with the record's text (and
 obfuscation) in its holes, an ``orjson.Fragment``, where the encoder built a dict of
 each before. The output must be byte for byte what the dicts gave, notes included.
 
@@ -21,8 +21,8 @@ from unittest import mock
 import orjson
 import pytest
 
+from chatx.codecs.byte_template import PayloadTemplate
 from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
-from chatx.codecs.chat_chunk.runs import Template
 from tests.captures import capture_params
 from tests.streams import fed
 
@@ -33,7 +33,7 @@ SOURCES = ("anthropic-event", "llama-stack-event", "gemini-event", "responses-ev
 @contextmanager
 def copied() -> Iterator[None]:
     """The encoder writes each run's chunks as dict copies, as before."""
-    with mock.patch.object(Template, "of", classmethod(lambda cls, copy, obfuscated: None)):
+    with mock.patch.object(PayloadTemplate, "of", classmethod(lambda cls, copy, obfuscated: None)):
         yield
 
 
@@ -148,7 +148,7 @@ def test_a_template_writes_what_orjson_writes_of_the_dict():
         return out
 
     for obfuscated in (False, True):
-        template = Template.of(copy, obfuscated)
+        template = PayloadTemplate.of(copy, obfuscated)
         assert template is not None
         texts = [t for t in ADVERSARIAL if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
         obfuscations = [f"o%s{n}" if obfuscated else None for n in range(len(texts))]
@@ -170,7 +170,7 @@ def test_a_chunk_orjson_refuses_has_no_template():
     def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
         return {"big": 2**70, "choices": [{"delta": {"content": text}}]}
 
-    assert Template.of(copy, False) is None
+    assert PayloadTemplate.of(copy, False) is None
 
 
 @pytest.mark.parametrize("source", SOURCES)

@@ -1,0 +1,505 @@
+"""Byte templates: a payload's JSON text as orjson writes it, cut at the values that
+change from record to record (its *holes*: a text, an obfuscation, a sequence number).
+
+Reading, a :class:`ByteTemplate` knows the records that are its literal bytes around
+other values in the holes (:mod:`chatx.codecs.template` says why such a record means
+the template's payload but for them), one at a time or a block at a time
+(:class:`BlockReader`). Writing, a :class:`PayloadTemplate` makes an encoder's record
+for another text with one ``%`` format, where a dict would be built and dumped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from itertools import islice, repeat
+from operator import getitem
+from typing import Any, cast
+
+import orjson
+
+from chatx.containers import exact
+from chatx.record import Record
+
+_loads = orjson.loads
+Make = Callable[[str, str | None], dict[str, Any]]  # a record for a text and obfuscation
+_LOW, _HIGH = exact.INT64  # the integers orjson reads as they are, without a note
+
+NUMBER = "\x00chatx number\x00"
+"""Stand-in for the hole of an integer the decoder expects (a sequence number)."""
+
+
+def hole(name: str) -> str:
+    """A stand-in for a string hole while a template's bytes are made: no payload has it."""
+    return f"\x00chatx {name}\x00"
+
+
+TEXT = hole("text")
+OBFUSCATION = hole("obfuscation")
+
+
+class ByteTemplate:
+    """The literal bytes of a payload around its holes.
+
+    ``match(raw, number)`` returns the holes' values in the order they come in the bytes
+    (``at[i]`` is where the value of ``stand_ins[i]`` is; the ``NUMBER`` hole gives
+    ``number`` back), or ``None`` when ``raw`` does not fit."""
+
+    __slots__ = ("at", "block", "head", "rest")
+
+    def __init__(self, head: bytes, rest: list[tuple[bool, bytes, bool]], order: list[int]) -> None:
+        self.head = head
+        # For each hole in byte order: is it the number hole, the bytes after it, is it
+        # last. A tuple unpacked in match()'s loop: the fastest read of the three.
+        self.rest = rest
+        self.at = order  # where each stand-in's value is in what match() returns
+        self.block = BlockReader.of(head, rest)
+
+    @classmethod
+    def make(cls, payload: dict[str, Any], stand_ins: list[str]) -> ByteTemplate | None:
+        """The template of ``payload``, which holds each of ``stand_ins`` once in place of
+        a value; ``None`` when orjson cannot write it or a stand-in is not found once."""
+        try:
+            blob = orjson.dumps(payload)
+        except (TypeError, ValueError):
+            return None
+        quoted = [orjson.dumps(stand_in) for stand_in in stand_ins]
+        if any(blob.count(q) != 1 for q in quoted):
+            return None
+        at = [blob.find(q) for q in quoted]
+        by_place = sorted(range(len(quoted)), key=at.__getitem__)
+        ends = [at[i] + len(quoted[i]) for i in by_place]
+        starts = [at[i] for i in by_place[1:]] + [len(blob)]
+        rest = [
+            (stand_ins[i] == NUMBER, blob[end:start], start == len(blob))
+            for i, end, start in zip(by_place, ends, starts, strict=True)
+        ]
+        return cls(blob[: at[by_place[0]]], rest, [by_place.index(i) for i in range(len(quoted))])
+
+    def read(
+        self,
+        records: Sequence[Record],
+        start: int,
+        text_at: int,
+        obfuscation_at: int | None = None,
+        number: int | None = None,
+        named: str | None = None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """The text (hole ``text_at``), obfuscation (hole ``obfuscation_at``) and line of
+        each raw record from ``start`` on, up to the first that does not fit or whose
+        text is empty (no delta: a record of its own kind). The ``NUMBER`` hole must be
+        ``number`` in the first record and one more in each after it. With ``named``,
+        a record whose SSE event name is another ends the run too: a decoder that says
+        a name differing from the payload's type (Anthropic's) reads such a one itself."""
+        block = self.block
+        if block is not None:
+            return block.read(self, records, start, text_at, obfuscation_at, number, named)
+        return self.read_each(records, start, None, text_at, obfuscation_at, number, named)
+
+    def read_each(
+        self,
+        records: Sequence[Record],
+        start: int,
+        stop: int | None,
+        text_at: int,
+        obfuscation_at: int | None = None,
+        number: int | None = None,
+        named: str | None = None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`read` record by record (of the records before ``stop``, when given)."""
+        texts: list[str] = []
+        obfuscations: list[str | None] = []
+        lines: list[int] = []
+        match = self.match
+        for record in islice(records, start, stop):
+            if named is not None and record.event != named and record.event is not None:
+                break
+            raw = record.raw
+            found = match(raw, number) if raw is not None else None
+            if found is None or not found[text_at]:
+                break
+            texts.append(found[text_at])
+            obfuscations.append(found[obfuscation_at] if obfuscation_at is not None else None)
+            lines.append(record.line)
+            if number is not None:
+                number += 1
+        return texts, obfuscations, lines
+
+    def match(self, raw: bytes, number: int | None = None) -> list[Any] | None:
+        """The values in ``raw``'s holes, in byte order (see ``at``); ``None`` when
+        ``raw`` is not this template with other values in its holes."""
+        if not raw.startswith(self.head):
+            return None
+        pos = len(self.head)
+        found: list[Any] = []
+        for is_number, after, is_last in self.rest:
+            if is_number:
+                # Beyond 64 bits parsing says a note (RunDecoder._say_big_ints): no run.
+                if type(number) is not int or not _LOW <= number < _HIGH:
+                    return None
+                cut = pos + len(digits := b"%d" % number)
+                if not raw.startswith(digits, pos) or not raw.startswith(after, cut):
+                    return None
+                found.append(number)
+            else:
+                # Most strings have no escaped quote: the next quote closes them. A long
+                # needle costs find() more than the search, so it is only the fallback.
+                cut = raw.find(b'"', pos + 1) + 1
+                if not cut or raw[cut - 2] == 0x5C or not raw.startswith(after, cut):
+                    if is_last:  # the bytes after the last hole end the payload
+                        cut = len(raw) - len(after) if raw.endswith(after) else -1
+                    else:  # after a string comes , } or ]: a quote in it is not escaped
+                        cut = raw.find(after, pos)
+                    if cut < pos:
+                        return None
+                try:
+                    value = _loads(raw[pos:cut])
+                except ValueError:
+                    return None
+                if type(value) is not str:
+                    return None
+                found.append(value)
+            pos = cut + len(after)
+        return found if pos == len(raw) else None
+
+
+# The bytes that stand for a template's separators while a block is read (BlockReader): no
+# byte of a template's own is one (orjson writes none), and one in a payload (a raw
+# control character: not JSON) leaves the markers out of order or too many of them, so
+# the block is read record by record, which refuses it.
+_part = cast(Callable[[bytes, slice], bytes], getitem)  # a slice of each record, in a map()
+_RECORDS = 0x03  # between two records: the last hole's bytes after, "\n", the head
+_HOLES = 0x04  # the first of the bytes between two holes of one record (0x04, 0x05, ...)
+
+
+@cache
+def _others(separators: int) -> bytes:
+    """Every byte but the markers of a template of ``separators`` separators: what
+    ``translate`` deletes to leave the markers."""
+    markers = bytes([_RECORDS, *range(_HOLES, _HOLES + separators)])
+    return bytes(b for b in range(256) if b not in markers)
+
+
+class BlockReader:
+    """A template read over many raw records at once: every record's head and end
+    compared in one comparison each, the string holes and the literal bytes between them
+    cut out and joined, those bytes found in C, and every string hole's value read by one
+    ``orjson.loads`` of a JSON array made of them. That is the template's
+    :meth:`ByteTemplate.match` over each record, without a Python step a record:
+
+    - each record starts with the head and the first string hole's quote, and ends with
+      the last string hole's quote and the bytes after it;
+    - the separators (``"`` + the bytes between two string holes + ``"``) come in the
+      template's order, record after record, and nothing else lies between the holes'
+      bytes: each is found where its marker is, and the length left says that no record
+      holds a marker byte of its own (a raw control character, no JSON);
+    - each hole's bytes are then one string of the array, and the array holds as many
+      strings as there are holes: a hole's bytes ending in a backslash could escape the
+      quote after them and join two strings into one, so a block with one is read
+      record by record; a quote left unescaped in a hole's bytes (no JSON string's)
+      makes more strings, never fewer. Each value is then what :meth:`ByteTemplate.match`
+      reads from the record, whatever escapes its bytes use.
+
+    A number hole (a sequence number) first or last is part of the head or of the end:
+    the very digits each record must have there, one more each record, are written into
+    what the heads (or ends) are compared with, over a stretch of numbers of one width
+    (heads and ends are cut at one place in each record). A template whose number hole
+    lies between two string holes has no block reader: it is read record by record.
+    """
+
+    __slots__ = ("begin", "end", "holes", "number", "order", "others", "separators", "shrink")
+
+    def __init__(
+        self,
+        begin: bytes,
+        end: bytes,
+        separators: list[bytes],
+        number: tuple[bool, bytes, bytes] | None = None,
+    ) -> None:
+        self.begin = begin  # the head and the first string hole's opening quote
+        self.end = end  # the last string hole's closing quote and the bytes after it
+        # A number hole: whether it ends the head (else starts the end), the bytes there
+        # (which then stand for ``begin``, or ``end``) as a %-format of its digits, and
+        # their length but the digits'.
+        self.number = None
+        if number is not None:
+            in_head, before, after = number
+            pattern = before.replace(b"%", b"%%") + b"%d" + after.replace(b"%", b"%%")
+            self.number = (in_head, pattern, len(before) + len(after))
+        self.holes = len(separators) + 1  # the string holes
+        self.separators = [
+            (separator, bytes([_HOLES + i])) for i, separator in enumerate(separators)
+        ]
+        # What replacing every separator of a record by its marker takes from its length.
+        self.shrink = sum(len(separator) - 1 for separator in separators)
+        self.others = _others(len(separators))
+        # The markers a record's separators leave, in order, then the record's own.
+        self.order = bytes(range(_HOLES, _HOLES + len(separators))) + bytes([_RECORDS])
+
+    @classmethod
+    def of(cls, head: bytes, rest: list[tuple[bool, bytes, bool]]) -> BlockReader | None:
+        """The block reader of a template (``head`` and ``rest`` as ByteTemplate has
+        them), or None when its number hole lies between two string holes."""
+        afters = [after for _, after, _ in rest]
+        numbers = [k for k, (is_number, _, _) in enumerate(rest) if is_number]
+        number = None
+        if numbers == [0] and len(rest) > 1:  # the head ends with the number
+            number = (True, head, afters.pop(0) + b'"')
+        elif numbers == [len(rest) - 1] and len(rest) > 1:  # the end starts with it
+            number = (False, b'"' + afters[-2], afters.pop())
+            afters[-1] = b""
+        elif numbers:
+            return None
+        separators = [b'"' + after + b'"' for after in afters[:-1]]
+        return cls(head + b'"', b'"' + afters[-1], separators, number)
+
+    def expected(self, count: int, number: int) -> tuple[slice, slice, slice, bytes, bytes]:
+        """Where a record's head, its end, and its string holes with what lies between
+        are, and the heads and the ends of ``count`` records, joined: the first numbered
+        ``number``, the others one more, all of one width (when the template has a
+        number hole)."""
+        begins, ends = self.begin * count, self.end * count
+        head, end = len(self.begin), len(self.end)
+        if self.number is not None:
+            in_head, pattern, fixed = self.number
+            numbered = pattern * count % tuple(range(number, number + count))
+            if in_head:
+                begins, head = numbered, fixed + len(b"%d" % number)
+            else:
+                ends, end = numbered, fixed + len(b"%d" % number)
+        return slice(0, head), slice(-end, None), slice(head, -end), begins, ends
+
+    def values(self, raws: list[bytes], number: int = 0) -> list[str] | None:
+        """The string holes' values of ``raws`` (numbered from ``number`` on, as
+        :meth:`expected` says), record after record, each record's in byte order; None
+        when one of them is not the template (or is not read at once)."""
+        count = len(raws)
+        heads, ends, cut, begins, finals = self.expected(count, number)
+        if (
+            min(map(len, raws)) < heads.stop - ends.start  # a head and an end overlapping
+            # Every head, then every end, compared at once (a search for the long head
+            # in the records' bytes costs more: replace() and split() set it up again at
+            # every record).
+            or b"".join(map(_part, raws, repeat(heads))) != begins
+            or b"".join(map(_part, raws, repeat(ends))) != finals
+        ):
+            return None
+        inner = b"\x03".join(map(_part, raws, repeat(cut)))
+        size = len(inner)
+        for separator, marker in self.separators:
+            inner = inner.replace(separator, marker)
+        if (
+            # A marker byte of a record's own standing where a separator is missing
+            # leaves the markers in order but the length longer.
+            len(inner) != size - self.shrink * count
+            or inner.translate(None, self.others) != (self.order * count)[:-1]
+        ):
+            return None
+        if b"\\" in inner:
+            # Without its escaped backslashes (paired from the left, as JSON reads them),
+            # a backslash before a marker would escape the quote put there.
+            odd = inner.replace(b"\\\\", b"")
+            if (
+                odd.endswith(b"\\")
+                or b"\\\x03" in odd
+                or any(b"\\" + marker in odd for _, marker in self.separators)
+            ):
+                return None
+        array = inner.replace(b"\x03", b'","')
+        for _, marker in self.separators:
+            array = array.replace(marker, b'","')
+        array = b'["' + array + b'"]'
+        try:
+            values = _loads(array)
+        except ValueError:
+            return None
+        # A quote left unescaped in a hole's bytes would make more strings (no delimiter's
+        # quote is escaped: no value ends in a backslash), never fewer.
+        return values if len(values) == count * self.holes else None
+
+    @staticmethod
+    def _candidates(chunk: Sequence[Record], named: str | None) -> list[bytes]:
+        """The raw payloads of the records of ``chunk`` up to the first that cannot be in
+        a run: one the reader parsed, or (``named``) one of another SSE event name."""
+        raws = [record.raw for record in chunk]
+        if None in raws:
+            raws = raws[: raws.index(None)]
+        if named is not None:
+            for k, record in enumerate(chunk[: len(raws)]):
+                if record.event != named and record.event is not None:
+                    return raws[:k]  # type: ignore[return-value]  # None is not in it
+        return raws  # type: ignore[return-value]
+
+    def _heads_and_ends(self, raws: list[bytes], number: int) -> int:
+        """How many records of ``raws`` come before the first whose head or end is not
+        the template's."""
+        heads, ends, _, begins, finals = self.expected(len(raws), number)
+        head, end = heads.stop, -ends.start
+        for k, raw in enumerate(raws):
+            if (
+                raw[heads] != begins[k * head : k * head + head]
+                or raw[ends] != finals[k * end : k * end + end]
+            ):
+                return k
+        return len(raws)
+
+    def _taken(
+        self,
+        values: list[str],
+        chunk: Sequence[Record],
+        text_at: int,
+        obfuscation_at: int | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """The texts, obfuscations and lines of the records whose ``values`` were read,
+        up to the first whose text is empty (no delta: the run ends before it)."""
+        # A number first is among match()'s values (in byte order), not the block's.
+        holes, skip = self.holes, int(self.number is not None and self.number[0])
+        texts = values[text_at - skip :: holes]
+        if "" in texts:
+            texts = texts[: texts.index("")]
+        count = len(texts)
+        obfuscations: list[str | None]
+        if obfuscation_at is None:
+            obfuscations = [None] * count
+        else:
+            obfuscations = values[obfuscation_at - skip :: holes][:count]  # type: ignore[assignment]
+        return texts, obfuscations, [record.line for record in chunk[:count]]
+
+    def _stretch(self, number: int | None, size: int) -> int:
+        """How many records from the one numbered ``number`` on make the next block, at
+        most ``size``: numbers of one width, each one that match() takes; 0 when the
+        first is not such a number (negative ones are rare: read record by record)."""
+        if self.number is None:
+            return size
+        if type(number) is not int or not 0 <= number < _HIGH:
+            return 0
+        return min(size, 10 ** len(b"%d" % number) - number, _HIGH - number)
+
+    def read(
+        self,
+        template: ByteTemplate,
+        records: Sequence[Record],
+        start: int,
+        text_at: int,
+        obfuscation_at: int | None,
+        number: int | None,
+        named: str | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`ByteTemplate.read` a few records at a time, the next few twice as
+        many (a stretch of numbers of one width at most); a few that are not all the
+        template's are read record by record, which says where the run ends."""
+        # The first record alone: where runs are short, most calls find none, and one
+        # match() costs less than a block's setting up.
+        texts, obfuscations, lines = template.read_each(
+            records, start, start + 1, text_at, obfuscation_at, number, named
+        )
+        if not texts:
+            return texts, obfuscations, lines
+        start, number = start + 1, number + 1 if number is not None else None
+        size, total = 64, len(records)
+        while start < total:
+            stretch = self._stretch(number, size)
+            if stretch:
+                chunk = records[start : start + stretch]
+                got = self._chunk(template, chunk, text_at, obfuscation_at, number, named)
+            else:
+                got = template.read_each(
+                    records, start, None, text_at, obfuscation_at, number, named
+                )
+            texts += got[0]
+            obfuscations += got[1]
+            lines += got[2]
+            if len(got[0]) < stretch or not stretch:
+                break
+            start += stretch
+            number = number + stretch if number is not None else None
+            size = min(size * 2, 256)
+        return texts, obfuscations, lines
+
+    def _chunk(
+        self,
+        template: ByteTemplate,
+        chunk: Sequence[Record],
+        text_at: int,
+        obfuscation_at: int | None,
+        number: int | None,
+        named: str | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`read` of the records of ``chunk``: at once, else record by record."""
+        raws = self._candidates(chunk, named)
+        at = number or 0  # a template without a number hole has no use for it
+        values = self.values(raws, at) if raws else None
+        known = len(raws)
+        if values is None and raws:
+            # Most often the run ends in these records: the values of the records
+            # before the first of another head or end are read at once still, the
+            # others' record by record (match() may take one: a space before a hole).
+            known = self._heads_and_ends(raws, at)
+            values = self.values(raws[:known], at) if 0 < known < len(raws) else None
+        if values is None:
+            return template.read_each(chunk, 0, len(raws), text_at, obfuscation_at, number, named)
+        got = self._taken(values, chunk, text_at, obfuscation_at)
+        if len(got[0]) == known < len(raws):
+            after = number + known if number is not None else None
+            more = template.read_each(
+                chunk, known, len(raws), text_at, obfuscation_at, after, named
+            )
+            got = (got[0] + more[0], got[1] + more[1], got[2] + more[2])
+        return got
+
+
+class PayloadTemplate:
+    """An encoder's record as bytes with a hole for its text (and one for its
+    obfuscation): ``orjson.dumps`` of the record ``make`` builds with stand-ins, cut at
+    the stand-ins' JSON strings. orjson writes a dict's strings each on its own, so the
+    bytes of the record with any text are these around ``orjson.dumps(text)``: each
+    record of a run is one ``%`` format, an ``orjson.Fragment`` the writers (SSE, JSON
+    lines, the JSON array) write as it is, where a dict would be built and dumped whole.
+    Nothing reads a run's encoder output as values (collect and show read its
+    batches)."""
+
+    __slots__ = ("format", "holes", "written")
+
+    def __init__(self, format: bytes, holes: int) -> None:
+        self.format = format
+        self.holes = holes
+        self.written = 0
+
+    @classmethod
+    def of(cls, make: Make, obfuscated: bool) -> PayloadTemplate | None:
+        """The template of ``make``'s record, or ``None`` where its bytes are not one
+        dumps cut at the stand-ins (orjson refuses the record: its residue has an integer
+        beyond 64 bits or a key that is no string; a stand-in is written elsewhere too)."""
+        try:
+            whole = orjson.dumps(make(TEXT, OBFUSCATION if obfuscated else None))
+        except TypeError:
+            return None
+        stand_ins = [orjson.dumps(TEXT)] + ([orjson.dumps(OBFUSCATION)] if obfuscated else [])
+        if any(whole.count(stand_in) != 1 for stand_in in stand_ins):
+            return None
+        if obfuscated and whole.index(stand_ins[0]) > whole.index(stand_ins[1]):
+            return None  # the holes are filled in order: the text's first
+        whole = whole.replace(b"%", b"%%")
+        for stand_in in stand_ins:
+            whole = whole.replace(stand_in, b"%s")
+        return cls(whole, len(stand_ins))
+
+    def write(self, texts: list[str], obfuscations: list[str | None], make: Make) -> list[Any]:
+        """The records of ``texts`` (and ``obfuscations``): each from the template, or
+        ``make``'s dict where orjson refuses the text (a lone surrogate) or a record
+        has no obfuscation where the template has a hole for one (or the reverse)."""
+        dumps, fragment, template = orjson.dumps, orjson.Fragment, self.format
+        try:
+            if self.holes == 1 and obfuscations.count(None) == len(obfuscations):
+                out = [fragment(template % dumps(text)) for text in texts]
+            elif self.holes == 2 and None not in obfuscations:
+                out = [
+                    fragment(template % (dumps(text), dumps(obfuscation)))
+                    for text, obfuscation in zip(texts, obfuscations, strict=True)
+                ]
+            else:
+                return list(map(make, texts, obfuscations))
+        except TypeError:
+            return list(map(make, texts, obfuscations))
+        self.written += len(out)
+        return out
