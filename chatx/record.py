@@ -56,3 +56,22 @@ class _Done:
 
 
 DONE = _Done()
+
+
+class Dumped:
+    """Payloads an encoder wrote as their JSON bytes already, one record each (a run's,
+    from a :class:`~chatx.codecs.byte_template.PayloadTemplate`), all of the one type
+    ``name`` (what SSE names their events, when the format names them): the writers
+    frame them as they are, where a dict would be dumped each time. Never empty.
+
+    Not a JSON value: ``orjson.dumps`` refuses one, so a writer that does not know it
+    fails loudly instead of writing something else."""
+
+    __slots__ = ("name", "payloads")
+
+    def __init__(self, name: str | None, payloads: list[bytes]) -> None:
+        self.name = name
+        self.payloads = payloads
+
+    def __repr__(self) -> str:
+        return f"Dumped({self.name!r}, {len(self.payloads)} payloads)"

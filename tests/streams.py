@@ -13,7 +13,7 @@ from chatx import ir, pipeline
 from chatx.codecs.base import EncodeOptions
 from chatx.notes import Notes
 from chatx.reading import decoding, framing
-from chatx.record import Record
+from chatx.record import DONE, Dumped, Record
 
 CHAT = "chat-chunk"
 RESPONSES = "responses-event"
@@ -148,3 +148,16 @@ def note_kinds(notes: Notes) -> list[str]:
 
 
 # -- the meaning of a stream ------------------------------------------------------------
+
+
+def dumped(out: Iterable[Any]) -> list[Any]:
+    """An encoder's payloads as the writers write each record: JSON bytes (a run's records
+    written from a byte template come as their bytes, in a :class:`Dumped`), ``DONE``
+    as it is."""
+    written: list[Any] = []
+    for payload in out:
+        if type(payload) is Dumped:
+            written += payload.payloads
+        else:
+            written.append(payload if payload is DONE else orjson.dumps(payload))
+    return written

@@ -10,7 +10,7 @@ for another text with one ``%`` format, where a dict would be built and dumped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from itertools import islice, repeat
 from operator import getitem
@@ -19,10 +19,12 @@ from typing import Any, cast
 import orjson
 
 from chatx.containers import exact
-from chatx.record import Record
+from chatx.record import Dumped, Record
 
 _loads = orjson.loads
-Make = Callable[[str, str | None], dict[str, Any]]  # a record for a text and obfuscation
+# A record for a text, an obfuscation and a sequence number (each stand-in when a
+# template is made: NUMBER for the number), for the holes a template has.
+Make = Callable[[str, str | None, Any], dict[str, Any]]
 _LOW, _HIGH = exact.INT64  # the integers orjson reads as they are, without a note
 
 NUMBER = "\x00chatx number\x00"
@@ -450,56 +452,92 @@ class BlockReader:
 
 class PayloadTemplate:
     """An encoder's record as bytes with a hole for its text (and one for its
-    obfuscation): ``orjson.dumps`` of the record ``make`` builds with stand-ins, cut at
-    the stand-ins' JSON strings. orjson writes a dict's strings each on its own, so the
-    bytes of the record with any text are these around ``orjson.dumps(text)``: each
-    record of a run is one ``%`` format, an ``orjson.Fragment`` the writers (SSE, JSON
-    lines, the JSON array) write as it is, where a dict would be built and dumped whole.
-    Nothing reads a run's encoder output as values (collect and show read its
-    batches)."""
+    obfuscation, one for its sequence number): ``orjson.dumps`` of the record ``make``
+    builds with stand-ins, cut at the stand-ins' JSON strings. orjson writes a dict's
+    strings each on its own and an integer as its digits, so the bytes of the record
+    with any text are these around ``orjson.dumps(text)``: each record of a run is one
+    ``%`` format, and the run's records one :class:`~chatx.record.Dumped` the writers
+    (SSE, JSON lines, the JSON array) frame as they are, where a dict would be built and
+    dumped each time. ``name``: the records' type, an SSE event's name. Nothing reads a
+    run's encoder output as values (collect and show read its batches)."""
 
-    __slots__ = ("format", "holes", "written")
+    __slots__ = ("format", "name", "numbered", "obfuscated")
 
-    def __init__(self, format: bytes, holes: int) -> None:
+    def __init__(self, format: bytes, obfuscated: bool, numbered: bool, name: str | None) -> None:
         self.format = format
-        self.holes = holes
-        self.written = 0
+        self.obfuscated = obfuscated
+        self.numbered = numbered
+        self.name = name
 
     @classmethod
-    def of(cls, make: Make, obfuscated: bool) -> PayloadTemplate | None:
+    def of(
+        cls, make: Make, obfuscated: bool, numbered: bool = False, name: str | None = None
+    ) -> PayloadTemplate | None:
         """The template of ``make``'s record, or ``None`` where its bytes are not one
         dumps cut at the stand-ins (orjson refuses the record: its residue has an integer
-        beyond 64 bits or a key that is no string; a stand-in is written elsewhere too)."""
+        beyond 64 bits or a key that is no string; a stand-in is written elsewhere too,
+        or the holes do not come as text, obfuscation, number)."""
         try:
-            whole = orjson.dumps(make(TEXT, OBFUSCATION if obfuscated else None))
+            whole = orjson.dumps(
+                make(TEXT, OBFUSCATION if obfuscated else None, NUMBER if numbered else None)
+            )
         except TypeError:
             return None
-        stand_ins = [orjson.dumps(TEXT)] + ([orjson.dumps(OBFUSCATION)] if obfuscated else [])
+        stand_ins = [orjson.dumps(TEXT)]
+        if obfuscated:
+            stand_ins.append(orjson.dumps(OBFUSCATION))
+        quoted_number = orjson.dumps(NUMBER)
+        if numbered:
+            stand_ins.append(quoted_number)
         if any(whole.count(stand_in) != 1 for stand_in in stand_ins):
             return None
-        if obfuscated and whole.index(stand_ins[0]) > whole.index(stand_ins[1]):
-            return None  # the holes are filled in order: the text's first
+        at = [whole.index(stand_in) for stand_in in stand_ins]
+        if at != sorted(at):
+            return None  # the holes are filled in order
         whole = whole.replace(b"%", b"%%")
-        for stand_in in stand_ins:
-            whole = whole.replace(stand_in, b"%s")
-        return cls(whole, len(stand_ins))
+        for stand_in in stand_ins:  # a string's quotes stay: see write()
+            whole = whole.replace(stand_in, b"%d" if stand_in == quoted_number else b'"%s"')
+        return cls(whole, obfuscated, numbered, name)
 
-    def write(self, texts: list[str], obfuscations: list[str | None], make: Make) -> list[Any]:
-        """The records of ``texts`` (and ``obfuscations``): each from the template, or
-        ``make``'s dict where orjson refuses the text (a lone surrogate) or a record
-        has no obfuscation where the template has a hole for one (or the reverse)."""
-        dumps, fragment, template = orjson.dumps, orjson.Fragment, self.format
+    def write(
+        self, texts: list[str], obfuscations: list[str | None], make: Make, first: int = 0
+    ) -> list[Any]:
+        """The records of ``texts`` (and ``obfuscations``; numbered from ``first``): one
+        :class:`~chatx.record.Dumped` of them made from the template, or ``make``'s
+        dicts where orjson refuses a text (a lone surrogate) or a record has no
+        obfuscation where the template has a hole for one (or the reverse)."""
+        if not texts:
+            return []
+        numbers = range(first, first + len(texts))
+        values: Iterable[Any]
         try:
-            if self.holes == 1 and obfuscations.count(None) == len(obfuscations):
-                out = [fragment(template % dumps(text)) for text in texts]
-            elif self.holes == 2 and None not in obfuscations:
-                out = [
-                    fragment(template % (dumps(text), dumps(obfuscation)))
-                    for text, obfuscation in zip(texts, obfuscations, strict=True)
-                ]
+            strings = _strings(texts)
+            if not self.obfuscated and obfuscations.count(None) == len(obfuscations):
+                values = zip(strings, numbers, strict=True) if self.numbered else strings
+            elif self.obfuscated and None not in obfuscations:
+                hidden = _strings(obfuscations)  # type: ignore[arg-type]
+                values = (
+                    zip(strings, hidden, numbers, strict=True)
+                    if self.numbered
+                    else zip(strings, hidden, strict=True)
+                )
             else:
-                return list(map(make, texts, obfuscations))
-        except TypeError:
-            return list(map(make, texts, obfuscations))
-        self.written += len(out)
-        return out
+                return list(map(make, texts, obfuscations, numbers))
+            out = list(map(self.format.__mod__, values))
+        except (TypeError, ValueError):  # a lone surrogate; cut otherwise than expected
+            return list(map(make, texts, obfuscations, numbers))
+        return [Dumped(self.name, out)]
+
+
+def _strings(values: list[str]) -> list[bytes]:
+    """The JSON strings orjson writes for ``values``, each without its quotes: one dumps
+    of the list, cut at each ``","``. Within a string orjson writes a quote as ``\\"``,
+    so a ``","`` that is no such cut starts with an escaped quote: where the bytes hold
+    a backslash before one, each string is written on its own. (A string orjson refuses,
+    a lone surrogate, raises TypeError.)"""
+    if not values:
+        return []
+    blob = orjson.dumps(values)
+    if b'\\","' in blob:
+        return [orjson.dumps(value)[1:-1] for value in values]
+    return blob[2:-2].split(b'","')

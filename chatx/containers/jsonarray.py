@@ -29,7 +29,7 @@ from chatx.containers.payload import (
 )
 from chatx.errors import InputError
 from chatx.limits import MAX_LINE, size
-from chatx.record import DONE, Record
+from chatx.record import DONE, Dumped, Record
 
 # Strings (so brackets and commas inside them are skipped) and the structural bytes.
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},]', re.DOTALL)
@@ -408,7 +408,10 @@ class JSONArrayWriter:
         for payload in payloads:
             if payload is not DONE:
                 out.append(self._sep)
-                out.append(dumps(payload))
+                if type(payload) is Dumped:
+                    out.append(b",\n".join(payload.payloads))
+                else:
+                    out.append(dumps(payload))
                 self._sep = b",\n"
         return frames(out)
 

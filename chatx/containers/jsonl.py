@@ -10,7 +10,7 @@ import orjson
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.lines import LineSplitter
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
-from chatx.record import DONE, Record
+from chatx.record import DONE, Dumped, Record
 
 
 class JSONLReader:
@@ -95,10 +95,26 @@ class JSONLWriter:
         newline = orjson.OPT_APPEND_NEWLINE
         try:
             dumps = orjson.dumps
-            return frames([dumps(p, option=newline) for p in payloads if p is not DONE])
+            return frames(
+                [
+                    dumps(p, option=newline) if type(p) is not Dumped else _lines(p)
+                    for p in payloads
+                    if p is not DONE
+                ]
+            )
         except TypeError:  # what plain dumps refuses: see lenient_dumps
-            return frames([lenient_dumps(p, newline) for p in payloads if p is not DONE])
+            return frames(
+                [
+                    lenient_dumps(p, newline) if type(p) is not Dumped else _lines(p)
+                    for p in payloads
+                    if p is not DONE
+                ]
+            )
 
     def finish(self) -> bytes:
         """End of output: nothing to close."""
         return b""
+
+
+def _lines(dumped: Dumped) -> bytes:
+    return b"\n".join(dumped.payloads) + b"\n"

@@ -14,7 +14,7 @@ import orjson
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.lines import LineSplitter
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
-from chatx.record import DONE, Record
+from chatx.record import DONE, Dumped, Record
 
 __all__ = ["SSEReader", "SSEWriter"]
 
@@ -241,19 +241,32 @@ class SSEWriter:
             if payload is DONE:
                 append(b"data: [DONE]\n\n")
                 continue
-            if names and type(payload) is dict:
-                name = payload.get("type")
-                head = lines.get(name) if type(name) is str else None
-                if head is None:
-                    head = _event_line(name) + b"data: "
-                    if type(name) is str and len(lines) < 256:
-                        lines[name] = head
+            kind = type(payload)
+            if kind is Dumped:
+                head = self._head(payload.name) if names else b"data: "
                 append(head)
+                append((b"\n\n" + head).join(payload.payloads))
             else:
-                append(b"data: ")
-            append(dumps(payload))
+                if names and kind is dict:
+                    name = payload.get("type")
+                    known = lines.get(name) if type(name) is str else None
+                    append(known if known is not None else self._head(name))
+                else:
+                    append(b"data: ")
+                append(dumps(payload))
             append(b"\n\n")
         return frames(out)
+
+    def _head(self, name: Any) -> bytes:
+        """The ``event:`` line of a payload of type ``name`` and the ``data:`` field's
+        start, made once for each of the first 256 names."""
+        lines = self._event_lines
+        head = lines.get(name) if type(name) is str else None
+        if head is None:
+            head = _event_line(name) + b"data: "
+            if type(name) is str and len(lines) < 256:
+                lines[name] = head
+        return head
 
     def finish(self) -> bytes:
         """End of output: nothing to close in SSE."""

@@ -28,7 +28,7 @@ from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 from chatx.record import Record
 from tests.paths import ROOT
-from tests.streams import responses_delta
+from tests.streams import dumped, responses_delta
 
 ENVELOPE = {
     "id": "chatcmpl-t",
@@ -302,8 +302,7 @@ def test_an_encoder_writes_a_run_as_it_writes_its_batches(dst, source, field, re
                 notes.line = line  # as the pipeline says each record's line
                 out += encoder.feed(batch)
         out += encoder.feed([ir.Finish(0, "stop"), ir.StreamEnd()]) + encoder.finish()
-        # As the writers write them: a run's chunk may be bytes (an orjson.Fragment).
-        written = [orjson.dumps(p) if isinstance(p, dict | orjson.Fragment) else p for p in out]
+        written = dumped(out)  # as the writers write them: a run's chunks may be bytes
         results.append((written, sorted(notes.lost_fields.items()), notes.items))
     assert results[0] == results[1]
 

@@ -5,23 +5,23 @@ of it where the bytes cannot be made so."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from chatx import ir
-from chatx.codecs.byte_template import PayloadTemplate
+from chatx.codecs.byte_template import Make, PayloadTemplate
 from chatx.codecs.chat_chunk.chunks import ChatStream
 from chatx.codecs.template import DeltaRun
 from chatx.residue import MetaReport
 
 Feed = Callable[[list[ir.Event]], list[Any]]
-Copy = Callable[[str, str | None], dict[str, Any]]  # a chunk for a text and obfuscation
 
 
 class ChatRuns:
     """The chat encoder's loop for runs: ``feed`` is the encoder's, which builds a run's
     first chunk the long way."""
 
-    __slots__ = ("feed", "lost_meta", "own", "reasoning_field", "stream", "templated")
+    __slots__ = ("feed", "lost_meta", "own", "reasoning_field", "stream")
 
     def __init__(
         self, stream: ChatStream, feed: Feed, lost_meta: MetaReport, reasoning_field: str | None
@@ -31,7 +31,6 @@ class ChatRuns:
         self.lost_meta = lost_meta
         self.reasoning_field = reasoning_field
         self.own = stream.own
-        self.templated = 0  # chunks written from a PayloadTemplate (what tests count)
 
     def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -70,10 +69,9 @@ class ChatRuns:
         texts, obfuscations = run.texts[k:], run.obfuscations[k:]
         template = PayloadTemplate.of(copy, obfuscation is not None)
         if template is None:
-            out += map(copy, texts, obfuscations)
+            out += map(copy, texts, obfuscations, repeat(None))
         else:
             out += template.write(texts, obfuscations, copy)
-            self.templated += template.written
         if field == "content" and not self.own:  # counted as feed() counts it
             said = self.stream.said
             said[run.lane] = said.get(run.lane, 0) + sum(map(len, run.texts[k:]))
@@ -82,7 +80,7 @@ class ChatRuns:
 
 def _copier(
     chunks: list[Any], field: str | None, text: str, obfuscation: str | None
-) -> Copy | None:
+) -> Make | None:
     """How to copy ``chunks`` for a record with other strings, when it is one chunk whose
     one choice's delta has ``text`` as its ``field`` (``None``: as its one tool call's
     arguments) and ``obfuscation`` (when not None) as its own; else ``None``."""
@@ -102,7 +100,7 @@ def _copier(
         if delta.get(field) is not text:
             return None
 
-        def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+        def copy(text: str, obfuscation: str | None, number: Any = None) -> dict[str, Any]:
             out = dict(chunk)
             out["choices"] = [{**choice, "delta": {**delta, field: text}}]
             if obfuscation is not None:
@@ -118,7 +116,7 @@ def _copier(
     if type(function) is not dict or function.get("arguments") is not text:
         return None
 
-    def copy_call(text: str, obfuscation: str | None) -> dict[str, Any]:
+    def copy_call(text: str, obfuscation: str | None, number: Any = None) -> dict[str, Any]:
         call = {**entry, "function": {**function, "arguments": text}}
         out = dict(chunk)
         out["choices"] = [{**choice, "delta": {**delta, "tool_calls": [call]}}]

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from chatx import ir
+from chatx.codecs.byte_template import PayloadTemplate
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 
@@ -26,6 +27,9 @@ class Deltas:
     items: Items
     notes: Notes
     reasoning_mode: Literal["summary", "text"]  # another format's reasoning written as
+    # What the last run's events say but for their text, obfuscation and number, their
+    # byte template when one was made, and how many such events were written (_template).
+    last: tuple[tuple[Any, ...], PayloadTemplate | None, int] = ((), None, 0)
 
     def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, OpenPart]:
         """The open message and its open output_text part, opened if need be."""
@@ -174,20 +178,62 @@ class Deltas:
         head: dict[str, Any],
         tail: dict[str, Any],
         run: DeltaRun,
-        out: list[dict[str, Any]],
+        out: list[Any],
     ) -> None:
         """One delta event per text of ``run``: ``head``, the text, ``tail``, its
-        obfuscation and sequence number, as ``emit`` writes a delta without residue."""
+        obfuscation and sequence number, as ``emit`` writes a delta without residue. A
+        long run's events are written from a byte template of them (:class:`Delta`)."""
         state = self.state
         seq = state.seq
-        for text, obfuscation in zip(run.texts, run.obfuscations, strict=True):
-            payload = {**head, "delta": text, **tail}
-            if obfuscation is not None:
-                payload["obfuscation"] = obfuscation
-            payload["sequence_number"] = seq
-            seq += 1
-            out.append(payload)
-        state.seq = seq
+        texts = run.texts
+        state.seq = seq + len(texts)
+        make = Delta(head, tail)
+        template = self._template(make, run)
+        if template is not None:
+            out += template.write(texts, run.obfuscations, make, seq)
+        else:
+            out += map(make, texts, run.obfuscations, range(seq, state.seq))
+
+    def _template(self, make: Delta, run: DeltaRun) -> PayloadTemplate | None:
+        """The byte template of ``make``'s events: the one made last when its events are
+        these (a reader's block cuts a long run in runs of a few hundred records, a
+        small read in fewer), made once a run, or the runs of these events, are long."""
+        obfuscated = run.obfuscations[0] is not None
+        key = (*make.head.items(), *make.tail.items(), obfuscated)
+        last, template, seen = self.last
+        if key != last:
+            template, seen = None, 0
+        elif template is not None:
+            return template
+        seen += len(run.texts)
+        if seen >= _TEMPLATED:
+            template = PayloadTemplate.of(make, obfuscated, numbered=True, name=make.head["type"])
+        self.last = (key, template, seen)
+        return template
+
+
+class Delta:
+    """The delta event of a text, its obfuscation and its sequence number: ``head``, the
+    text, ``tail``, then those two (a run's events: each its own dict, as the writers
+    and a template need)."""
+
+    __slots__ = ("head", "tail")
+
+    def __init__(self, head: dict[str, Any], tail: dict[str, Any]) -> None:
+        self.head = head
+        self.tail = tail
+
+    def __call__(self, text: str, obfuscation: str | None, number: Any) -> dict[str, Any]:
+        payload = {**self.head, "delta": text, **self.tail}
+        if obfuscation is not None:
+            payload["obfuscation"] = obfuscation
+        payload["sequence_number"] = number
+        return payload
+
+
+# Runs of these many events are written from a byte template: making one costs about
+# what writing ten events as dicts does.
+_TEMPLATED = 16
 
 
 def _args_head(item: OpenItem) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from tests.builders.anthropic_event import (
 )
 from tests.builders.responses_event import ResponsesBuilder, responses_usage
 from tests.builders.responses_event import url_citation as url
-from tests.streams import CHAT, RESPONSES, convert, payloads, sse
+from tests.streams import CHAT, RESPONSES, convert, dumped, payloads, sse
 
 PAGE = {
     "type": "web_search_result_location",
@@ -207,7 +207,7 @@ def test_text_written_as_a_run_is_counted_too():
     encoder.feed([ir.StreamStart("msg_1"), ir.LaneStart(0), ir.ItemStart(0, "message")])
     encoder.feed([ir.TextDelta(0, "a")])
     run = DeltaRun(ir.TextDelta(0, "b"), ["bb", "cc", "dd"], [None] * 3, [3, 4, 5])
-    assert len(encoder.feed_run(run)) == 3
+    assert len(dumped(encoder.feed_run(run))) == 3
     encoder.feed([ir.ItemEnd(0, "message"), ir.ItemStart(0, "message")])
     cite = ir.Citation("url", "https://a.example/", "A")
     encoder.feed([ir.Meta(0, {"citations": [{}]}, None, cite), ir.TextDelta(0, "Tides.")])

@@ -1,65 +1,36 @@
 """Another format's runs into chat written from a byte template
-(``chatx.codecs.byte_template.PayloadTemplate``): each chunk after a run's first is the first's bytes with the record's text (and
-obfuscation) in its holes, an ``orjson.Fragment``, where the encoder built a dict of
-each before. The output must be byte for byte what the dicts gave, notes included.
-
-Each case is converted twice, as the CLI does it and with the template refused (the
-dict copies, the path before), whole and in 7-byte blocks; the encoder counts the
-chunks it wrote from a template (``ChatRuns.templated``), so a case says which path
-it took.
+(``chatx.codecs.byte_template.PayloadTemplate``): each chunk after a run's first is the
+first's bytes with the record's text (and obfuscation) in its holes, where the encoder
+built a dict of each before. The output must be byte for byte what the dicts gave,
+notes included (:mod:`tests.templated`: each case converted with the templates refused
+and as the CLI does it, whole and in blocks, the records written from a template
+counted, so that a case says which path it took).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import orjson
 import pytest
 
 from chatx.codecs.byte_template import PayloadTemplate
-from chatx.codecs.chat_chunk.encode import ChatChunkEncoder
+from tests import templated
 from tests.captures import capture_params
-from tests.streams import fed
+from tests.streams import dumped
 
 CHAT = "chat-chunk"
 SOURCES = ("anthropic-event", "llama-stack-event", "gemini-event", "responses-event")
 
 
-@contextmanager
-def copied() -> Iterator[None]:
-    """The encoder writes each run's chunks as dict copies, as before."""
-    with mock.patch.object(PayloadTemplate, "of", classmethod(lambda cls, copy, obfuscated: None)):
-        yield
-
-
 def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
-    """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
-    chunks the encoder wrote from a template."""
-    out, notes, encoder = fed(body, range(0, len(body), size), setup.pop("dst", CHAT), **setup)
-    templated = encoder.runs.templated if isinstance(encoder, ChatChunkEncoder) else 0
-    return out, notes, templated
+    return templated.convert(body, size, setup.pop("dst", CHAT), **setup)
 
 
 def same_as_copied(body: bytes, sizes: tuple[int, ...] = (7,), **setup: Any) -> int:
-    """Assert the whole body and each block size give the copies' output and notes;
-    the chunks written from a template in 4096-byte blocks (the records of the first
-    block are parsed one by one: the format is not known yet, and so is a body fed
-    whole)."""
-    templated = 0
-    for size in (len(body) or 1, 4096, *sizes):
-        with copied():
-            before = convert(body, size, **setup)
-        assert before[2] == 0
-        got = convert(body, size, **setup)
-        assert got[:2] == before[:2], size
-        if size == 4096:
-            templated = got[2]
-    return templated
+    return templated.same_as_copied(body, setup.pop("dst", CHAT), sizes, **setup)
 
 
 def anthropic(texts: list[str], *, ascii: bool = True) -> bytes:
@@ -101,9 +72,9 @@ def anthropic(texts: list[str], *, ascii: bool = True) -> bytes:
 def test_a_long_anthropic_stream_is_written_from_its_template():
     texts = [f" word{n}" for n in range(500)]
     body = anthropic(texts)
-    templated = same_as_copied(body)
+    written = same_as_copied(body)
     # All but the first block's records and each run's first chunk.
-    assert 400 < templated < 500
+    assert 400 < written < 500
     out = convert(body, len(body))[0]
     assert out.count(b"data: ") == 500 + 4  # role, 500 texts, finish, usage, [DONE]
     assert b'"content":" word499"}' in out
@@ -141,7 +112,7 @@ def test_adversarial_texts(ascii):
 def test_a_template_writes_what_orjson_writes_of_the_dict():
     base = {"id": "c", "choices": [{"index": 0, "delta": {"content": "x"}}], "o": "y"}
 
-    def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+    def copy(text: str, obfuscation: str | None, number: Any = None) -> dict[str, Any]:
         out = {**base, "choices": [{"index": 0, "delta": {"content": text}}]}
         if obfuscation is not None:
             out["obfuscation"] = obfuscation
@@ -153,10 +124,10 @@ def test_a_template_writes_what_orjson_writes_of_the_dict():
         texts = [t for t in ADVERSARIAL if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
         obfuscations = [f"o%s{n}" if obfuscated else None for n in range(len(texts))]
         out = template.write(texts, obfuscations, copy)
-        assert [orjson.dumps(chunk) for chunk in out] == [
+        assert len(out) == 1  # the records' bytes, one Dumped
+        assert dumped(out) == [
             orjson.dumps(copy(t, o)) for t, o in zip(texts, obfuscations, strict=True)
         ]
-        assert template.written == len(texts)
         # A record whose obfuscation the template has no hole for: the dicts.
         mixed = [None, *obfuscations[1:]] if obfuscated else ["z", *obfuscations[1:]]
         assert template.write(texts, mixed, copy) == list(map(copy, texts, mixed))
@@ -167,7 +138,7 @@ def test_a_template_writes_what_orjson_writes_of_the_dict():
 
 
 def test_a_chunk_orjson_refuses_has_no_template():
-    def copy(text: str, obfuscation: str | None) -> dict[str, Any]:
+    def copy(text: str, obfuscation: str | None, number: Any = None) -> dict[str, Any]:
         return {"big": 2**70, "choices": [{"delta": {"content": text}}]}
 
     assert PayloadTemplate.of(copy, False) is None

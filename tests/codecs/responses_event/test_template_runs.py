@@ -1,0 +1,125 @@
+"""Runs into Responses written from a byte template (``Deltas._template``): each delta
+event of a run is the template's bytes with the record's text, obfuscation and sequence
+number in its holes, where the encoder built a dict of each before. The output must be
+byte for byte what the dicts gave, notes included (:mod:`tests.templated`), from every
+format, whole and in blocks, as SSE (whose ``event:`` line a Dumped names), JSON lines
+and one JSON array."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.captures import capture_params
+from tests.paths import FIXTURES, ROOT
+from tests.templated import convert, same_as_copied
+
+sys.path.insert(0, str(ROOT / "bench"))
+import generate  # noqa: E402
+
+RESPONSES = "responses-event"
+SOURCES = ("chat-chunk", "anthropic-event", "llama-stack-event", "gemini-event", RESPONSES)
+CONTAINERS = (None, "jsonl", "json")
+
+
+def chat(texts: list[str], *, field: str = "content", obfuscated: bool = True) -> bytes:
+    """A chat stream of one text (or reasoning) delta a text, ``obfuscated`` as OpenAI
+    does, escaped as ``json.dumps`` escapes (a lone surrogate as ``\\udXXX``)."""
+    head = {"id": "chatcmpl-%s", "object": "chat.completion.chunk", "created": 1, "model": "m%d"}
+    lines = []
+    for n, text in enumerate(texts):
+        chunk: dict[str, Any] = {
+            **head,
+            "choices": [{"index": 0, "delta": {field: text}, "finish_reason": None}],
+        }
+        if obfuscated:
+            chunk["obfuscation"] = "o" * (n % 7) + '",\\'[n % 3]
+        lines.append("data: " + json.dumps(chunk, separators=(",", ":")) + "\n\n")
+    lines.append(
+        "data: "
+        + json.dumps({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        + "\n\ndata: [DONE]\n\n"
+    )
+    return "".join(lines).encode("utf-8", "surrogatepass")
+
+
+ADVERSARIAL = [
+    '": "x",',  # a quote and a comma at the end: where one dumps of them cuts wrongly
+    "\\",
+    '"',
+    '","',
+    '\\","',
+    "%s %d %%",
+    "\x00\x1f\x7f",
+    "\u2028\u2029",
+    "😀 é ß",
+    "</script>",
+    "\ud83d",  # half a pair: mended by the reader, its own record
+    "\ude00",
+]
+
+
+@pytest.mark.parametrize("field", ["content", "reasoning_content"])
+@pytest.mark.parametrize("obfuscated", [True, False])
+def test_adversarial_texts(field: str, obfuscated: bool) -> None:
+    texts = [f" w{n}" for n in range(300)]
+    for k, text in enumerate(ADVERSARIAL):
+        texts[40 + 7 * k] = text
+        texts[200 + k] = text  # next to each other too
+    body = chat(texts, field=field, obfuscated=obfuscated)
+    assert same_as_copied(body, RESPONSES, sizes=(7, 64)) > 100
+
+
+@pytest.mark.parametrize("kind", generate.KINDS)
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_the_bench_kinds_of_stream(kind: str, container: str | None) -> None:
+    """Reasoning, text and tool calls, as the bench's streams have them: every run long
+    enough is written from a template, and the template of a run that goes on across a
+    read's end is the one made before (the sequence numbers go on)."""
+    body = generate.chat_bytes(kind, 1200)
+    written = same_as_copied(body, RESPONSES, sizes=(300,), out_container=container)
+    assert written > 800
+
+
+def test_a_run_cut_by_reads_goes_on_from_the_template_made_before() -> None:
+    body = chat([f" w{n}" for n in range(2000)])
+    whole = convert(body, 4096, RESPONSES)
+    small = convert(body, 1000, RESPONSES)  # runs of a few records each
+    assert whole[:2] == small[:2]
+    assert small[2] > 1900  # most of them short runs: the template made once is kept
+
+
+def test_each_event_is_named_for_its_type() -> None:
+    out = convert(chat([f" w{n}" for n in range(100)]), 4096, RESPONSES)[0]
+    blocks = [b for b in out.split(b"\n\n") if b]
+    for block in blocks:
+        name, _, data = block.partition(b"\ndata: ")
+        assert name == b"event: " + orjson.loads(data)["type"].encode()
+    numbers = [orjson.loads(b.partition(b"\ndata: ")[2])["sequence_number"] for b in blocks]
+    assert numbers == list(range(len(blocks)))
+
+
+def captures_into_responses() -> list[Any]:
+    return [
+        pytest.param(*param.values, id=f"{source}/{param.id}", marks=param.marks)
+        for source in SOURCES
+        for param in capture_params(source)
+    ]
+
+
+@pytest.mark.parametrize("path", captures_into_responses())
+def test_captures(path: Path) -> None:
+    body = path.read_bytes()
+    same_as_copied(body, RESPONSES)
+    for container in CONTAINERS[1:]:
+        same_as_copied(body, RESPONSES, sizes=(), out_container=container)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.*")), ids=lambda p: p.name)
+def test_fixtures(path: Path) -> None:
+    same_as_copied(path.read_bytes(), RESPONSES, sizes=(7,))
