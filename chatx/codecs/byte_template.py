@@ -529,6 +529,46 @@ class PayloadTemplate:
         return [Dumped(self.name, out)]
 
 
+class Kept:
+    """An encoder's last byte template, kept while its runs write the same records but
+    for the holes (a reader's block cuts a long run in runs of a few hundred records, a
+    small read in fewer): made once ``KEEP_AFTER`` such records have gone by, since a
+    template costs about what ten records built as dicts do. ``key`` says what the
+    records are but for the holes; a new one forgets the last template."""
+
+    __slots__ = ("key", "seen", "template", "tried")
+
+    def __init__(self) -> None:
+        self.key: tuple[Any, ...] = ()
+        self.template: PayloadTemplate | None = None
+        self.seen = 0  # records of this key written so far
+        self.tried = False  # PayloadTemplate.of said None: the dicts, every time
+
+    def get(
+        self,
+        key: tuple[Any, ...],
+        records: int,
+        make: Make,
+        obfuscated: bool = False,
+        numbered: bool = False,
+        name: str | None = None,
+    ) -> PayloadTemplate | None:
+        """The template for ``records`` more records of ``key`` (``make``'s), or None
+        while writing them as dicts costs less, or for good when it cannot be made."""
+        if key != self.key:
+            self.key, self.template, self.seen, self.tried = key, None, 0, False
+        elif self.template is not None or self.tried:
+            return self.template
+        self.seen += records
+        if self.seen >= KEEP_AFTER:
+            self.template = PayloadTemplate.of(make, obfuscated, numbered, name)
+            self.tried = True
+        return self.template
+
+
+KEEP_AFTER = 16
+
+
 def _strings(values: list[str]) -> list[bytes]:
     """The JSON strings orjson writes for ``values``, each without its quotes: one dumps
     of the list, cut at each ``","``. Within a string orjson writes a quote as ``\\"``,

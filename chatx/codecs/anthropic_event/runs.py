@@ -13,10 +13,11 @@ held tool call, residue of the encoder's own format) takes ``feed`` record by re
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.byte_template import Kept
 from chatx.codecs.call_order import CallQueue
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
@@ -36,6 +37,8 @@ class AnthropicRuns:
     queue: CallQueue
     lost_meta: MetaReport
     feed: Callable[[list[ir.Event]], list[Any]]  # the encoder's
+    # The byte template of the last run's deltas, kept for the runs of the same block.
+    kept: Kept = field(default_factory=Kept)
 
     def encode(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
@@ -108,12 +111,12 @@ class AnthropicRuns:
         index, kind = block.index, type(run.proto)
         if kind is ir.TextDelta:
             written.said += sum(map(len, texts))
-            out += _deltas(index, "text_delta", "text", texts)
+            out += self._deltas(index, "text_delta", "text", texts)
         elif kind is ir.ReasoningDelta:
-            out += _deltas(index, "thinking_delta", "thinking", texts)
+            out += self._deltas(index, "thinking_delta", "thinking", texts)
         else:
             block.args.extend(texts)
-            out += _deltas(index, "input_json_delta", "partial_json", texts)
+            out += self._deltas(index, "input_json_delta", "partial_json", texts)
         self.notes.line = run.lines[-1]
 
     def _own_plain(self, run: DeltaRun) -> bool:
@@ -134,8 +137,17 @@ class AnthropicRuns:
         block = written.block
         index = block.index if block is not None else written.index - 1
         dtype, field = _OWN[type(run.proto)]
-        out += _deltas(index, dtype, field, run.texts[k:])
+        out += self._deltas(index, dtype, field, run.texts[k:])
         self.notes.line = run.lines[-1]
+
+    def _deltas(self, index: int, dtype: str, field: str, texts: list[str]) -> list[Any]:
+        """One ``content_block_delta`` per text, as ``records.block_delta`` writes it: a
+        long run's from a byte template of them."""
+        make = _Delta(index, dtype, field)
+        template = self.kept.get((index, dtype, field), len(texts), make, name=_DELTA)
+        if template is None:
+            return [make(text) for text in texts]
+        return template.write(texts, [None] * len(texts), make)
 
 
 # Each delta kind's content_block_delta type and the field that holds its text.
@@ -146,9 +158,18 @@ _OWN = {
 }
 
 
-def _deltas(index: int, dtype: str, field: str, texts: list[str]) -> list[dict[str, Any]]:
-    """One ``content_block_delta`` per text, as ``records.block_delta`` writes it."""
-    return [
-        {"type": "content_block_delta", "index": index, "delta": {"type": dtype, field: text}}
-        for text in texts
-    ]
+_DELTA = "content_block_delta"
+
+
+class _Delta:
+    """A ``content_block_delta`` of a text at the block ``index``."""
+
+    __slots__ = ("field", "index", "kind")
+
+    def __init__(self, index: int, kind: str, field: str) -> None:
+        self.index = index
+        self.kind = kind
+        self.field = field
+
+    def __call__(self, text: str, obfuscation: Any = None, number: Any = None) -> dict[str, Any]:
+        return {"type": _DELTA, "index": self.index, "delta": {"type": self.kind, self.field: text}}

@@ -5,11 +5,11 @@ item of its kind open opens one (:mod:`.encode_items`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatx import ir
-from chatx.codecs.byte_template import PayloadTemplate
+from chatx.codecs.byte_template import Kept
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 
@@ -27,9 +27,8 @@ class Deltas:
     items: Items
     notes: Notes
     reasoning_mode: Literal["summary", "text"]  # another format's reasoning written as
-    # What the last run's events say but for their text, obfuscation and number, their
-    # byte template when one was made, and how many such events were written (_template).
-    last: tuple[tuple[Any, ...], PayloadTemplate | None, int] = ((), None, 0)
+    # The byte template of the last run's events, kept for the runs of the same part.
+    kept: Kept = field(default_factory=Kept)
 
     def _text_part(self, lane: int, out: list[dict[str, Any]]) -> tuple[OpenItem, OpenPart]:
         """The open message and its open output_text part, opened if need be."""
@@ -188,28 +187,19 @@ class Deltas:
         texts = run.texts
         state.seq = seq + len(texts)
         make = Delta(head, tail)
-        template = self._template(make, run)
+        obfuscated = run.obfuscations[0] is not None
+        template = self.kept.get(
+            (*head.items(), *tail.items(), obfuscated),
+            len(texts),
+            make,
+            obfuscated,
+            numbered=True,
+            name=head["type"],
+        )
         if template is not None:
             out += template.write(texts, run.obfuscations, make, seq)
         else:
             out += map(make, texts, run.obfuscations, range(seq, state.seq))
-
-    def _template(self, make: Delta, run: DeltaRun) -> PayloadTemplate | None:
-        """The byte template of ``make``'s events: the one made last when its events are
-        these (a reader's block cuts a long run in runs of a few hundred records, a
-        small read in fewer), made once a run, or the runs of these events, are long."""
-        obfuscated = run.obfuscations[0] is not None
-        key = (*make.head.items(), *make.tail.items(), obfuscated)
-        last, template, seen = self.last
-        if key != last:
-            template, seen = None, 0
-        elif template is not None:
-            return template
-        seen += len(run.texts)
-        if seen >= _TEMPLATED:
-            template = PayloadTemplate.of(make, obfuscated, numbered=True, name=make.head["type"])
-        self.last = (key, template, seen)
-        return template
 
 
 class Delta:
@@ -229,11 +219,6 @@ class Delta:
             payload["obfuscation"] = obfuscation
         payload["sequence_number"] = number
         return payload
-
-
-# Runs of these many events are written from a byte template: making one costs about
-# what writing ten events as dicts does.
-_TEMPLATED = 16
 
 
 def _args_head(item: OpenItem) -> dict[str, Any]:
