@@ -1,9 +1,9 @@
 """The Anthropic encoder's runs (:class:`~chatx.codecs.template.DeltaRun`): records
 that each say more of the open block, written in one loop.
 
-From another format the run's first record with text goes the long way (``feed``): it
-opens the block the run's kind needs, takes the lane, and says whatever note is due.
-What follows says nothing new to the block, so each record is one
+From another format, unless the block the run's kind needs is open already, the run's
+first record with text goes the long way (``feed``): it opens that block, takes the
+lane, and says whatever note is due. What follows says nothing new to the block, so each record is one
 ``content_block_delta`` at that block's index, the written-text count
 (:class:`~chatx.codecs.anthropic_event.written.Written`) and the lost fields moved as
 ``feed`` moves them. Anything else (a citation beside the text, an error written, a
@@ -47,7 +47,11 @@ class AnthropicRuns:
         texts = run.texts
         count = len(texts)
         k = 0
-        if not self.written.own:
+        if not self.written.own and not self._plain(run):
+            # The block the run's kind needs is not open yet (or not at this lane): the
+            # first record with text opens it, the long way. A run that goes on in the
+            # block open (a read's end cut it, a live stream's records come one by one)
+            # is all deltas.
             while k < count:
                 k += 1
                 self._replay(run, k - 1, k, out)
