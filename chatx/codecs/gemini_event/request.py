@@ -1,8 +1,8 @@
 """A Gemini ``GenerateContentRequest`` body ⇄ the neutral request (:mod:`chatx.request`).
 
 ``read`` and ``write`` compose the concepts: contents and the system instruction
-(:mod:`.request_contents`), tools and the tool config (:mod:`.request_tools`), and the
-generation config here. The model and whether the answer streams are not in the body:
+(read in :mod:`.request_contents`, written in :mod:`.request_contents_write`), tools and
+the tool config (:mod:`.request_tools`), and the generation config here. The model and whether the answer streams are not in the body:
 the path says them (``/v1beta/models/{model}:streamGenerateContent``), so the gateway sets
 :attr:`~chatx.request.Request.model` and ``stream`` from the client's path and puts the
 upstream's in the path it posts to.
@@ -22,12 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatx.codecs.gemini_event.request_contents import (
-    ContentsReader,
-    ContentsWriter,
-    Keys,
-    read_instructions,
-)
+from chatx.codecs.gemini_event.request_contents import ContentsReader, Keys, read_instructions
+from chatx.codecs.gemini_event.request_contents_write import ContentsWriter
 from chatx.codecs.gemini_event.request_tools import (
     json_schema,
     read_tool_config,
