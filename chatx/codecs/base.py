@@ -71,7 +71,8 @@ class Encoder(Protocol):
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
         """Encode the records of a run, what ``feed`` makes of their batches
-        (``run.replay(self.feed, notes)`` when the encoder has no loop of its own)."""
+        (``run.replay(self.feed, notes)`` when the encoder has no loop of its own); a
+        long run's records may come as one :class:`~chatx.record.Dumped`, their bytes."""
 
     def finish(self) -> list[Any]:
         """End of input: return the closing payloads (drain)."""
