@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatx.containers.jsonarray import JSONArrayReader
+from chatx.containers.payload import parse
 from chatx.record import Record
 from tests.array_oracle import WholeArrayReader
 from tests.builders.chat_chunk import chat_text
@@ -77,6 +78,72 @@ def test_the_records_are_those_of_the_array_read_whole(items, how, edits, cut, s
     if b"\\u" in data or re.search(rb"\d{19}", data):
         return  # read as JavaScript reads them now: tests/containers/test_json_values.py
     assert read(JSONArrayReader, data, size) == read(WholeArrayReader, data, 1 << 20)
+
+
+def read_raw(data: bytes, size: int) -> list[Record]:
+    """The records of a reader that leaves each one-line element unparsed (``raw``, as
+    ``convert`` asks for a codec that finds runs), parsed as the decoder parses them."""
+    reader = JSONArrayReader()
+    reader.raw = True
+    out = []
+    for at in range(0, len(data), size):
+        out += reader.feed(data[at : at + size])
+    out += reader.finish()
+    return [
+        parse(r.raw, r.event, r.line) if r.raw is not None and r.data is None else r for r in out
+    ]
+
+
+def raw_layout(items: list, how: int) -> bytes:
+    """Lines that look like one element each and are not: two on a line, one begun
+    compact and ended on the next lines, spaces and CRLF around the commas."""
+    one = [json.dumps(i, ensure_ascii=False, separators=(",", ":")) for i in items]
+    if how == 0:  # pairs on a line
+        pairs = [",".join(one[k : k + 2]) for k in range(0, len(one), 2)]
+        return ("[\n" + ",\n".join(pairs) + "\n]").encode()
+    if how == 1:  # each begun on its line and ended on the next
+        cut = [json.dumps(i, indent=1).replace("\n", "", 1) for i in items]
+        return ("[\n" + ",\n".join(cut) + "\n]").encode()
+    if how == 2:  # blanks around the commas
+        return ("[ \n" + " ,  \r\n ".join(one) + "\n]").encode()
+    return ("[\n" + ",\n".join(one) + ",\n]").encode()  # a comma after the last
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    items=st.lists(values, max_size=8),
+    how=st.integers(0, 7),
+    cut=st.one_of(st.none(), st.integers(0, 300)),
+    size=st.sampled_from([1, 3, 8, 64, 1 << 20]),
+)
+def test_elements_left_raw_are_those_read_parsed(items, how, cut, size):
+    data = layout(items, how) if how < 4 else raw_layout(items, how - 4)
+    if cut is not None:
+        data = data[:cut]
+    if b"\\u" in data or re.search(rb"\d{19}", data):
+        return  # read as JavaScript reads them now: tests/containers/test_json_values.py
+    assert read_raw(data, size) == read(WholeArrayReader, data, 1 << 20)
+
+
+def test_a_line_that_is_not_one_element_is_read_as_what_it_is():
+    """Lines each ending in a comma whose elements are cut otherwise: one element over
+    two lines, then two on one line. As many elements as lines, each line starting and
+    ending a brace: only reading each line as JSON tells them apart."""
+    data = b'[\n{"a":[{"b":1},\n{"c":2}]},\n{},{},\n{"d":3}\n]\n'
+    expected = [{"a": [{"b": 1}, {"c": 2}]}, {}, {}, {"d": 3}]
+    for size in (1, 7, len(data)):
+        assert [r.data for r in read_raw(data, size)] == expected
+        assert read_raw(data, size) == read(WholeArrayReader, data, 1 << 20)
+
+
+def test_one_element_a_line_comes_raw():
+    lines = [orjson.dumps({"n": n, "t": "a,\n]" * n}) for n in range(50)]
+    data = b"[\n" + b",\n".join(lines) + b"\n]\n"
+    reader = JSONArrayReader()
+    reader.raw = True
+    records = reader.feed(data) + reader.finish()
+    assert [r.raw for r in records] == lines
+    assert [r.line for r in records] == list(range(2, 52))
 
 
 def test_cases_the_whole_reader_had_words_for():
