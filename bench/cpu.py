@@ -1,6 +1,7 @@
 """CPU time (user + system) and peak RSS of issue 29's cases at 1M, each after the floor
-on the same input: on a shared machine CPU time, not wall time, is what a ratio can
-rest on. The streams come from ``bench/out`` (``make bench`` or ``python
+on the same input (the SSE stream, for the text stream given as JSON lines, a JSON array
+or gzip: made here from it the first time): on a shared machine CPU time, not wall
+time, is what a ratio can rest on. The streams come from ``bench/out`` (``make bench`` or ``python
 bench/generate.py --kind text --size 1m --format F`` and ``--kind mixed``). validate and
 collect run on every format's text stream; diff --semantic's floor is both streams'.
 
@@ -71,16 +72,45 @@ cases = (
             ["diff", "--semantic", "{}", "{}"],
         )
     ]
+    + [  # the same stream in the other input containers, against its SSE floor
+        (f"chat→responses from {suffix}", f"text-1m.chat.{suffix}", ["convert", "{}", "-q"])
+        for suffix in ("jsonl", "json", "sse.gz")
+    ]
 )
+# The floor reads SSE: a case whose input is another container of an SSE stream divides
+# by that stream's floor.
+FLOORS = {"text-1m.chat.jsonl": "text-1m.chat.sse", "text-1m.chat.json": "text-1m.chat.sse",
+          "text-1m.chat.sse.gz": "text-1m.chat.sse"}  # fmt: skip
+
+
+def made(name: str) -> str:
+    """The path of input ``name``, made from its SSE stream when it is another container."""
+    path = f"{out}/{name}"
+    source = f"{out}/{FLOORS.get(name, name)}"
+    if name in FLOORS and not os.path.exists(path):
+        if name.endswith(".gz"):
+            import gzip
+
+            with open(source, "rb") as inp, gzip.open(path, "wb", compresslevel=1) as gz:
+                while block := inp.read(1 << 20):
+                    gz.write(block)
+        else:
+            container = name.rsplit(".", 1)[1]
+            argv = [py, "-m", "chatx", "convert", source, "--to", "chat-chunk", "-q"]
+            subprocess.run([*argv, "--out-container", container, "-o", path], check=True)
+    return path
+
+
 only = sys.argv[1:]
 print("| case | chatx CPU s | floor CPU s | × floor | peak RSS MiB | wall s |")
 print("|---|---:|---:|---:|---:|---:|")
 for name, src, tail in cases:
     if only and not any(o in name for o in only):
         continue
-    paths = [f"{out}/{name}" for name in src.split()]
+    paths = [made(name) for name in src.split()]
     # a case of two streams (diff) has the floor of each, added
-    fc = sum(run([py, f"{d}/bench/floor.py", path])[0] for path in paths)
+    floors = [f"{out}/{FLOORS.get(name, name)}" for name in src.split()]
+    fc = sum(run([py, f"{d}/bench/floor.py", path])[0] for path in floors)
     given = iter(paths)
     cc, crss, cw, st = run([py, "-m", "chatx", *[next(given) if t == "{}" else t for t in tail]])
     print(
