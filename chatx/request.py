@@ -28,7 +28,8 @@ becomes a function taking one string, a namespace member a function named
 client's tools, for the gateway to put the model's calls back in the client's shape.
 
 The helpers the per-format mappings share (reading and checking a body's values, writing
-what another API cannot hold as lost, reshaping tools) are in :mod:`chatx.request_mapping`.
+what another API cannot hold as lost) are in :mod:`chatx.request_mapping`; reshaping
+tools in :mod:`chatx.tool_shapes`.
 """
 
 from __future__ import annotations

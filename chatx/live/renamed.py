@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from chatx.request import Tool
-from chatx.request_mapping import custom_input
+from chatx.tool_shapes import custom_input
 
 # The events a rename can touch: everything else passes as its bytes.
 _TOUCHED = (

@@ -5,7 +5,7 @@ hand-written ones here), translated into every other API, is
 * **meaning kept**: what it says (:func:`meaning`: the system prompt, turns with roles and
   texts, media, calls with their arguments paired by id with results, reasoning, tools with
   their schemas, settings) is the source's, but for what the mapping said lost;
-* **A → B → A**: read back, put in the client's shape (:func:`chatx.request_mapping.restore`) and
+* **A → B → A**: read back, put in the client's shape (:func:`chatx.tool_shapes.restore`) and
   written in the source's API, it says what the source said, but for what either way said
   lost.
 
@@ -25,7 +25,8 @@ from typing import Any
 
 from chatx import codecs
 from chatx.request import Message, Native, Part, Reasoning, Request, ToolCall, ToolResult, Turn
-from chatx.request_mapping import EFFORT_BUDGETS, flat_name, restore
+from chatx.request_mapping import EFFORT_BUDGETS
+from chatx.tool_shapes import flat_name, restore
 from tests.requests import sdk
 from tests.requests.bodies import FOLDERS, HERE, REQUESTS, load
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from chatx import codecs
 from chatx.request import Mapped, Request, ToolCall, ToolResult
-from chatx.request_mapping import client_call, restore
+from chatx.tool_shapes import client_call, restore
 from tests.requests.bodies import fixture
 
 CHAT, RESPONSES = "chat-chunk", "responses-event"

@@ -21,12 +21,12 @@ from chatx.request_mapping import (
     call_input,
     expect,
     extra_lost,
-    flat_name,
     messages,
     user_message_lost,
     with_extra,
     write_each,
 )
+from chatx.tool_shapes import flat_name
 
 _MEDIA = ("image", "document")
 FERNET = "gAAAAA"  # how OpenAI's encrypted reasoning begins: a Fernet token, version 0x80

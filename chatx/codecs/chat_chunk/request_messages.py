@@ -12,16 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatx import request as neutral
-from chatx.request_mapping import (
-    custom_arguments,
-    expect,
-    extra_lost,
-    flat_name,
-    media_url,
-    read_each,
-    with_extra,
-    write_each,
-)
+from chatx.request_mapping import expect, extra_lost, media_url, read_each, with_extra, write_each
+from chatx.tool_shapes import custom_arguments, flat_name
 
 ROLES = ("system", "developer", "user", "assistant")
 REASONING_FIELDS = ("reasoning_content", "reasoning")

@@ -12,14 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import (
-    as_function,
-    expect,
-    extra_lost,
-    flat_name,
-    read_each,
-    write_choice,
-)
+from chatx.request_mapping import expect, extra_lost, read_each, write_choice
+from chatx.tool_shapes import as_function, flat_name
 
 _FUNCTION_KEYS = ("name", "description", "parameters", "strict")
 

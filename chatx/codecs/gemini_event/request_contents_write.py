@@ -14,14 +14,8 @@ from typing import Any
 from chatx import request as neutral
 from chatx.codecs.anthropic_event.request_blocks import FERNET
 from chatx.codecs.gemini_event.request_contents import Keys
-from chatx.request_mapping import (
-    call_input,
-    extra_lost,
-    flat_name,
-    user_message_lost,
-    with_extra,
-    write_each,
-)
+from chatx.request_mapping import call_input, extra_lost, user_message_lost, with_extra, write_each
+from chatx.tool_shapes import flat_name
 
 # What base64 data begins with, by its media type (Gemini needs one; Llama Stack sends none)
 _MAGIC = (("iVBORw0KGgo", "image/png"), ("/9j/", "image/jpeg"), ("R0lGOD", "image/gif"),

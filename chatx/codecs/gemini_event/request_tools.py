@@ -19,7 +19,8 @@ from typing import Any
 
 from chatx.codecs.gemini_event.request_contents import Keys, camel
 from chatx.request import Tool, ToolChoice
-from chatx.request_mapping import as_function, expect, extra_lost, flat_name
+from chatx.request_mapping import expect, extra_lost
+from chatx.tool_shapes import as_function, flat_name
 
 _DECLARED = ("name", "description", "parameters", "parametersJsonSchema")
 _WEB_SEARCH = ("web_search", "web_search_preview", "web_search_20250305")

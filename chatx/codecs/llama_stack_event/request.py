@@ -22,12 +22,9 @@ from typing import Any
 
 from chatx import request as neutral
 from chatx.request_mapping import (
-    as_function,
-    custom_arguments,
     expect,
     extra_lost,
     finish_body,
-    flat_name,
     own_value,
     read_body,
     read_each,
@@ -36,6 +33,7 @@ from chatx.request_mapping import (
     write_native,
     write_turn,
 )
+from chatx.tool_shapes import as_function, custom_arguments, flat_name
 
 API = "llama-stack"
 KEYS = frozenset(("logprobs", "tool_prompt_format"))
