@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 import tracemalloc
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +27,7 @@ from tests.inprocess import run
 from tests.streams import CHAT, convert
 
 
-def read(reader_class: type, data: bytes, size: int) -> list[Record]:
+def read(reader_class: Callable[[], Any], data: bytes, size: int) -> list[Record]:
     reader = reader_class()
     out = []
     for at in range(0, len(data), size):
@@ -80,17 +82,19 @@ def test_the_records_are_those_of_the_array_read_whole(items, how, edits, cut, s
     assert read(JSONArrayReader, data, size) == read(WholeArrayReader, data, 1 << 20)
 
 
-def read_raw(data: bytes, size: int) -> list[Record]:
-    """The records of a reader that leaves each one-line element unparsed (``raw``, as
-    ``convert`` asks for a codec that finds runs), parsed as the decoder parses them."""
+def raw_reader() -> JSONArrayReader:
+    """A reader that leaves each one-line element unparsed (``raw``), as ``convert`` asks
+    for a codec that finds runs."""
     reader = JSONArrayReader()
     reader.raw = True
-    out = []
-    for at in range(0, len(data), size):
-        out += reader.feed(data[at : at + size])
-    out += reader.finish()
+    return reader
+
+
+def read_raw(data: bytes, size: int) -> list[Record]:
+    """The records of a :func:`raw_reader`, parsed as the decoder parses them."""
     return [
-        parse(r.raw, r.event, r.line) if r.raw is not None and r.data is None else r for r in out
+        parse(r.raw, r.event, r.line) if r.raw is not None and r.data is None else r
+        for r in read(raw_reader, data, size)
     ]
 
 
@@ -139,8 +143,7 @@ def test_a_line_that_is_not_one_element_is_read_as_what_it_is():
 def test_one_element_a_line_comes_raw():
     lines = [orjson.dumps({"n": n, "t": "a,\n]" * n}) for n in range(50)]
     data = b"[\n" + b",\n".join(lines) + b"\n]\n"
-    reader = JSONArrayReader()
-    reader.raw = True
+    reader = raw_reader()
     records = reader.feed(data) + reader.finish()
     assert [r.raw for r in records] == lines
     assert [r.line for r in records] == list(range(2, 52))

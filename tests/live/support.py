@@ -76,3 +76,17 @@ def final(data: bytes, fmt: str, name: str = "<capture>") -> dict[str, Any]:
 
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON says it, without what the SDK's types add when they rebuild one:
+    fields left null, and ``parsed``/``parsed_arguments`` (structured outputs)."""
+    if isinstance(value, dict):
+        return {
+            k: plain(v)
+            for k, v in value.items()
+            if v is not None and k not in ("parsed", "parsed_arguments")
+        }
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value

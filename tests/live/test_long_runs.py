@@ -18,7 +18,7 @@ import pytest
 
 from chatx.codecs.byte_template import PayloadTemplate
 from chatx.record import Dumped
-from tests.live.support import Running, final, serving
+from tests.live.support import Running, final, plain, serving
 from tests.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -59,19 +59,6 @@ def templated() -> Iterator[list[int]]:
         yield written
 
 
-def _plain(value: Any) -> Any:
-    """A value as JSON says it, without the nulls and ``parsed`` fields the SDK adds."""
-    if isinstance(value, dict):
-        return {
-            k: _plain(v)
-            for k, v in value.items()
-            if v is not None and k not in ("parsed", "parsed_arguments")
-        }
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 def test_responses_stream(
     served: Running, stream: tuple[Path, bytes], templated: list[int]
 ) -> None:
@@ -86,7 +73,7 @@ def test_responses_stream(
     assert numbers == list(range(len(numbers)))
     expected = final(stream[1], "responses-event")
     for key in ("id", "status", "output", "usage"):
-        assert _plain(got[key]) == _plain(expected[key]), key
+        assert plain(got[key]) == plain(expected[key]), key
     assert {item["type"] for item in got["output"]} >= {"reasoning", "message", "function_call"}
     assert templated[0] > 1000
 
@@ -106,7 +93,7 @@ def test_anthropic_messages_stream(
     ):
         got = sent.get_final_message().model_dump(mode="json")
     expected = final(stream[1], "anthropic-event")
-    assert _plain(got) == _plain(expected)
+    assert plain(got) == plain(expected)
     assert {block["type"] for block in got["content"]} >= {"thinking", "text", "tool_use"}
     # A live stream's records come one by one, each a run of its own: a block's deltas
     # after its first go out from the template kept for the block.

@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletion
 import chatx
 from chatx import codecs
 from chatx.codecs.base import EncodeOptions
-from tests.live.support import TIMEOUT, Running, final, fixture, post, serving
+from tests.live.support import TIMEOUT, Running, final, fixture, plain, post, serving
 
 CAPTURES = [
     "chat-chunk/text.sse",
@@ -86,22 +86,8 @@ def chat_view(completion: ChatCompletion) -> dict[str, Any]:
     }
 
 
-def _plain(value: Any) -> Any:
-    """A value as JSON says it, without what the SDK's types add when they rebuild one:
-    fields left null, and ``parsed``/``parsed_arguments`` (structured outputs)."""
-    if isinstance(value, dict):
-        return {
-            k: _plain(v)
-            for k, v in value.items()
-            if v is not None and k not in ("parsed", "parsed_arguments")
-        }
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 def response_view(response: dict[str, Any]) -> dict[str, Any]:
-    return _plain({key: response.get(key) for key in ("id", "status", "output", "usage")})
+    return plain({key: response.get(key) for key in ("id", "status", "output", "usage")})
 
 
 @pytest.mark.parametrize("name", CAPTURES)
@@ -297,9 +283,9 @@ def test_anthropic_messages_stream(served: Running, name: str) -> None:
         )
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     expected = final(fixture(name), "anthropic-event")
-    assert _plain(got.model_dump(mode="json")) == _plain(expected)
+    assert plain(got.model_dump(mode="json")) == plain(expected)
     assert got.content
-    assert _plain(made.model_dump(mode="json")) == _plain(expected)
+    assert plain(made.model_dump(mode="json")) == plain(expected)
 
 
 @needs_anthropic
