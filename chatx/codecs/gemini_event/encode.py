@@ -22,7 +22,7 @@ import orjson
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from chatx.codecs.byte_template import TEXT
+from chatx.codecs.byte_template import TEXT, Kept
 from chatx.codecs.cited import without_cited_parts
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
@@ -56,6 +56,21 @@ def _escaped(raws: list[bytes], around: tuple[bytes, bytes]) -> list[int]:
     return found
 
 
+class _Chunk:
+    """Another format's chunk of one text (or thought) part in ``lane``, as ``feed``
+    writes it: a :data:`~chatx.codecs.byte_template.Make`."""
+
+    __slots__ = ("lane", "part", "written")
+
+    def __init__(self, written: GeminiWritten, lane: int, thought: bool) -> None:
+        self.written = written
+        self.lane = lane
+        self.part = r.thought_part if thought else r.text_part
+
+    def __call__(self, text: str, obfuscation: Any = None, number: Any = None) -> dict[str, Any]:
+        return self.written.chunk([r.candidate(self.lane, [self.part(text)], None)])
+
+
 class GeminiEncoder:
     """Incremental encoder: ``feed(batch)`` returns zero or one chunk (or an error
     object). Its parts share the :class:`~.written.GeminiWritten`: ``parts`` writes each
@@ -77,6 +92,9 @@ class GeminiEncoder:
         # count them), and what was checked last to know feed writes those bytes.
         self.as_input = 0
         self.checked: tuple[Any, ...] = ()
+        # Another format's plain runs: the byte template of their chunks, kept while the
+        # lane, the part's kind and the response's fields stay the same.
+        self.kept = Kept()
         self.handlers: dict[type, Callable[[Any, GeminiBatch], None]] = {
             ir.TextDelta: self._text,
             ir.ReasoningDelta: self._reasoning,
@@ -97,8 +115,8 @@ class GeminiEncoder:
     def feed_run(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
         batches. Another format's plain run is written in one loop: a chunk of one
-        candidate with one part per text (a call's fragments, which write nothing until
-        the call is whole, are kept); a Gemini source's run is written as its input
+        candidate with one part per text, from a byte template of it (a call's
+        fragments, which write nothing until the call is whole, are kept); a Gemini source's run is written as its input
         bytes where they are what ``feed`` writes (:meth:`_as_input`); anything else
         replays the batches."""
         if self.own:
@@ -115,9 +133,14 @@ class GeminiEncoder:
         written.shown.add(lane)
         if type(proto) is ir.TextDelta:
             self.grounding.texts(lane, run.texts)  # what citations' spans count
-        part = r.thought_part if type(proto) is ir.ReasoningDelta else r.text_part
-        chunk, candidate = written.chunk, r.candidate
-        return [chunk([candidate(lane, [part(text)], None)]) for text in run.texts]
+        thought = type(proto) is ir.ReasoningDelta
+        make = _Chunk(written, lane, thought)
+        key = (lane, thought, written.id, written.model, written.create)
+        texts = run.texts
+        template = self.kept.get(key, len(texts), make)
+        if template is None:
+            return [make(text) for text in texts]
+        return template.write(texts, [None] * len(texts), make)
 
     def _as_input(self, run: DeltaRun) -> list[Any]:
         """A Gemini source's run: each record as its input bytes (an ``orjson.Fragment``,

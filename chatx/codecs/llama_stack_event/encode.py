@@ -27,6 +27,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.byte_template import Kept
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.residue import MetaReport, passthrough_lost
@@ -35,7 +36,7 @@ from . import records as r
 from .calls import Calls
 from .ending import LlamaStackEnding
 from .generation import LS, Generation, patch
-from .text import Text
+from .text import Text, args_record, templated
 
 # The held records a Meta may stand for (its note's ``held``), written back.
 _HELD = ("text", "started", "in_progress", "failed")
@@ -60,6 +61,7 @@ class LlamaStackEncoder:
         self.calls = calls = Calls(g, text, notes, self._step)
         self.ending = ending = LlamaStackEnding(g, text, calls, notes)
         self.queue = calls.queue
+        self.args_kept = Kept()  # the byte template of a run's argument fragments
         self.handlers: dict[type, Callable[[Any, list[Any]], bool | None]] = {
             ir.TextDelta: text.text,
             ir.Meta: self._meta,
@@ -89,7 +91,9 @@ class LlamaStackEncoder:
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
-        batches."""
+        batches. Another format's argument fragments, and its text where the special-token
+        scanner lets each through whole (:meth:`.text.Text.plain`), go out from a byte
+        template (:func:`.text.templated`); other text is scanned record by record."""
         out: list[Any] = []
         g = self.generation
         proto = run.proto
@@ -116,12 +120,13 @@ class LlamaStackEncoder:
             return out
         if call is not None:  # a run's fragments are never empty
             call.fragments.extend(run.texts)
-            event, delta = r.event, r.tool_delta
-            out.extend(event("progress", delta("in_progress", text)) for text in run.texts)
-            return out
-        scan = self.text.scan
-        for text in run.texts:
-            scan(text, None, out)
+            return templated(self.args_kept, args_record, run.texts)
+        text = self.text
+        if text.plain(run.texts):
+            return text.deltas(run.texts)
+        scan = text.scan
+        for piece in run.texts:
+            scan(piece, None, out)
         return out
 
     def finish(self) -> list[Any]:

@@ -4,15 +4,20 @@ special tokens in chat text read as Llama Stack's own OpenAI-compat layer reads 
 ``<|eot_id|>`` and ``<|eom_id|>`` set the stop reason, ``<|python_tag|>`` opens a
 built-in tool call that runs to the end of the message; none of them reaches the text,
 even when a delta boundary splits one.
+
+Another format's run whose texts the scanner would let through whole (:meth:`Text.plain`)
+is written from a byte template (:func:`templated`), byte for byte the records the scan
+writes: a Llama Stack record says nothing of its stream but its text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import refusal_as_text
+from chatx.codecs.byte_template import Kept, Make
 from chatx.notes import Notes
 from chatx.residue import report
 
@@ -28,6 +33,8 @@ class Text:
 
     generation: Generation
     notes: Notes
+    # The byte template of a run's text deltas, made once enough of them went by.
+    kept: Kept = field(default_factory=Kept)
 
     def text(self, event: ir.TextDelta, out: list[Any]) -> None:
         g = self.generation
@@ -78,6 +85,25 @@ class Text:
                 g.token_stop = TOKEN_STOP[piece]
                 self._close_python(out)
 
+    def plain(self, texts: list[str]) -> bool:
+        """Whether the scanner lets each of ``texts`` through whole as a text delta of
+        its own (an empty one says nothing): it holds nothing, no python-tag call is
+        open, no logprobs wait for the next text, and no text has a ``<``, where every
+        token starts (so none starts or ends in them either)."""
+        g = self.generation
+        return (
+            g.python is None
+            and not g.scanner.tail
+            and g.logprobs is None
+            and "<" not in "".join(texts)
+        )
+
+    def deltas(self, texts: list[str]) -> list[Any]:
+        """The text deltas the scan writes of a :meth:`plain` run's ``texts``."""
+        if "" in texts:
+            texts = [text for text in texts if text]
+        return templated(self.kept, text_record, texts)
+
     def write(self, text: str, out: list[Any]) -> None:
         """Text the scanner let through: a text delta, or the python-tag call's."""
         g = self.generation
@@ -112,3 +138,22 @@ class Text:
         if tail:
             self.write(tail, out)
         self._close_python(out)
+
+
+def text_record(text: str, obfuscation: Any = None, number: Any = None) -> dict[str, Any]:
+    """A run's text delta (a :data:`~chatx.codecs.byte_template.Make`)."""
+    return r.event("progress", r.text_delta(text))
+
+
+def args_record(text: str, obfuscation: Any = None, number: Any = None) -> dict[str, Any]:
+    """A run's tool-call arguments fragment (a :data:`~chatx.codecs.byte_template.Make`)."""
+    return r.event("progress", r.tool_delta("in_progress", text))
+
+
+def templated(kept: Kept, make: Make, texts: list[str]) -> list[Any]:
+    """``make``'s records of ``texts``: from ``kept``'s byte template once it has one
+    (one key: the records differ in their text alone), else as dicts."""
+    template = kept.get((), len(texts), make)
+    if template is None:
+        return [make(text, None, None) for text in texts]
+    return template.write(texts, [None] * len(texts), make)
