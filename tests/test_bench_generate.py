@@ -14,9 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from tests.bench_streams import generate
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
 
 
 @pytest.mark.parametrize("kind", generate.KINDS)

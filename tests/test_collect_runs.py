@@ -7,7 +7,6 @@ Performance itself is measured by ``make bench`` (``bench/cpu.py``), never here.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import orjson
@@ -21,10 +20,8 @@ from chatx.collect.streams import other_items, streams_of
 from chatx.pipeline import convert
 from chatx.reading.decoding import decode
 from chatx.reading.framing import Side, load
-from tests.paths import FIXTURES, ROOT
-
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
+from tests.bench_streams import generate
+from tests.paths import FIXTURES
 
 FORMATS = ("chat-chunk", "responses-event", "anthropic-event", "llama-stack-event", "gemini-event")
 

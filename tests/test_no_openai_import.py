@@ -8,17 +8,15 @@ interpreter, since this test process has long imported everything.
 from __future__ import annotations
 
 import importlib.util
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.bench_streams import generate
 from tests.interpreter import last_json_line
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
 
 HEAVY = ("openai", "anthropic", "pydantic", "pydantic_core")  # the SDKs are --schema's
 # typer 0.29 coerces CLI parameters through pydantic TypeAdapters (typer._adapters): a

@@ -8,24 +8,20 @@ blocks, as SSE (whose ``event:`` line a Dumped names), JSON lines and one JSON a
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from tests.captures import capture_params
-from tests.paths import FIXTURES, ROOT
-from tests.templated import convert, same_as_copied
-
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
+from tests import templated
+from tests.bench_streams import generate
+from tests.paths import FIXTURES
+from tests.templated import CONTAINERS, convert, same_as_copied, strewn
 
 RESPONSES = "responses-event"
 SOURCES = ("chat-chunk", "anthropic-event", "llama-stack-event", "gemini-event", RESPONSES)
 TARGETS = (RESPONSES, "anthropic-event")
-CONTAINERS = (None, "jsonl", "json")
 
 
 def chat(texts: list[str], *, field: str = "content", obfuscated: bool = True) -> bytes:
@@ -49,31 +45,11 @@ def chat(texts: list[str], *, field: str = "content", obfuscated: bool = True) -
     return "".join(lines).encode("utf-8", "surrogatepass")
 
 
-ADVERSARIAL = [
-    '": "x",',  # a quote and a comma at the end: where one dumps of them cuts wrongly
-    "\\",
-    '"',
-    '","',
-    '\\","',
-    "%s %d %%",
-    "\x00\x1f\x7f",
-    "\u2028\u2029",
-    "😀 é ß",
-    "</script>",
-    "\ud83d",  # half a pair: mended by the reader, its own record
-    "\ude00",
-]
-
-
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("field", ["content", "reasoning_content"])
 @pytest.mark.parametrize("obfuscated", [True, False])
 def test_adversarial_texts(target: str, field: str, obfuscated: bool) -> None:
-    texts = [f" w{n}" for n in range(300)]
-    for k, text in enumerate(ADVERSARIAL):
-        texts[40 + 7 * k] = text
-        texts[200 + k] = text  # next to each other too
-    body = chat(texts, field=field, obfuscated=obfuscated)
+    body = chat(strewn(300), field=field, obfuscated=obfuscated)
     assert same_as_copied(body, target, sizes=(7, 64)) > 100
 
 
@@ -110,21 +86,10 @@ def test_each_event_is_named_for_its_type() -> None:
     assert numbers == list(range(len(blocks)))
 
 
-def every_capture() -> list[Any]:
-    return [
-        pytest.param(*param.values, id=f"{source}/{param.id}", marks=param.marks)
-        for source in SOURCES
-        for param in capture_params(source)
-    ]
-
-
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("path", every_capture())
+@pytest.mark.parametrize("path", templated.captures_of(SOURCES))
 def test_captures(path: Path, target: str) -> None:
-    body = path.read_bytes()
-    same_as_copied(body, target)
-    for container in CONTAINERS[1:]:
-        same_as_copied(body, target, sizes=(), out_container=container)
+    templated.Target(target).same_in_every_container(path.read_bytes())
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -7,7 +7,6 @@ tens of records."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,8 @@ import pytest
 
 from chatx.codecs.byte_template import PayloadTemplate
 from chatx.record import Dumped
+from tests.bench_streams import generate
 from tests.live.support import Running, final, plain, serving
-from tests.paths import ROOT
-
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
 
 MESSAGES: list[Any] = [{"role": "user", "content": "hi"}]
 NAME = "chat-chunk/mixed.sse"

@@ -18,7 +18,6 @@ import pytest
 
 from chatx.codecs.byte_template import PayloadTemplate
 from tests import templated
-from tests.captures import capture_params
 from tests.streams import dumped
 
 CHAT = "chat-chunk"
@@ -80,32 +79,9 @@ def test_a_long_anthropic_stream_is_written_from_its_template():
     assert b'"content":" word499"}' in out
 
 
-ADVERSARIAL = [
-    'a "quoted" word',
-    "back\\slash \\n not a newline",
-    "control \x00\x01\x1f\x7f and \t\n\r",
-    "line\u2028separator\u2029",
-    "emoji \U0001f600 and \U0001f469\u200d\U0001f4bb",
-    "",
-    "%s %% %d %(x)s",  # the template is a % format: the text is no part of it
-    "\ud83d",  # half a pair, the other half next
-    "\ude00 after",
-    "lone \udc00 low",
-    "lone high \ud800",
-    "é ü 中文 \u00a0",
-    "\\u00e9 written as text",
-    "</script>",
-]
-
-
 @pytest.mark.parametrize("ascii", [True, False], ids=["escaped", "utf8"])
 def test_adversarial_texts(ascii):
-    texts = [f" w{n}" for n in range(40)]
-    for k, text in enumerate(ADVERSARIAL):
-        texts[2 + 2 * k] = text
-    if not ascii:  # raw UTF-8 cannot hold a lone surrogate
-        texts = [t for t in texts if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
-    body = anthropic(texts, ascii=ascii)
+    body = anthropic(templated.strewn(300, ascii), ascii=ascii)
     assert same_as_copied(body, sizes=(7, 64)) > 0
 
 
@@ -121,7 +97,7 @@ def test_a_template_writes_what_orjson_writes_of_the_dict():
     for obfuscated in (False, True):
         template = PayloadTemplate.of(copy, obfuscated)
         assert template is not None
-        texts = [t for t in ADVERSARIAL if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
+        texts = [t for t in templated.ADVERSARIAL if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
         obfuscations = [f"o%s{n}" if obfuscated else None for n in range(len(texts))]
         out = template.write(texts, obfuscations, copy)
         assert len(out) == 1  # the records' bytes, one Dumped
@@ -170,15 +146,7 @@ def test_the_bench_kinds_of_run_are_templated(source):
     assert same_as_copied(body) > 200
 
 
-def captures_into_chat() -> list[Any]:
-    return [
-        pytest.param(*param.values, id=f"{source}/{param.id}", marks=param.marks)
-        for source in SOURCES
-        for param in capture_params(source)
-    ]
-
-
-@pytest.mark.parametrize("path", captures_into_chat())
+@pytest.mark.parametrize("path", templated.captures_of(SOURCES))
 def test_captures(path: Path):
     body = path.read_bytes()
     same_as_copied(body)

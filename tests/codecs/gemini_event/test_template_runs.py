@@ -11,8 +11,6 @@ says which path it took. The run's text still goes to the citations' spans.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,17 +21,13 @@ import orjson
 import pytest
 
 from chatx.codecs.gemini_event.encode import GeminiEncoder
-from tests.captures import CAPTURES, capture_params
-from tests.paths import FIXTURES, ROOT
-from tests.templated import convert as templated_convert
-from tests.templated import copied
+from tests import templated
+from tests.bench_streams import generate
+from tests.captures import CAPTURES
+from tests.paths import FIXTURES
+from tests.templated import CONTAINERS, copied, strewn
 
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
-
-GEMINI = "gemini-event"
 SOURCES = ("chat-chunk", "anthropic-event", "llama-stack-event", "responses-event")
-CONTAINERS = (None, "jsonl", "json")
 
 
 @contextmanager
@@ -43,23 +37,7 @@ def replayed() -> Iterator[None]:
         yield
 
 
-def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
-    return templated_convert(body, size, GEMINI, **setup)
-
-
-def same_as_replayed(body: bytes, sizes: tuple[int, ...] = (7,), **setup: Any) -> int:
-    """Assert the whole body and each block size give the replay's output and notes;
-    the records written from a template in 4096-byte blocks."""
-    written = 0
-    for size in (len(body) or 1, 4096, *sizes):
-        with replayed():
-            before = convert(body, size, **setup)
-        assert before[2] == 0
-        got = convert(body, size, **setup)
-        assert got[:2] == before[:2], size
-        if size == 4096:
-            written = got[2]
-    return written
+GEMINI = templated.Target("gemini-event", replayed)
 
 
 def chat(
@@ -81,14 +59,7 @@ def chat(
     ]
     lanes = sorted({lane for lane, _ in runs})
     choices += [{"index": lane, "delta": {}, "finish_reason": "stop"} for lane in lanes]
-    lines = [
-        "data: "
-        + json.dumps({**head, "choices": [c]}, ensure_ascii=ascii, separators=(",", ":"))
-        + "\n\n"
-        for c in choices
-    ]
-    lines.append("data: [DONE]\n\n")
-    return "".join(lines).encode("utf-8", "surrogatepass")
+    return templated.chat_sse(head, choices, ascii)
 
 
 def words(n: int, prefix: str = " w") -> list[str]:
@@ -101,52 +72,27 @@ def chunks(out: bytes) -> list[dict[str, Any]]:
 
 def test_a_long_run_is_written_from_its_template() -> None:
     body = chat([(0, words(500))])
-    written = same_as_replayed(body)
+    written = GEMINI.same(body)
     assert 400 < written <= 500  # the records of the first block are fed one by one
-    out = chunks(convert(body, len(body))[0])
+    out = chunks(GEMINI.convert(body, len(body))[0])
     parts = [c["candidates"][0]["content"].get("parts", []) for c in out]
     assert [p[0]["text"] for p in parts if p] == words(500)
     assert {c["modelVersion"] for c in out} == {"m%d"}  # a % in the template, as it is
 
 
-ADVERSARIAL = [
-    'a "quoted" word',
-    '": "x",',
-    "back\\slash \\n not a newline",
-    '\\","',
-    "control \x00\x01\x1f\x7f and \t\n\r",
-    "line\u2028separator\u2029",
-    "emoji \U0001f600 and \U0001f469\u200d\U0001f4bb",
-    "",
-    "%s %% %d %(x)s",  # the template is a % format: the text is no part of it
-    "\ud83d",  # half a pair, the other half next
-    "\ude00 after",
-    "lone \udc00 low",
-    "lone high \ud800",
-    "é ü 中文 \u00a0",
-    "\\u00e9 written as text",
-    "</script>",
-]
-
-
 @pytest.mark.parametrize("field", ["content", "reasoning_content"])
 @pytest.mark.parametrize("ascii", [True, False], ids=["escaped", "utf8"])
 def test_adversarial_texts(ascii: bool, field: str) -> None:
-    texts = words(300)
-    for k, text in enumerate(ADVERSARIAL):
-        texts[40 + 7 * k] = text
-        texts[200 + k] = text  # next to each other too
-    if not ascii:  # raw UTF-8 cannot hold a lone surrogate
-        texts = [t for t in texts if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
+    texts = strewn(300, ascii)
     body = chat([(0, texts)], ascii=ascii, field=field, model="%(m)s %d %%", sid="%s%%")
-    assert same_as_replayed(body, sizes=(7, 64)) > 100
+    assert GEMINI.same(body, sizes=(7, 64)) > 100
 
 
 def test_each_lane_has_its_own_template() -> None:
     """Runs of two choices in turn: a chunk says its candidate's index."""
     body = chat([(0, words(100)), (1, words(100, " x")), (0, words(100, " y"))])
-    assert same_as_replayed(body, sizes=(64, 1000)) > 200
-    out = chunks(convert(body, 1000)[0])
+    assert GEMINI.same(body, sizes=(64, 1000)) > 200
+    out = chunks(GEMINI.convert(body, 1000)[0])
     said = {
         (c["candidates"][0]["index"], c["candidates"][0]["content"]["parts"][0]["text"])
         for c in out
@@ -159,23 +105,23 @@ def test_thoughts_and_text_have_their_own_template() -> None:
     reasoning = chat([(0, words(100))], field="reasoning_content")
     text = chat([(0, words(100, " t"))])
     body = reasoning.split(b"data: [DONE]")[0].rsplit(b"data: ", 1)[0] + text  # two streams
-    assert same_as_replayed(body, sizes=(300,)) > 100
+    assert GEMINI.same(body, sizes=(300,)) > 100
 
 
 def test_a_second_stream_has_its_own_response_fields() -> None:
     """Two streams one after the other, alike but for the id or the model."""
     body = chat([(0, words(200))], sid="a") + chat([(0, words(200))], sid="b")
     body += chat([(0, words(200))], sid="b", model="other")
-    assert same_as_replayed(body, sizes=(1000,)) > 400
-    said = [(c["responseId"], c["modelVersion"]) for c in chunks(convert(body, 1000)[0])]
+    assert GEMINI.same(body, sizes=(1000,)) > 400
+    said = [(c["responseId"], c["modelVersion"]) for c in chunks(GEMINI.convert(body, 1000)[0])]
     assert said.count(("b", "m%d")) == said.count(("b", "other")) == 201
 
 
 def test_a_run_cut_by_reads_goes_on_from_the_template_made_before() -> None:
     body = chat([(0, words(2000))])
-    small = convert(body, 1000)  # runs of a few records each
+    small = GEMINI.convert(body, 1000)  # runs of a few records each
     with replayed():
-        assert small[:2] == convert(body, 1000)[:2]
+        assert small[:2] == GEMINI.convert(body, 1000)[:2]
     assert small[2] > 1900
 
 
@@ -188,9 +134,9 @@ def test_citations_count_the_run_s_text() -> None:
     of many lengths) and url citations after them: the spans Gemini's grounding says
     are counted in the runs' text, as before."""
     body = CITED.read_bytes()
-    assert same_as_replayed(body, sizes=(64,)) > 150
+    assert GEMINI.same(body, sizes=(64,)) > 150
     answer, supports = b"", []
-    for chunk in chunks(convert(body, 4096)[0]):
+    for chunk in chunks(GEMINI.convert(body, 4096)[0]):
         for candidate in chunk.get("candidates", []):
             for part in candidate.get("content", {}).get("parts", []):
                 if "text" in part and not part.get("thought"):
@@ -211,8 +157,8 @@ def test_the_bench_kinds_of_stream(kind: str, source: str) -> None:
     write nothing until it is whole)."""
     body = generate.chat_bytes(kind, 1200)
     if source != "chat-chunk":
-        body = templated_convert(body, len(body), source)[0]
-    written = same_as_replayed(body, sizes=(300,))
+        body = templated.convert(body, len(body), source)[0]
+    written = GEMINI.same(body, sizes=(300,))
     if kind == "tools":
         assert written == 0
     elif kind == "mixed":
@@ -226,25 +172,14 @@ def test_the_bench_kinds_of_stream(kind: str, source: str) -> None:
 @pytest.mark.parametrize("container", CONTAINERS)
 def test_the_containers(container: str | None) -> None:
     body = generate.chat_bytes("mixed", 1200)
-    assert same_as_replayed(body, sizes=(), out_container=container) > 500
+    assert GEMINI.same(body, sizes=(), out_container=container) > 500
 
 
-def every_capture() -> list[Any]:
-    return [
-        pytest.param(*param.values, id=f"{source}/{param.id}", marks=param.marks)
-        for source in SOURCES
-        for param in capture_params(source)
-    ]
-
-
-@pytest.mark.parametrize("path", every_capture())
+@pytest.mark.parametrize("path", templated.captures_of(SOURCES))
 def test_captures(path: Path) -> None:
-    body = path.read_bytes()
-    same_as_replayed(body)
-    for container in CONTAINERS[1:]:
-        same_as_replayed(body, sizes=(), out_container=container)
+    GEMINI.same_in_every_container(path.read_bytes())
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.*")), ids=lambda p: p.name)
 def test_fixtures(path: Path) -> None:
-    same_as_replayed(path.read_bytes(), sizes=(7,))
+    GEMINI.same(path.read_bytes(), sizes=(7,))

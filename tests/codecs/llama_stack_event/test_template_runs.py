@@ -11,8 +11,6 @@ that a case says which path it took.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,18 +28,13 @@ from chatx.codecs.llama_stack_event.text import Text
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.record import Dumped
-from tests.captures import capture_params
-from tests.paths import FIXTURES, ROOT
+from tests import templated
+from tests.bench_streams import generate
+from tests.paths import FIXTURES
 from tests.streams import dumped
-from tests.templated import convert as templated_convert
-from tests.templated import copied
+from tests.templated import CONTAINERS, copied, strewn
 
-sys.path.insert(0, str(ROOT / "bench"))
-import generate  # noqa: E402
-
-LLAMA = "llama-stack-event"
 SOURCES = ("chat-chunk", "anthropic-event", "gemini-event", "responses-event")
-CONTAINERS = (None, "jsonl", "json")
 
 
 @contextmanager
@@ -51,23 +44,7 @@ def scanned() -> Iterator[None]:
         yield
 
 
-def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
-    return templated_convert(body, size, LLAMA, **setup)
-
-
-def same_as_scanned(body: bytes, sizes: tuple[int, ...] = (7,), **setup: Any) -> int:
-    """Assert the whole body and each block size give the scan's output and notes; the
-    records written from a template in 4096-byte blocks."""
-    written = 0
-    for size in (len(body) or 1, 4096, *sizes):
-        with scanned():
-            before = convert(body, size, **setup)
-        assert before[2] == 0
-        got = convert(body, size, **setup)
-        assert got[:2] == before[:2], size
-        if size == 4096:
-            written = got[2]
-    return written
+LLAMA = templated.Target("llama-stack-event", scanned)
 
 
 def chat(
@@ -85,14 +62,7 @@ def chat(
     for at, choice in sorted((inserted or {}).items(), reverse=True):
         choices.insert(at, {"index": 0, **choice, "finish_reason": None})
     choices.append({"index": 0, "delta": {}, "finish_reason": "stop"})
-    lines = [
-        "data: "
-        + json.dumps({**head, "choices": [c]}, ensure_ascii=ascii, separators=(",", ":"))
-        + "\n\n"
-        for c in choices
-    ]
-    lines.append("data: [DONE]\n\n")
-    return "".join(lines).encode("utf-8", "surrogatepass")
+    return templated.chat_sse(head, choices, ascii)
 
 
 def events(out: bytes) -> list[dict[str, Any]]:
@@ -101,43 +71,18 @@ def events(out: bytes) -> list[dict[str, Any]]:
 
 def test_a_long_run_is_written_from_its_template() -> None:
     body = chat([f" word{n}" for n in range(500)])
-    written = same_as_scanned(body)
+    written = LLAMA.same(body)
     assert 400 < written <= 500  # the records of the first block are fed one by one
-    out = convert(body, len(body))[0]
+    out = LLAMA.convert(body, len(body))[0]
     progress = [e for e in events(out) if e["event_type"] == "progress"]
     assert [e["delta"]["text"] for e in progress] == [f" word{n}" for n in range(500)]
 
 
-ADVERSARIAL = [
-    'a "quoted" word',
-    '": "x",',
-    "back\\slash \\n not a newline",
-    '\\","',
-    "control \x00\x01\x1f\x7f and \t\n\r",
-    "line\u2028separator\u2029",
-    "emoji \U0001f600 and \U0001f469\u200d\U0001f4bb",
-    "",
-    "%s %% %d %(x)s",  # the template is a % format: the text is no part of it
-    "\ud83d",  # half a pair, the other half next
-    "\ude00 after",
-    "lone \udc00 low",
-    "lone high \ud800",
-    "é ü 中文 \u00a0",
-    "\\u00e9 written as text",
-    "|eot_id|> no opening bracket",
-]
-
-
 @pytest.mark.parametrize("ascii", [True, False], ids=["escaped", "utf8"])
 def test_adversarial_texts(ascii: bool) -> None:
-    texts = [f" w{n}" for n in range(300)]
-    for k, text in enumerate(ADVERSARIAL):
-        texts[40 + 7 * k] = text
-        texts[200 + k] = text  # next to each other too
-    if not ascii:  # raw UTF-8 cannot hold a lone surrogate
-        texts = [t for t in texts if not any(0xD800 <= ord(c) < 0xE000 for c in t)]
+    texts = strewn(300, ascii, more=("|eot_id|> no opening bracket",))
     body = chat(texts, ascii=ascii)
-    assert same_as_scanned(body, sizes=(7, 64)) > 100
+    assert LLAMA.same(body, sizes=(7, 64)) > 100
 
 
 def encoded(runs: list[list[str] | ir.TextDelta]) -> tuple[list[bytes], int]:
@@ -190,10 +135,10 @@ def test_special_tokens_in_a_run(tokens: list[str], at: int) -> None:
     texts = [f" w{n}" for n in range(300)]
     texts[at : at + len(tokens)] = tokens
     body = chat(texts)
-    written = same_as_scanned(body, sizes=(7, 64, 512))
+    written = LLAMA.same(body, sizes=(7, 64, 512))
     if at > 100:
         assert written > 50  # the blocks before the token
-    out = convert(body, 4096)[0]
+    out = LLAMA.convert(body, 4096)[0]
     assert not any(token.encode() in out for token in TOKENS)
 
 
@@ -201,8 +146,8 @@ def test_text_after_a_python_tag_is_the_call_s() -> None:
     texts = [f" w{n}" for n in range(100)] + ["<|python_tag|>"]
     texts += [f"x{n} " for n in range(300)]
     body = chat(texts)
-    same_as_scanned(body, sizes=(64,))
-    kinds = [e["delta"]["type"] for e in events(convert(body, 4096)[0])]
+    LLAMA.same(body, sizes=(64,))
+    kinds = [e["delta"]["type"] for e in events(LLAMA.convert(body, 4096)[0])]
     assert kinds.count("tool_call") >= 300  # started, 300 fragments, failed or succeeded
 
 
@@ -212,8 +157,8 @@ def test_logprobs_waiting_for_a_text() -> None:
     token = {"token": "<|eot_id|>", "logprob": -0.5, "bytes": [60], "top_logprobs": []}
     said = {"delta": {"content": "<|eot_id|>"}, "logprobs": {"content": [token]}}
     body = chat([f" w{n}" for n in range(300)], inserted={0: said, 150: said})
-    assert same_as_scanned(body) > 200
-    progress = [e for e in events(convert(body, 4096)[0]) if e["event_type"] == "progress"]
+    assert LLAMA.same(body) > 200
+    progress = [e for e in events(LLAMA.convert(body, 4096)[0]) if e["event_type"] == "progress"]
     assert [e["delta"]["text"] for e in progress if e["logprobs"]] == [" w0", " w150"]
     # The decoders feed the record after such a token the long way (it starts a run
     # they match anew): fed so to the encoder, a run waits for its logprobs too.
@@ -230,7 +175,7 @@ def test_logprobs_waiting_for_a_text() -> None:
 
 def test_a_percent_in_the_model_and_id() -> None:
     body = chat([f"{n}%s%%" for n in range(300)], model="%(m)s %d %%")
-    assert same_as_scanned(body) > 200
+    assert LLAMA.same(body) > 200
 
 
 @pytest.mark.parametrize("kind", generate.KINDS)
@@ -240,8 +185,8 @@ def test_the_bench_kinds_of_stream(kind: str, source: str) -> None:
     format: the text runs and the call's argument fragments go out from the template."""
     body = generate.chat_bytes(kind, 1200)
     if source != "chat-chunk":
-        body = templated_convert(body, len(body), source)[0]
-    written = same_as_scanned(body, sizes=(300,))
+        body = templated.convert(body, len(body), source)[0]
+    written = LLAMA.same(body, sizes=(300,))
     if source == "gemini-event" and kind == "tools":
         assert written == 0  # Gemini says a call's arguments whole: no run of fragments
     elif source == "gemini-event" and kind == "mixed":
@@ -255,33 +200,22 @@ def test_the_bench_kinds_of_stream(kind: str, source: str) -> None:
 @pytest.mark.parametrize("container", CONTAINERS)
 def test_the_containers(container: str | None) -> None:
     body = generate.chat_bytes("mixed", 1200)
-    assert same_as_scanned(body, sizes=(), out_container=container) > 400
+    assert LLAMA.same(body, sizes=(), out_container=container) > 400
 
 
 def test_a_run_cut_by_reads_goes_on_from_the_template_made_before() -> None:
     body = chat([f" w{n}" for n in range(2000)])
-    small = convert(body, 1000)  # runs of a few records each
+    small = LLAMA.convert(body, 1000)  # runs of a few records each
     with scanned():
-        assert small[:2] == convert(body, 1000)[:2]
+        assert small[:2] == LLAMA.convert(body, 1000)[:2]
     assert small[2] > 1900
 
 
-def every_capture() -> list[Any]:
-    return [
-        pytest.param(*param.values, id=f"{source}/{param.id}", marks=param.marks)
-        for source in SOURCES
-        for param in capture_params(source)
-    ]
-
-
-@pytest.mark.parametrize("path", every_capture())
+@pytest.mark.parametrize("path", templated.captures_of(SOURCES))
 def test_captures(path: Path) -> None:
-    body = path.read_bytes()
-    same_as_scanned(body)
-    for container in CONTAINERS[1:]:
-        same_as_scanned(body, sizes=(), out_container=container)
+    LLAMA.same_in_every_container(path.read_bytes())
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/*.*")), ids=lambda p: p.name)
 def test_fixtures(path: Path) -> None:
-    same_as_scanned(path.read_bytes(), sizes=(7,))
+    LLAMA.same(path.read_bytes(), sizes=(7,))
