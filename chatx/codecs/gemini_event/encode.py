@@ -26,6 +26,7 @@ from chatx.codecs.byte_template import TEXT, Kept
 from chatx.codecs.cited import without_cited_parts
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
+from chatx.record import Dumped
 from chatx.residue import MetaReport, merge, passthrough_lost, report
 
 from . import records as r
@@ -143,9 +144,9 @@ class GeminiEncoder:
         return template.write(texts, [None] * len(texts), make)
 
     def _as_input(self, run: DeltaRun) -> list[Any]:
-        """A Gemini source's run: each record as its input bytes (an ``orjson.Fragment``,
-        which the writers write as it is) where those are what :meth:`feed` writes of
-        it, the others replayed. feed writes the bytes around the text's JSON string as
+        """A Gemini source's run: each record as its input bytes (the records between two
+        replayed ones in one :class:`~chatx.record.Dumped`, which the writers frame as
+        they are) where those are what :meth:`feed` writes of it, the others replayed. feed writes the bytes around the text's JSON string as
         they came (:meth:`_writes_around`); the string's bytes are the text as orjson
         writes it when they hold no backslash (no escape: no control character, quote or
         backslash in the text, and orjson escapes nothing else), and one with a
@@ -156,18 +157,21 @@ class GeminiEncoder:
             return run.replay(self.feed, self.notes)
         if {*map(type, raws)} != {bytes}:
             raws = [bytes(raw) for raw in raws]  # a line begun in an earlier block
-        out = list(map(orjson.Fragment, raws))
         head, tail = len(around[0]), len(around[1])
         dumps, texts = orjson.dumps, run.texts
-        kept, moved = len(raws), 0  # moved: how far a replay moved the chunks after it
+        out: list[Any] = []
+        kept, start = len(raws), 0  # start: the first record not written yet
         for k in _escaped(raws, around):
             raw = raws[k]
             if dumps(texts[k]) != raw[head : len(raw) - tail]:
+                if start < k:
+                    out.append(Dumped(None, raws[start:k]))
                 self.notes.line = run.lines[k]
-                chunks = self.feed(run.batch(k))
-                out[k + moved : k + moved + 1] = chunks
-                moved += len(chunks) - 1
+                out += self.feed(run.batch(k))
                 kept -= 1
+                start = k + 1
+        if start < len(raws):
+            out.append(Dumped(None, raws[start:]))
         self.as_input += kept
         return out
 
