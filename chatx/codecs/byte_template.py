@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from itertools import islice, repeat
-from operator import getitem
+from itertools import islice, repeat, takewhile
+from operator import eq, getitem
 from typing import Any, cast
 
 import orjson
@@ -255,11 +255,10 @@ class BlockReader:
         separators = [b'"' + after + b'"' for after in afters[:-1]]
         return cls(head + b'"', b'"' + afters[-1], separators, number)
 
-    def expected(self, count: int, number: int) -> tuple[slice, slice, slice, bytes, bytes]:
-        """Where a record's head, its end, and its string holes with what lies between
-        are, and the heads and the ends of ``count`` records, joined: the first numbered
-        ``number``, the others one more, all of one width (when the template has a
-        number hole)."""
+    def expected(self, count: int, number: int) -> tuple[slice, slice, bytes, bytes]:
+        """Where a record's head and its end are, and the heads and the ends of
+        ``count`` records, joined: the first numbered ``number``, the others one more,
+        all of one width (when the template has a number hole)."""
         begins, ends = self.begin * count, self.end * count
         head, end = len(self.begin), len(self.end)
         if self.number is not None:
@@ -269,24 +268,53 @@ class BlockReader:
                 begins, head = numbered, fixed + len(b"%d" % number)
             else:
                 ends, end = numbered, fixed + len(b"%d" % number)
-        return slice(0, head), slice(-end, None), slice(head, -end), begins, ends
+        return slice(0, head), slice(-end, None), begins, ends
+
+    def inner(self, number: int) -> slice:
+        """Where a record numbered ``number`` has its string holes and what lies
+        between them: all but its head and its end."""
+        head, end = len(self.begin), len(self.end)
+        if self.number is not None:
+            in_head, _, fixed = self.number
+            if in_head:
+                head = fixed + len(b"%d" % number)
+            else:
+                end = fixed + len(b"%d" % number)
+        return slice(head, -end)
 
     def values(self, raws: list[bytes], number: int = 0) -> list[str] | None:
         """The string holes' values of ``raws`` (numbered from ``number`` on, as
         :meth:`expected` says), record after record, each record's in byte order; None
         when one of them is not the template (or is not read at once)."""
+        return self.strings(raws, number) if self.fitting(raws, number) == len(raws) else None
+
+    def fitting(self, raws: list[bytes], number: int = 0) -> int:
+        """How many records of ``raws`` (numbered from ``number`` on) come before the
+        first whose head or end is not the template's, or that is too short to hold
+        both. Every head, then every end, is compared at once (a search for the long
+        head in the records' bytes costs more: replace() and split() set it up again
+        at every record); only where they differ are they compared one by one, in C,
+        where a run ends in these records."""
+        heads, ends, begins, finals = self.expected(len(raws), number)
+        head, end = heads.stop, -ends.start
+        number_in = self.number[0] if self.number is not None else None
+        one = self.begin if number_in is not True else None  # the head of every record
+        known = _leading(list(map(_part, raws, repeat(heads))), begins, head, one)
+        if known < len(raws):
+            raws, finals = raws[:known], finals[: known * end]
+        if known:
+            one = self.end if number_in is not False else None
+            known = _leading(list(map(_part, raws, repeat(ends))), finals, end, one)
+        if known and min(map(len, raws)) < head + end:
+            # A head and an end overlapping: the records before the first so short.
+            known = next(k for k, raw in enumerate(raws) if len(raw) < head + end)
+        return known
+
+    def strings(self, raws: list[bytes], number: int = 0) -> list[str] | None:
+        """:meth:`values` of records whose heads and ends are the template's
+        (:meth:`fitting`)."""
         count = len(raws)
-        heads, ends, cut, begins, finals = self.expected(count, number)
-        if (
-            min(map(len, raws)) < heads.stop - ends.start  # a head and an end overlapping
-            # Every head, then every end, compared at once (a search for the long head
-            # in the records' bytes costs more: replace() and split() set it up again at
-            # every record).
-            or b"".join(map(_part, raws, repeat(heads))) != begins
-            or b"".join(map(_part, raws, repeat(ends))) != finals
-        ):
-            return None
-        inner = b"\x03".join(map(_part, raws, repeat(cut)))
+        inner = b"\x03".join(map(_part, raws, repeat(self.inner(number))))
         size = len(inner)
         for separator, marker in self.separators:
             inner = inner.replace(separator, marker)
@@ -331,19 +359,6 @@ class BlockReader:
                 if record.event != named and record.event is not None:
                     return raws[:k]  # type: ignore[return-value]  # None is not in it
         return raws  # type: ignore[return-value]
-
-    def _heads_and_ends(self, raws: list[bytes], number: int) -> int:
-        """How many records of ``raws`` come before the first whose head or end is not
-        the template's."""
-        heads, ends, _, begins, finals = self.expected(len(raws), number)
-        head, end = heads.stop, -ends.start
-        for k, raw in enumerate(raws):
-            if (
-                raw[heads] != begins[k * head : k * head + head]
-                or raw[ends] != finals[k * end : k * end + end]
-            ):
-                return k
-        return len(raws)
 
     def _taken(
         self,
@@ -430,14 +445,11 @@ class BlockReader:
         """:meth:`read` of the records of ``chunk``: at once, else record by record."""
         raws = self._candidates(chunk, named)
         at = number or 0  # a template without a number hole has no use for it
-        values = self.values(raws, at) if raws else None
-        known = len(raws)
-        if values is None and raws:
-            # Most often the run ends in these records: the values of the records
-            # before the first of another head or end are read at once still, the
-            # others' record by record (match() may take one: a space before a hole).
-            known = self._heads_and_ends(raws, at)
-            values = self.values(raws[:known], at) if 0 < known < len(raws) else None
+        # Most often a run ends in these records: the values of the records before the
+        # first of another head or end are read at once still, the others' record by
+        # record (match() may take one: a space before a hole).
+        known = self.fitting(raws, at) if raws else 0
+        values = self.strings(raws[:known] if known < len(raws) else raws, at) if known else None
         if values is None:
             return template.read_each(chunk, 0, len(raws), text_at, obfuscation_at, number, named)
         got = self._taken(values, chunk, text_at, obfuscation_at)
@@ -448,6 +460,18 @@ class BlockReader:
             )
             got = (got[0] + more[0], got[1] + more[1], got[2] + more[2])
         return got
+
+
+def _leading(parts: list[bytes], joined: bytes, width: int, one: bytes | None) -> int:
+    """How many of ``parts`` come before the first that is not its ``width`` bytes of
+    ``joined`` (the parts expected, one after the other; each ``one``, when given)."""
+    if b"".join(parts) == joined:
+        return len(parts)
+    if one is not None:  # (a raw payload may be a bytearray or a memoryview: eq, no __eq__)
+        return len(list(takewhile(bool, map(eq, parts, repeat(one)))))
+    ends = range(width, len(joined) + width, width)
+    expected = map(_part, repeat(joined), map(slice, range(0, len(joined), width), ends))
+    return len(list(takewhile(bool, map(eq, parts, expected))))
 
 
 class PayloadTemplate:

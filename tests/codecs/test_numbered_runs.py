@@ -200,7 +200,7 @@ def test_plain_numbered_records_are_read_by_blocks_of_one_width(monkeypatch, lay
     reader = template.block
     assert reader is not None
     blocks: list[tuple[int, int]] = []
-    values = BlockReader.values
+    values = BlockReader.strings
 
     def spied(self: BlockReader, raws: list[bytes], number: int = 0) -> Any:
         got = values(self, raws, number)
@@ -216,7 +216,7 @@ def test_plain_numbered_records_are_read_by_blocks_of_one_width(monkeypatch, lay
 
     raws = numbered(template, start, 600)
     records = [Record(raw=raw, line=k) for k, raw in enumerate(raws)]
-    monkeypatch.setattr(BlockReader, "values", spied)
+    monkeypatch.setattr(BlockReader, "strings", spied)
     fitting = min(600, 2**64 - start)
     if fitting == 600:
         monkeypatch.setattr(ByteTemplate, "read_each", each)
@@ -355,14 +355,14 @@ def test_a_real_capture_converts_as_record_by_record_reading_did(monkeypatch, na
     body = path.read_bytes()
     read = ByteTemplate.read
     blocks: list[int] = []
-    values = BlockReader.values
+    values = BlockReader.strings
 
     def spied(self: BlockReader, raws: list[bytes], number: int = 0) -> Any:
         got = values(self, raws, number)
         blocks.append(len(raws) if got is not None else 0)
         return got
 
-    monkeypatch.setattr(BlockReader, "values", spied)
+    monkeypatch.setattr(BlockReader, "strings", spied)
     # Fed whole, every record is read (parsed) before the format is known; after the
     # first lines, the others reach the decoder raw, many at once.
     cut = body.index(b"\n", min(3000, len(body) // 2)) + 1
