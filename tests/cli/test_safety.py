@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shlex
 import signal
 import socket
 import subprocess
@@ -68,7 +69,7 @@ def str_or_bytes(arg: str | bytes | Path) -> str | bytes:
 
 def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
     """``command`` run by bash, ``chatx`` standing for ``python -m chatx``."""
-    line = command.replace("chatx ", f"{sys.executable} -m chatx ")
+    line = command.replace("chatx ", f"{shlex.quote(sys.executable)} -m chatx ")
     return subprocess.run(["bash", "-c", line], capture_output=True, timeout=TIMEOUT, cwd=cwd)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -197,9 +198,10 @@ def test_head_closes_the_pipe_and_chatx_exits_quietly(inputs, name):
 
 def test_head_in_a_shell_pipeline(inputs):
     """The same through sh: `chatx convert big | head -1`, with pipefail's view of it."""
-    chatx = f"{sys.executable} -m chatx"
+    chatx = f"{shlex.quote(sys.executable)} -m chatx"
+    big = shlex.quote(str(inputs["big"]))
     done = subprocess.run(
-        ["bash", "-c", f"set -o pipefail; {chatx} convert {inputs['big']} | head -1"],
+        ["bash", "-c", f"set -o pipefail; {chatx} convert {big} | head -1"],
         capture_output=True,
         timeout=TIMEOUT,
     )
@@ -299,7 +301,8 @@ def test_closed_or_full_standard_streams(tmp_path, shell, code, said):
         pytest.skip("no /dev/full")
     path = tmp_path / "in.sse"
     path.write_bytes(CHAT_BODY)
-    command = shell.replace("chatx", f"{sys.executable} -m chatx").format(file=path)
+    chatx = f"{shlex.quote(sys.executable)} -m chatx"
+    command = shell.replace("chatx", chatx).format(file=shlex.quote(str(path)))
     done = subprocess.run(["bash", "-c", command], capture_output=True, timeout=TIMEOUT)
     assert done.returncode == code
     assert done.stderr.startswith(said), done.stderr

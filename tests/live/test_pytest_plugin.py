@@ -3,6 +3,7 @@ the openai and anthropic SDKs at it. Each case runs a small test suite with pyte
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from importlib.metadata import entry_points
 
@@ -65,7 +66,8 @@ def test_a_suite_reads_its_captures_through_the_sdks(
 
 
 def test_the_ini_option_and_marker_options(pytester: pytest.Pytester) -> None:
-    pytester.makeini(f"[pytest]\nchatx_captures = {CHAT}\n")
+    # A paths option is split as a shell splits: the checkout's path may hold spaces.
+    pytester.makeini(f"[pytest]\nchatx_captures = {shlex.quote(str(CHAT))}\n")
     pytester.makepyfile(
         """
         import openai
