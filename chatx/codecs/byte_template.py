@@ -568,24 +568,40 @@ class Kept:
         self.seen = 0  # records of this key written so far
         self.tried = False  # PayloadTemplate.of said None: the dicts, every time
 
-    def get(
+    def records(
         self,
         key: tuple[Any, ...],
-        records: int,
         make: Make,
-        obfuscated: bool = False,
+        texts: list[str],
+        obfuscations: list[str | None] | None = None,
+        first: int = 0,
         numbered: bool = False,
         name: str | None = None,
+    ) -> list[Any]:
+        """``make``'s records of ``texts`` (with ``obfuscations``, numbered from ``first``
+        when ``numbered``): from the template of ``key`` once there is one, else as
+        dicts."""
+        if obfuscations is None:
+            obfuscations = [None] * len(texts)
+        obfuscated = bool(obfuscations) and obfuscations[0] is not None
+        template = self._template((*key, obfuscated), len(texts), make, numbered, name)
+        if template is None:
+            return list(map(make, texts, obfuscations, range(first, first + len(texts))))
+        return template.write(texts, obfuscations, make, first)
+
+    def _template(
+        self, key: tuple[Any, ...], records: int, make: Make, numbered: bool, name: str | None
     ) -> PayloadTemplate | None:
-        """The template for ``records`` more records of ``key`` (``make``'s), or None
-        while writing them as dicts costs less, or for good when it cannot be made."""
+        """The template for ``records`` more records of ``key`` (its last part says
+        whether they are obfuscated), or None while writing them as dicts costs less, or
+        for good when it cannot be made."""
         if key != self.key:
             self.key, self.template, self.seen, self.tried = key, None, 0, False
         elif self.template is not None or self.tried:
             return self.template
         self.seen += records
         if self.seen >= KEEP_AFTER:
-            self.template = PayloadTemplate.of(make, obfuscated, numbered, name)
+            self.template = PayloadTemplate.of(make, key[-1], numbered, name)
             self.tried = True
         return self.template
 

@@ -147,11 +147,9 @@ class AnthropicRuns:
     def _deltas(self, index: int, dtype: str, field: str, texts: list[str]) -> list[Any]:
         """One ``content_block_delta`` per text, as ``records.block_delta`` writes it: a
         long run's from a byte template of them."""
-        make = _Delta(index, dtype, field)
-        template = self.kept.get((index, dtype, field), len(texts), make, name=_DELTA)
-        if template is None:
-            return [make(text) for text in texts]
-        return template.write(texts, [None] * len(texts), make)
+        return self.kept.records(
+            (index, dtype, field), _Delta(index, dtype, field), texts, name=_DELTA
+        )
 
 
 # Each delta kind's content_block_delta type and the field that holds its text.

@@ -135,13 +135,8 @@ class GeminiEncoder:
         if type(proto) is ir.TextDelta:
             self.grounding.texts(lane, run.texts)  # what citations' spans count
         thought = type(proto) is ir.ReasoningDelta
-        make = _Chunk(written, lane, thought)
         key = (lane, thought, written.id, written.model, written.create)
-        texts = run.texts
-        template = self.kept.get(key, len(texts), make)
-        if template is None:
-            return [make(text) for text in texts]
-        return template.write(texts, [None] * len(texts), make)
+        return self.kept.records(key, _Chunk(written, lane, thought), run.texts)
 
     def _as_input(self, run: DeltaRun) -> list[Any]:
         """A Gemini source's run: each record as its input bytes (the records between two

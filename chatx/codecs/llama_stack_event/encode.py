@@ -36,7 +36,7 @@ from . import records as r
 from .calls import Calls
 from .ending import LlamaStackEnding
 from .generation import LS, Generation, patch
-from .text import Text, args_record, templated
+from .text import Text, args_record
 
 # The held records a Meta may stand for (its note's ``held``), written back.
 _HELD = ("text", "started", "in_progress", "failed")
@@ -93,7 +93,7 @@ class LlamaStackEncoder:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
         batches. Another format's argument fragments, and its text where the special-token
         scanner lets each through whole (:meth:`.text.Text.plain`), go out from a byte
-        template (:func:`.text.templated`); other text is scanned record by record."""
+        template (:class:`~chatx.codecs.byte_template.Kept`); other text is scanned record by record."""
         out: list[Any] = []
         g = self.generation
         proto = run.proto
@@ -120,7 +120,7 @@ class LlamaStackEncoder:
             return out
         if call is not None:  # a run's fragments are never empty
             call.fragments.extend(run.texts)
-            return templated(self.args_kept, args_record, run.texts)
+            return self.args_kept.records((), args_record, run.texts)
         text = self.text
         if text.plain(run.texts):
             return text.deltas(run.texts)

@@ -6,7 +6,7 @@ built-in tool call that runs to the end of the message; none of them reaches the
 even when a delta boundary splits one.
 
 Another format's run whose texts the scanner would let through whole (:meth:`Text.plain`)
-is written from a byte template (:func:`templated`), byte for byte the records the scan
+is written from a byte template (:class:`~chatx.codecs.byte_template.Kept`), byte for byte the records the scan
 writes: a Llama Stack record says nothing of its stream but its text.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 from chatx import ir
 from chatx.codecs.base import refusal_as_text
-from chatx.codecs.byte_template import Kept, Make
+from chatx.codecs.byte_template import Kept
 from chatx.notes import Notes
 from chatx.residue import report
 
@@ -102,7 +102,7 @@ class Text:
         """The text deltas the scan writes of a :meth:`plain` run's ``texts``."""
         if "" in texts:
             texts = [text for text in texts if text]
-        return templated(self.kept, text_record, texts)
+        return self.kept.records((), text_record, texts)
 
     def write(self, text: str, out: list[Any]) -> None:
         """Text the scanner let through: a text delta, or the python-tag call's."""
@@ -148,12 +148,3 @@ def text_record(text: str, obfuscation: Any = None, number: Any = None) -> dict[
 def args_record(text: str, obfuscation: Any = None, number: Any = None) -> dict[str, Any]:
     """A run's tool-call arguments fragment (a :data:`~chatx.codecs.byte_template.Make`)."""
     return r.event("progress", r.tool_delta("in_progress", text))
-
-
-def templated(kept: Kept, make: Make, texts: list[str]) -> list[Any]:
-    """``make``'s records of ``texts``: from ``kept``'s byte template once it has one
-    (one key: the records differ in their text alone), else as dicts."""
-    template = kept.get((), len(texts), make)
-    if template is None:
-        return [make(text, None, None) for text in texts]
-    return template.write(texts, [None] * len(texts), make)

@@ -186,20 +186,10 @@ class Deltas:
         seq = state.seq
         texts = run.texts
         state.seq = seq + len(texts)
-        make = Delta(head, tail)
-        obfuscated = run.obfuscations[0] is not None
-        template = self.kept.get(
-            (*head.items(), *tail.items(), obfuscated),
-            len(texts),
-            make,
-            obfuscated,
-            numbered=True,
-            name=head["type"],
+        key = (*head.items(), *tail.items())
+        out += self.kept.records(
+            key, Delta(head, tail), texts, run.obfuscations, seq, numbered=True, name=head["type"]
         )
-        if template is not None:
-            out += template.write(texts, run.obfuscations, make, seq)
-        else:
-            out += map(make, texts, run.obfuscations, range(seq, state.seq))
 
 
 class Delta:
