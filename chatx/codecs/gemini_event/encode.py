@@ -11,50 +11,23 @@ reported.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import replace
-from itertools import accumulate
-from operator import is_
 from typing import Any
-
-import orjson
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from chatx.codecs.byte_template import TEXT, Kept
+from chatx.codecs.byte_template import Kept
 from chatx.codecs.cited import without_cited_parts
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
-from chatx.record import Dumped
 from chatx.residue import MetaReport, merge, passthrough_lost, report
 
 from . import records as r
+from .as_input import AsInput
 from .ending import Ending
 from .grounding_write import GroundingWriter
 from .parts import Parts
 from .written import GeminiBatch, GeminiWritten
-
-_STAND_IN = orjson.dumps(TEXT)  # the JSON string of a text's stand-in
-
-
-def _escaped(raws: list[bytes], around: tuple[bytes, bytes]) -> list[int]:
-    """Which of ``raws`` (each the bytes ``around`` a JSON string) have a backslash in
-    that string: found in all of them joined, where the bytes around it have none."""
-    fixed = around[0].count(b"\\") + around[1].count(b"\\")
-    if fixed:
-        return [k for k, raw in enumerate(raws) if raw.count(b"\\") != fixed]
-    blob = b"".join(raws)
-    at = blob.find(b"\\")
-    if at < 0:
-        return []
-    ends = list(accumulate(map(len, raws)))
-    found: list[int] = []
-    while at >= 0:
-        k = bisect_right(ends, at)
-        found.append(k)
-        at = blob.find(b"\\", ends[k])
-    return found
 
 
 class _Chunk:
@@ -89,10 +62,8 @@ class GeminiEncoder:
         self.grounding = GroundingWriter(notes)
         self.lost_meta = MetaReport(notes)
         self.ended = False
-        # A Gemini source's runs: how many records went out as their input bytes (tests
-        # count them), and what was checked last to know feed writes those bytes.
-        self.as_input = 0
-        self.checked: tuple[Any, ...] = ()
+        # A Gemini source's runs, written as their input bytes where feed would write them.
+        self.inputs = AsInput(written, notes, self.feed)
         # Another format's plain runs: the byte template of their chunks, kept while the
         # lane, the part's kind and the response's fields stay the same.
         self.kept = Kept()
@@ -118,10 +89,10 @@ class GeminiEncoder:
         batches. Another format's plain run is written in one loop: a chunk of one
         candidate with one part per text, from a byte template of it (a call's
         fragments, which write nothing until the call is whole, are kept); a Gemini source's run is written as its input
-        bytes where they are what ``feed`` writes (:meth:`_as_input`); anything else
+        bytes where they are what ``feed`` writes (:class:`.as_input.AsInput`); anything else
         replays the batches."""
         if self.own:
-            return self._as_input(run)
+            return self.inputs.write(run)
         if not self._plain_run(run):
             return run.replay(self.feed, self.notes)
         for meta in run.shared:
@@ -137,66 +108,6 @@ class GeminiEncoder:
         thought = type(proto) is ir.ReasoningDelta
         key = (lane, thought, written.id, written.model, written.create)
         return self.kept.records(key, _Chunk(written, lane, thought), run.texts)
-
-    def _as_input(self, run: DeltaRun) -> list[Any]:
-        """A Gemini source's run: each record as its input bytes (the records between two
-        replayed ones in one :class:`~chatx.record.Dumped`, which the writers frame as
-        they are) where those are what :meth:`feed` writes of it, the others replayed. feed writes the bytes around the text's JSON string as
-        they came (:meth:`_writes_around`); the string's bytes are the text as orjson
-        writes it when they hold no backslash (no escape: no control character, quote or
-        backslash in the text, and orjson escapes nothing else), and one with a
-        backslash is compared with orjson's: an escape orjson would not write
-        (``\\u00e9`` for é, ``\\/``) has its record replayed."""
-        raws, around = run.raws, run.around
-        if raws is None or around is None or not self._writes_around(run, around):
-            return run.replay(self.feed, self.notes)
-        if {*map(type, raws)} != {bytes}:
-            raws = [bytes(raw) for raw in raws]  # a line begun in an earlier block
-        head, tail = len(around[0]), len(around[1])
-        dumps, texts = orjson.dumps, run.texts
-        out: list[Any] = []
-        kept, start = len(raws), 0  # start: the first record not written yet
-        for k in _escaped(raws, around):
-            raw = raws[k]
-            if dumps(texts[k]) != raw[head : len(raw) - tail]:
-                if start < k:
-                    out.append(Dumped(None, raws[start:k]))
-                self.notes.line = run.lines[k]
-                out += self.feed(run.batch(k))
-                kept -= 1
-                start = k + 1
-        if start < len(raws):
-            out.append(Dumped(None, raws[start:]))
-        self.as_input += kept
-        return out
-
-    def _writes_around(self, run: DeltaRun, around: tuple[bytes, bytes]) -> bool:
-        """Whether :meth:`feed` writes each record of ``run`` as one chunk, the bytes
-        ``around`` its text's JSON string: what it writes of the record with a stand-in
-        for its text, cut there (feed places the text in that chunk and reads nothing
-        else of it). A signature waiting in the lane would change the first record's
-        chunk alone: then not. The last answer is kept for the same run's template and
-        response (a stream read a few records at a time makes many short runs)."""
-        written = self.written
-        if run.lane in written.signatures:
-            return False
-        key: tuple[Any, ...] = (run.proto, run.before, run.after, run.tail, around)
-        key += (written.id, written.model, written.create)
-        if len(key) == len(self.checked) and all(map(is_, key, self.checked)):
-            return True
-        probe = replace(run, texts=[TEXT], obfuscations=[None], lines=run.lines[:1], raws=None)
-        out = self.feed(probe.batch(0))  # in a Gemini source's batch feed says no note
-        if len(out) != 1:
-            return False
-        try:
-            blob = orjson.dumps(out[0])
-        except TypeError:
-            return False
-        head, text, tail = blob.partition(_STAND_IN)
-        if (head, tail) != around or _STAND_IN in tail or not text:
-            return False
-        self.checked = key
-        return True
 
     def _plain_run(self, run: DeltaRun) -> bool:
         """Whether each record of ``run`` is what :meth:`feed` writes as one chunk of its

@@ -1,11 +1,11 @@
-"""A Gemini source's runs into Gemini, written as their input bytes (encode.py's
-``_as_input``): each record of a run goes out as the bytes it came in where those are
+"""A Gemini source's runs into Gemini, written as their input bytes
+(``chatx.codecs.gemini_event.as_input.AsInput``): each record of a run goes out as the bytes it came in where those are
 what the encoder writes of it, so the output is byte for byte what replaying each
 record's batch gives (``DeltaRun.replay``, the path before), notes included.
 
 Each case is converted twice, as the CLI does it and with the run's records replayed,
 whole and in small blocks; the encoder counts the records it wrote as their input
-bytes (``as_input``), so a case says which path it took.
+bytes (``AsInput.written_as_input``), so a case says which path it took.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
+from chatx.codecs.gemini_event.as_input import AsInput
 from chatx.codecs.gemini_event.encode import GeminiEncoder
 from chatx.notes import Notes
 from chatx.record import Record
@@ -40,10 +41,10 @@ FIXTURES = sorted((ROOT / "fixtures" / GEMINI).iterdir())
 def replayed() -> Iterator[None]:
     """The encoder replays a Gemini source's runs record by record, as before."""
 
-    def replay(self: GeminiEncoder, run: Any) -> list[Any]:
+    def replay(self: AsInput, run: Any) -> list[Any]:
         return run.replay(self.feed, self.notes)
 
-    with mock.patch.object(GeminiEncoder, "_as_input", replay):
+    with mock.patch.object(AsInput, "write", replay):
         yield
 
 
@@ -51,7 +52,7 @@ def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int
     """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
     records the encoder wrote as their input bytes."""
     out, notes, encoder = fed(body, range(0, len(body), size), setup.pop("dst", GEMINI), **setup)
-    return out, notes, encoder.as_input if isinstance(encoder, GeminiEncoder) else 0
+    return out, notes, encoder.inputs.written_as_input if isinstance(encoder, GeminiEncoder) else 0
 
 
 def same_as_replayed(body: bytes, sizes: tuple[int, ...] = (4096, 7, 64), **setup: Any) -> int:
@@ -251,6 +252,6 @@ def test_a_signature_waiting_in_the_lane_is_replayed():
         if signed:
             encoder.feed([ir.ItemEnd(0, "reasoning", signature="c2ln")])
         written.append(dumped(encoder.feed_run(run)))
-        assert encoder.as_input == (0 if signed else 5)
+        assert encoder.inputs.written_as_input == (0 if signed else 5)
     assert written[0] != written[1] and b"".join(written[0]).count(b"c2ln") == 1
     assert written[1] == run.raws
