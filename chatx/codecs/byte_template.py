@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
-from itertools import islice, repeat, takewhile
+from itertools import repeat, takewhile
 from operator import eq, getitem
 from typing import Any, cast
 
 import orjson
 
 from chatx.containers import exact
-from chatx.record import Dumped, Record
+from chatx.record import Dumped, RawRegion, Record
 
 _loads = orjson.loads
 # A record for a text, an obfuscation and a sequence number (each stand-in when a
@@ -95,6 +95,8 @@ class ByteTemplate:
         a name differing from the payload's type (Anthropic's) reads such a one itself."""
         block = self.block
         if block is not None:
+            if type(records) is RawRegion and block.number is None:
+                return block.region(self, records, start, text_at, obfuscation_at)
             return block.read(self, records, start, text_at, obfuscation_at, number, named)
         return self.read_each(records, start, None, text_at, obfuscation_at, number, named)
 
@@ -113,7 +115,9 @@ class ByteTemplate:
         obfuscations: list[str | None] = []
         lines: list[int] = []
         match = self.match
-        for record in islice(records, start, stop):
+        # (by position: a RawRegion makes only the records asked for)
+        stop = len(records) if stop is None else min(stop, len(records))
+        for record in map(records.__getitem__, range(start, stop)):
             if named is not None and record.event != named and record.event is not None:
                 break
             raw = record.raw
@@ -209,7 +213,16 @@ class BlockReader:
     lies between two string holes has no block reader: it is read record by record.
     """
 
-    __slots__ = ("begin", "end", "holes", "number", "order", "others", "separators", "shrink")
+    __slots__ = (
+        "begin",
+        "end",
+        "holes",
+        "number",
+        "order",
+        "others",
+        "separators",
+        "shrink",
+    )
 
     def __init__(
         self,
@@ -318,12 +331,17 @@ class BlockReader:
         size = len(inner)
         for separator, marker in self.separators:
             inner = inner.replace(separator, marker)
-        if (
-            # A marker byte of a record's own standing where a separator is missing
-            # leaves the markers in order but the length longer.
-            len(inner) != size - self.shrink * count
-            or inner.translate(None, self.others) != (self.order * count)[:-1]
-        ):
+        # A marker byte of a record's own standing where a separator is missing leaves
+        # the markers in order but the length longer.
+        if len(inner) != size - self.shrink * count:
+            return None
+        return self._marked(inner, count)
+
+    def _marked(self, inner: bytes, count: int) -> list[str] | None:
+        """The string holes' values of ``count`` records' holes and separators, the
+        separators each its marker and the records joined by ``_RECORDS`` (no marker
+        byte of the records' own in them)."""
+        if inner.translate(None, self.others) != (self.order * count)[:-1]:
             return None
         if b"\\" in inner:
             # Without its escaped backslashes (paired from the left, as JSON reads them),
@@ -346,6 +364,92 @@ class BlockReader:
         # A quote left unescaped in a hole's bytes would make more strings (no delimiter's
         # quote is escaped: no value ends in a backslash), never fewer.
         return values if len(values) == count * self.holes else None
+
+    def region(
+        self,
+        template: ByteTemplate,
+        records: RawRegion,
+        start: int,
+        text_at: int,
+        obfuscation_at: int | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`read` of records a reader left as lines (:class:`~chatx.record.RawRegion`),
+        read in the lines: no record is made, nor its payload cut out. The first record is
+        matched alone (where runs are short, most calls find none), then the lines after
+        it a few at a time, the next few twice as many: those that begin with the
+        template's head and end with its end, one after the other (each line compared in
+        C, up to the first that is not), are read at once as :meth:`strings` reads them,
+        the others record by record, which says where the run ends."""
+        texts, obfuscations, lines = template.read_each(
+            records, start, start + 1, text_at, obfuscation_at
+        )
+        if not texts:
+            return texts, obfuscations, lines
+        cut, total = len(records.prefix), len(records)
+        head, end = records.prefix + self.begin, self.end
+        inner = slice(len(head), -len(end))
+        index, size = start + 1, 64
+        while index < total:
+            window = records.lines[index : index + size]
+            fit = _leading_lines(window, head, end)
+            values = self._lined(window[:fit], inner, cut) if fit else None
+            if values is None:
+                got = template.read_each(
+                    records, index, index + len(window), text_at, obfuscation_at
+                )
+            else:
+                got = self._taken_in(values, records, index, text_at, obfuscation_at)
+                if len(got[0]) == fit < len(window):  # match() may take the next one still
+                    more = template.read_each(
+                        records, index + fit, index + len(window), text_at, obfuscation_at
+                    )
+                    got = (got[0] + more[0], got[1] + more[1], got[2] + more[2])
+            texts += got[0]
+            obfuscations += got[1]
+            lines += got[2]
+            index += len(got[0])
+            if len(got[0]) < len(window):
+                break
+            size *= 2
+        return texts, obfuscations, lines
+
+    def _lined(self, lines: list[bytes], inner: slice, cut: int) -> list[str] | None:
+        """:meth:`strings` of lines that begin with a prefix ``cut`` bytes long, then the
+        template's head, and end with its end, their holes and separators at ``inner``."""
+        # (A line shorter than the head and the end together leaves no bytes between
+        # them: no text, which ends the run, or no separator, which _marked refuses.)
+        count = len(lines)
+        joined = b"\x03".join(map(_part, lines, repeat(inner)))
+        size = len(joined)
+        for separator, marker in self.separators:
+            joined = joined.replace(separator, marker)
+        if len(joined) != size - self.shrink * count:  # see strings()
+            return None
+        return self._marked(joined, count)
+
+    def _taken_in(
+        self,
+        values: list[str],
+        records: RawRegion,
+        index: int,
+        text_at: int,
+        obfuscation_at: int | None,
+    ) -> tuple[list[str], list[str | None], list[int]]:
+        """:meth:`_taken` of the records of ``records`` from ``index`` on whose
+        ``values`` were read."""
+        holes = self.holes
+        texts = values[text_at::holes]
+        if "" in texts:
+            texts = texts[: texts.index("")]
+        taken = len(texts)
+        obfuscations: list[str | None]
+        if obfuscation_at is None:
+            obfuscations = [None] * taken
+        else:
+            obfuscations = values[obfuscation_at::holes][:taken]  # type: ignore[assignment]
+        step = records.step
+        first = records.line(index)
+        return texts, obfuscations, list(range(first, first + step * taken, step))
 
     @staticmethod
     def _candidates(chunk: Sequence[Record], named: str | None) -> list[bytes]:
@@ -460,6 +564,13 @@ class BlockReader:
             )
             got = (got[0] + more[0], got[1] + more[1], got[2] + more[2])
         return got
+
+
+def _leading_lines(lines: list[bytes], head: bytes, end: bytes) -> int:
+    """How many of ``lines`` come before the first that does not begin with ``head`` and
+    end with ``end``: each compared in C, none after that first."""
+    heads = len(list(takewhile(bool, map(bytes.startswith, lines, repeat(head)))))
+    return len(list(takewhile(bool, map(bytes.endswith, lines[:heads], repeat(end)))))
 
 
 def _leading(parts: list[bytes], joined: bytes, width: int, one: bytes | None) -> int:

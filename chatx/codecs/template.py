@@ -36,7 +36,7 @@ from chatx.containers.exact import Surrogates
 from chatx.containers.payload import parse
 from chatx.errors import InputError
 from chatx.notes import Notes
-from chatx.record import Record
+from chatx.record import RawRegion, Record
 
 Delta = ir.TextDelta | ir.ReasoningDelta | ir.ToolArgsDelta
 
@@ -200,7 +200,11 @@ class DeltaTemplate:
         run = DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after, self.tail)
         if raws and self.around is not None:
             # Every record of a run came raw: the template knew its bytes.
-            run.raws = [record.raw for record in records[start : start + len(texts)]]  # type: ignore[misc]
+            stop = start + len(texts)
+            if type(records) is RawRegion:
+                run.raws = records.payloads(start, stop)
+            else:
+                run.raws = [record.raw for record in records[start:stop]]  # type: ignore[misc]
             run.around = self.around
         return run
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from itertools import repeat
+from operator import getitem
 from typing import Any
 
 import orjson
@@ -10,7 +12,7 @@ import orjson
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.lines import LineSplitter
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
-from chatx.record import DONE, Dumped, Record
+from chatx.record import DONE, Dumped, RawRegion, Record
 
 
 class JSONLReader:
@@ -31,14 +33,24 @@ class JSONLReader:
         self.raw_over = sys.maxsize
         self._reading = Reading()  # lone surrogates, mended record after record
 
-    def feed(self, chunk: bytes) -> list[Record]:
+    def feed(self, chunk: bytes) -> list[Record] | RawRegion:
         """Read the next bytes; return the records of the lines they complete.
 
         A line longer than :data:`~chatx.containers.lines.MAX_LINE` raises InputError on
         the call after the one that returns the records before it.
         """
         lines, _ = self._lines.take(chunk, self._line + 1)
-        return self._parse(lines) if lines else []
+        if not lines:
+            return []
+        if self.raw and all(lines) and min(map(getitem, lines, repeat(0))) > 0x20:
+            # Raw, and no line blank (none begins with a space or a control byte): the
+            # records are the lines, one each, as they are (see RawRegion).
+            if type(lines[0]) is not bytes:  # the line begun in the read before
+                lines[0] = bytes(lines[0])
+            first = self._line + 1
+            self._line += len(lines)
+            return RawRegion(lines, first, 1, b"")
+        return self._parse(lines)
 
     def finish(self) -> list[Record]:
         """End of input: return the record of a last line without line end (drain)."""

@@ -102,6 +102,17 @@ class LineSplitter:
         except LineTooLong as exc:
             return exc.lines_before(line), False
 
+    @property
+    def between_lines(self) -> bool:
+        """Whether the bytes taken so far end a line (and decided the BOM, and left no
+        CR whose LF may come next, and no line too long): the next bytes begin a line."""
+        return not self._tail and self._head is None and not self._skip_lf and self._failed is None
+
+    def passed(self, size: int) -> None:
+        """``size`` bytes of whole lines were read without this splitter (beginning
+        between lines, ending a line): counted for the offset of a line too long."""
+        self._fed += size
+
     def finish(self) -> list[bytes]:
         """End of input: return the last line if it had no line end (drain)."""
         if self._failed is not None:

@@ -7,18 +7,24 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import Any
+from collections.abc import Callable
+from itertools import repeat
+from operator import getitem
+from typing import Any, cast
 
 import orjson
 
 from chatx.containers.exact import DIGITS, LONG_RUN, Reading
 from chatx.containers.lines import LineSplitter
 from chatx.containers.payload import _DEEP_BYTES, frames, lenient_dumps, off_the_fast_path
-from chatx.record import DONE, Dumped, Record
+from chatx.record import DONE, Dumped, RawRegion, Record
 
 __all__ = ["SSEReader", "SSEWriter"]
 
 MAX_IGNORED = 100  # lines that are no SSE field said one by one; the rest are counted
+# Raw: the bytes after a read's last blank line wait for the next read up to this many;
+# a longer block is read line by line.
+_CARRIED = 1 << 20
 
 
 class SSEReader:
@@ -30,8 +36,9 @@ class SSEReader:
     ``id:`` and ``retry:`` fields; records do not carry them.
     """
 
-    __slots__ = ("_data", "_event", "_line", "_lines", "_more", "_names", "_reading", "_start",
-                 "_unsaid", "_said", "ignored", "last_event_id", "raw", "raw_over", "retry")  # fmt: skip
+    __slots__ = ("_carry", "_crlf", "_data", "_event", "_line", "_lines", "_more", "_names",
+                 "_reading", "_start", "_unsaid", "_said", "ignored", "last_event_id", "raw",
+                 "raw_over", "retry")  # fmt: skip
 
     def __init__(self) -> None:
         self._lines = LineSplitter()
@@ -51,19 +58,89 @@ class SSEReader:
         self.raw_over = sys.maxsize
         self._names: dict[bytes, str] = {}  # event: lines met, and the names they give
         self._reading = Reading()  # lone surrogates, mended record after record
+        # Raw: the bytes after the last blank line read, which wait for the next read
+        # (:meth:`_feed_raw`); and whether a CR was met (its lines are read one by one).
+        self._carry = bytearray()
+        self._crlf = False
         self._clear_block()
 
-    def feed(self, chunk: bytes) -> list[Record]:
+    def feed(self, chunk: bytes) -> list[Record] | RawRegion:
         """Read the next bytes; return the records of the blocks they complete.
 
         A line longer than :data:`MAX_LINE` raises InputError on the call after the one
         that returns the records before it.
         """
+        if self.raw and not self._crlf:
+            return self._feed_raw(chunk)
+        return self._feed_lines(chunk)
+
+    def _feed_lines(self, chunk: bytes) -> list[Record]:
         lines, _ = self._lines.take(chunk, self._line + 1)
         return self._parse(lines) if lines else []
 
+    def _feed_raw(self, chunk: bytes) -> list[Record] | RawRegion:
+        """Raw records: the blocks up to the last blank line read (the bytes after it
+        wait for the next read). When each of them is one ``data: `` line, as most
+        streams' blocks are, they are one :class:`~chatx.record.RawRegion`, none cut
+        out: two counts over the bytes tell it (see :func:`_one_line_blocks`). Else, and
+        from a CR on (line ends of one byte more), they are read line by line."""
+        carry = self._carry
+        if b"\r" in chunk:
+            self._crlf = True
+            self._carry = bytearray()
+            return self._feed_lines(bytes(carry) + chunk if carry else chunk)
+        if carry:
+            seen = len(carry) - 1
+            carry += chunk
+            cut = carry.rfind(b"\n\n", max(seen, 0)) + 2
+            if cut < 2:
+                return self._feed_lines(self._take_carry()) if self._long(carry) else []
+            with memoryview(carry) as view:
+                region = bytes(view[:cut])
+            del carry[:cut]
+        else:
+            cut = chunk.rfind(b"\n\n") + 2
+            if cut < 2:
+                carry += chunk
+                return self._feed_lines(self._take_carry()) if self._long(carry) else []
+            region = chunk[:cut]
+            if cut < len(chunk):
+                carry += chunk[cut:]
+        lines = _data_lines(region) if self._between_blocks(region) else None
+        if lines is None:
+            return self._feed_lines(region)
+        first = self._line + 1
+        self._line += 2 * len(lines)
+        self._lines.passed(len(region))
+        return RawRegion(lines, first, 2, b"data: ")
+
+    def _long(self, carry: bytearray) -> bool:
+        """Whether the bytes waiting for a blank line are more than a block is worth
+        holding apart (:data:`_CARRIED`): they go to the line splitter, which holds a long
+        line as it grows, and says when it is too long."""
+        return len(carry) > _CARRIED
+
+    def _take_carry(self) -> bytes:
+        carry, self._carry = self._carry, bytearray()
+        return bytes(carry)
+
+    def _between_blocks(self, region: bytes) -> bool:
+        """Whether the reader stands between two blocks, and ``region``'s lines are not
+        too long for it: what a region needs to be read at once."""
+        return (
+            self._data is None
+            and self._event is None
+            and not self._start
+            and self._lines.between_lines
+            and len(region) <= self._lines.max_line
+        )
+
     def finish(self) -> list[Record]:
         """End of input: return the records still pending (drain)."""
+        out = self._feed_lines(self._take_carry()) if self._carry else []
+        return out + self._finish_lines()
+
+    def _finish_lines(self) -> list[Record]:
         lines, whole = self._lines.take(None, self._line + 1)
         out = self._parse(lines)
         if not whole:  # a line too long: its error comes next, no block is dispatched
@@ -193,6 +270,23 @@ class SSEReader:
         else:
             self._unsaid = [1, line]
         return event
+
+
+def _data_lines(region: bytes) -> list[bytes] | None:
+    """The ``data:`` lines of ``region`` when its blocks are each one ``data: `` line
+    and a blank one, else None. ``region`` ends with a blank line and holds no CR, so
+    its lines are what LF cuts."""
+    lines = region.split(b"\n")
+    if len(lines) % 2 == 0 or any(lines[1::2]):
+        return None
+    data = lines[0:-1:2]
+    if b"".join(map(_part, data, repeat(_DATA_FIELD))) != b"data: " * len(data):
+        return None
+    return data
+
+
+_DATA_FIELD = slice(0, 6)
+_part = cast(Callable[[bytes, slice], bytes], getitem)  # a slice of each line, in a map()
 
 
 def _cut(line: Any, size: int) -> bytes:
