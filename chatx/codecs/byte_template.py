@@ -374,36 +374,30 @@ class BlockReader:
         obfuscation_at: int | None,
     ) -> tuple[list[str], list[str | None], list[int]]:
         """:meth:`read` of records a reader left as lines (:class:`~chatx.record.RawRegion`),
-        read in the lines: no record is made, nor its payload cut out. The first record is
-        matched alone (where runs are short, most calls find none), then the lines after
-        it a few at a time, the next few twice as many: those that begin with the
-        template's head and end with its end, one after the other (each line compared in
-        C, up to the first that is not), are read at once as :meth:`strings` reads them,
-        the others record by record, which says where the run ends."""
-        texts, obfuscations, lines = template.read_each(
-            records, start, start + 1, text_at, obfuscation_at
-        )
-        if not texts:
-            return texts, obfuscations, lines
+        read in the lines: no record is made, nor its payload cut out. The lines from
+        ``start`` on are taken a few at a time, the next few twice as many: those that
+        begin with the template's head and end with its end, one after the other (each
+        line compared in C, up to the first that is not: a call that finds no run costs
+        one comparison), are read at once as :meth:`strings` reads them; a few that
+        cannot be are read record by record. (:meth:`ByteTemplate.match` takes no line
+        that does not begin and end so: the first that does not ends the run.)"""
+        texts: list[str] = []
+        obfuscations: list[str | None] = []
+        lines: list[int] = []
         cut, total = len(records.prefix), len(records)
         head, end = records.prefix + self.begin, self.end
         inner = slice(len(head), -len(end))
-        index, size = start + 1, 64
+        index, size = start, 64
         while index < total:
             window = records.lines[index : index + size]
             fit = _leading_lines(window, head, end)
-            values = self._lined(window[:fit], inner, cut) if fit else None
+            if not fit:
+                break
+            values = self._lined(window[:fit], inner, cut)
             if values is None:
-                got = template.read_each(
-                    records, index, index + len(window), text_at, obfuscation_at
-                )
+                got = template.read_each(records, index, index + fit, text_at, obfuscation_at)
             else:
                 got = self._taken_in(values, records, index, text_at, obfuscation_at)
-                if len(got[0]) == fit < len(window):  # match() may take the next one still
-                    more = template.read_each(
-                        records, index + fit, index + len(window), text_at, obfuscation_at
-                    )
-                    got = (got[0] + more[0], got[1] + more[1], got[2] + more[2])
             texts += got[0]
             obfuscations += got[1]
             lines += got[2]

@@ -276,6 +276,8 @@ def _data_lines(region: bytes) -> list[bytes] | None:
     """The ``data:`` lines of ``region`` when its blocks are each one ``data: `` line
     and a blank one, else None. ``region`` ends with a blank line and holds no CR, so
     its lines are what LF cuts."""
+    if not region.startswith(b"data: "):  # (a stream of named events: no cut made)
+        return None
     lines = region.split(b"\n")
     if len(lines) % 2 == 0 or any(lines[1::2]):
         return None
