@@ -69,9 +69,9 @@ def _list(spec: str, rows: list[Exchange]) -> list[str]:
             return []
         for stream in finding.streams(source, address.index):
             # Listed: neither the body nor the exchange that holds it is kept.
-            stream.data = b""
+            stream.data, stream.pieces = b"", None
             if stream.entry is not None:
-                stream.entry.load = _gone
+                stream.entry.load, stream.entry.stream = _gone, None
             rows.append(stream)
     trouble = [
         f"{row.address}: its body cannot be decoded ({row.note})"

@@ -5,8 +5,14 @@ applied, headers in each recorder's shape)."""
 from __future__ import annotations
 
 import binascii
-from collections.abc import Callable
+import io
+import os
+import re
+import tempfile
+import weakref
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -37,6 +43,9 @@ class Entry:
     # Why the exchange cannot be read whatever its body (its recorded request nests too
     # deep): said as its body's error, so that it is skipped, or refused when named.
     refused: str | None = field(default=None, repr=False)
+    # A body too big to hold (see :class:`Spool`): () -> its bytes in pieces, read anew
+    # at each call, raising BodyError where they cannot be had. ``load`` then joins them.
+    stream: Callable[[], Iterator[bytes]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.request is TOO_DEEP_REQUEST or (
@@ -55,6 +64,14 @@ class Entry:
         except (orjson.JSONEncodeError, RecursionError):
             raise BodyError(f"its recorded body is {payload.TOO_DEEP}") from None
 
+    def pieces(self) -> Iterator[bytes]:
+        """The response body's bytes in pieces: a body too big to hold as they are
+        decoded, any other whole; BodyError where they cannot be had."""
+        if self.stream is None or self.refused is not None:
+            yield self.body()
+            return
+        yield from self.stream()
+
 
 def exchange(
     index: int,
@@ -67,13 +84,24 @@ def exchange(
     url: str | None = None,
     status: int | None = None,
     content_type: str | None = None,
+    pieces: Callable[[], Iterator[bytes]] | None = None,
 ) -> Entry:
     """The :class:`Entry` of one HTTP exchange as a recorder keeps it: the response's
     ``headers`` (any shape :func:`header` reads) give its content type, unless the
     recorder says it apart (``content_type``), and the ``Content-Encoding`` that
     ``body()``'s bytes may still carry, undone when the body is read. ``request()``
-    reads the recorded request body now (see :func:`request_or_refusal`)."""
+    reads the recorded request body now (see :func:`request_or_refusal`). A body too
+    big to hold comes as ``pieces()`` instead of ``body()``, and is decoded in pieces."""
     recorded, refused = request_or_refusal(request)
+    encoding = header(headers, "content-encoding")
+    stream = None
+    if pieces is not None:
+        given = pieces
+
+        def stream() -> Iterator[bytes]:
+            return decoded_pieces(given(), encoding)
+
+        body = lambda: b"".join(given())  # noqa: E731  # body() of such an entry: all of it
     return Entry(
         index,
         line,
@@ -82,8 +110,9 @@ def exchange(
         status=status,
         content_type=content_type or header(headers, "content-type"),
         request=recorded,
-        load=lambda: decoded(body(), header(headers, "content-encoding")),
+        load=lambda: decoded(body(), encoding),
         refused=refused,
+        stream=stream,
     )
 
 
@@ -173,6 +202,162 @@ def decoded(data: bytes, encoding: str | None, limit: int | None = None) -> byte
             f" {MAX_LAYERS} layers: MAX_LAYERS)"
         )
     return data
+
+
+def decoded_pieces(
+    pieces: Iterable[bytes], encoding: str | None, limit: int | None = None
+) -> Iterator[bytes]:
+    """:func:`decoded` of a body that comes in pieces, given out in pieces: each layer
+    told from its first bytes as :func:`decoded` tells it from all of them, and undone
+    by a streaming decompressor with the same limits."""
+    words = [w.strip().lower() for w in (encoding or "").split(",") if w.strip()]
+    stream: Iterator[bytes] = iter(pieces)
+    for layers in range(MAX_LAYERS + 1):
+        head, stream = _head(stream, _TOLD)
+        kind = _layer(head, words)
+        if kind is None:
+            yield from stream
+            return
+        if layers == MAX_LAYERS:
+            raise BodyError(
+                f"compressed more than {MAX_LAYERS} times over (chatx undoes at most"
+                f" {MAX_LAYERS} layers: MAX_LAYERS)"
+            )
+        stream = _inflated(stream, kind, limit)
+
+
+_TOLD = 256  # the first bytes that tell a layer (see _layer and _looks_like_text)
+_PIECE = 64 << 10  # the pieces a body too big to hold is read in
+
+
+def _head(stream: Iterator[bytes], size: int) -> tuple[bytes, Iterator[bytes]]:
+    """The first ``size`` bytes of ``stream`` (all, when fewer), and the stream again."""
+    taken: list[bytes] = []
+    held = 0
+    for piece in stream:
+        taken.append(piece)
+        held += len(piece)
+        if held >= size:
+            break
+    head = b"".join(taken)
+    return head[:size], chain((head,), stream)
+
+
+def _inflated(stream: Iterator[bytes], kind: str, limit: int | None) -> Iterator[bytes]:
+    try:
+        with compressed.open_stream(kind, io.BufferedReader(_Raw(stream)), limit) as out:
+            while piece := out.read(_PIECE):
+                yield piece
+    except InputError as exc:
+        raise BodyError(exc.message) from None
+
+
+class _Raw(io.RawIOBase):
+    """Pieces of bytes as a binary file to read."""
+
+    def __init__(self, pieces: Iterator[bytes]) -> None:
+        self._pieces = pieces
+        self._held = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._held:
+            piece = next(self._pieces, None)
+            if piece is None:
+                return 0
+            self._held = memoryview(piece)
+        size = min(len(buffer), len(self._held))
+        buffer[:size] = self._held[:size]
+        self._held = self._held[size:]
+        return size
+
+
+def reader(pieces: Iterator[bytes]) -> io.BufferedReader:
+    """A body in pieces as a binary file (read, read1), read as it is asked for."""
+    return io.BufferedReader(_Raw(pieces), _PIECE)
+
+
+class Spool:
+    """A body's text too big to hold, kept in an unnamed temporary file as it is read
+    (``TMPDIR``; gone when the spool is), and read again in pieces at each call of
+    :meth:`pieces`: a file of exchanges is read once, as it comes, while a body is
+    read twice (told, then converted)."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115  # lives as long as the spool
+        # Closed with the spool: the entry that holds it may be dropped anywhere.
+        self.close = weakref.finalize(self, self.file.close)
+        self.size = 0
+        self.ascii = True  # every byte written is ASCII
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+        self.size += len(data)
+        self.ascii = self.ascii and data.isascii()
+
+    def done(self) -> None:
+        self.file.flush()
+
+    def pieces(self, size: int = _PIECE) -> Iterator[bytes]:
+        """The bytes written, in pieces; each call reads them anew (os.pread: calls may
+        be read side by side)."""
+        fd = self.file.fileno()
+        for at in range(0, self.size, size):
+            yield os.pread(fd, min(size, self.size - at), at)
+
+
+def b64_pieces(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """:func:`b64` of base64 text that comes in pieces (ASCII bytes), given out in
+    pieces, with the same bytes or the same error as the whole text decoded at once.
+
+    Decoded a whole number of quads at a time while no padding is seen: binascii's
+    strict mode has no state there but the quad before. From the quad where padding starts,
+    what decides the end is kept (a run of ``=`` said in at most 8, and the character
+    after it, where the whole text's error is found) and decoded last."""
+    held, done, padded = b"", 0, False
+    for piece in pieces:
+        data = held + piece.translate(None, _BLANKS)
+        if not padded:
+            pad = data.find(b"=")
+            # The last whole quad is held too: binascii tells padding that opens a quad
+            # from one that opens the text by what comes before it.
+            cut = max(0, (len(data) if pad < 0 else pad) // 4 * 4 - 4)
+            if cut:
+                yield _a2b(data[:cut], done)
+                done += cut
+            data = data[cut:]
+            if pad < 0:
+                held = data
+                continue
+            padded = True
+        held = _padding(data)
+        if not held.endswith(b"="):
+            break  # a character after the padding: the error is there, whatever follows
+    yield _a2b(held, done)
+
+
+def _padding(data: bytes) -> bytes:
+    """From the quad where padding starts: its data, the run of ``=`` (at most 8 of
+    them: binascii counts no further) and the first character after the run."""
+    first = data.find(b"=")
+    rest = data[first:]
+    after = rest.lstrip(b"=")
+    return data[:first] + b"=" * min(len(rest) - len(after), 8) + after[:1]
+
+
+_COUNT = re.compile(r"number of data characters \((\d+)\)")
+
+
+def _a2b(data: bytes, before: int) -> bytes:
+    """A whole number of quads (or the end) decoded; ``before`` data characters came
+    before them, which an error that counts them says."""
+    try:
+        return binascii.a2b_base64(data, strict_mode=True)
+    except (binascii.Error, ValueError) as exc:
+        said = _COUNT.sub(lambda m: f"number of data characters ({int(m[1]) + before})", str(exc))
+        raise BodyError(f"bad base64: {said}") from None
 
 
 def _layer(data: bytes, words: list[str]) -> str | None:

@@ -13,6 +13,13 @@ says neither (bad UTF-8 anywhere in the window, an entry that is not JSON), the 
 found exactly by its brackets, on a *masked* copy of the bytes (see :func:`mask`), and
 then parsed alone, so its error names the right entry and line.
 
+An entry longer than :data:`BIG` whose end is not in sight is too big to hold: its
+body is one huge string. It is walked (:class:`_BigEntry`): its other fields are copied as
+they pass into a skeleton that orjson parses, and the body's string is cut into pieces at
+escape and character boundaries, each decoded by orjson as a JSON string of its own
+(exactly as the whole would decode), and kept in a temporary file (``bodies.Spool``),
+from which the body is read in pieces as often as it is asked for.
+
 Bodies: ``response.content.text``, plain text (an SSE stream is plain text), or with
 ``encoding: "base64"`` the base64 of the bytes. Polly.JS stores a JSON array of base64
 strings there, one per chunk received, which are decoded and joined. Bytes still
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 import orjson
 
@@ -43,6 +50,17 @@ _OPEN = {ord("{"), ord("[")}
 _CLOSE = {ord("}"), ord("]")}
 _QUOTE = ord('"')
 _UNSURE = object()  # orjson's error did not say where the entry ends
+_HUGE = object()  # the entry is too big to hold: it is walked
+# Past this many bytes without its end, an entry is walked: held, it would be parsed
+# (and its body decoded) whole, several copies of a body of hundreds of MB.
+BIG = 8 << 20
+PIECE = 64 << 10  # the pieces a body in pieces is decoded in (larger ones cost page faults)
+# A body's text longer than this, held, is decoded in pieces too: a few hundred KB of
+# gzip may say hundreds of MB, which need not be held whole either.
+PIECES = 64 << 10
+# Between tokens in an entry: what JSON has there (blanks, numbers, literals) and more;
+# anything else is no JSON, said at once rather than after reading on.
+_SCALARS = re.compile(rb"[\s\w.+-]*+")
 
 
 def mask(data: bytes) -> bytes:
@@ -58,7 +76,9 @@ def mask(data: bytes) -> bytes:
 class _Scanner:
     """Finds and parses each element of ``log.entries`` in a JSON stream."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: BinaryIO, big: int | None = None, piece: int | None = None) -> None:
+        self.big = BIG if big is None else big  # 0: every entry walked (tests)
+        self.piece = PIECE if piece is None else piece
         self.read = getattr(stream, "read1", stream.read)
         self.buf = b""  # the bytes held, from a point outside every string's inside
         self.masked: bytes | None = None  # mask(buf), made when needed
@@ -105,7 +125,8 @@ class _Scanner:
 
     def entries(self) -> Iterator[tuple[int, Any]]:
         """(line, parsed entry) of each element of log.entries, in order: None for an
-        element that is no object, so that the n-th is ``log.entries[n]``."""
+        element that is no object, so that the n-th is ``log.entries[n]``. A walked
+        entry is a :class:`_BigRead`."""
         while True:
             match = _TOKEN.search(self.buf, self.pos)
             if match is None or match.end() - match.start() == 1 and self.buf[match.start()] == 34:
@@ -200,9 +221,12 @@ class _Scanner:
         Until then ``pos`` is the entry's start, which every read keeps."""
         line = self._line_at(start)
         self.pos = start
-        item = self._parsed(line)
+        item = self._parsed(line) if self.big else _HUGE
         if item is _UNSURE:
             item = self._scanned(line)
+        if item is _HUGE:
+            item = _BigEntry(self, line).entry()
+            self.window = _WINDOW
         return line, item
 
     def _parsed(self, line: int) -> Any:
@@ -226,6 +250,8 @@ class _Scanner:
             if item is _UNSURE:  # the window ends inside the entry: wider, or read more
                 if end < len(self.buf):
                     window = 2 * (end - start)
+                elif len(self.buf) - start >= self.big:
+                    return _HUGE
                 elif not self._more():
                     self._truncated(line)
                 continue
@@ -253,6 +279,8 @@ class _Scanner:
             at = _SKIP.match(masked, at).end()  # type: ignore[union-attr]  # matches ''
             if at == len(masked) or masked[at] == _QUOTE:  # cut by the read
                 resume = at - self.pos
+                if len(self.buf) - self.pos >= self.big:
+                    return _HUGE
                 if not self._more():
                     self._truncated(line)
                 at = resume
@@ -269,7 +297,7 @@ class _Scanner:
                     line=line + exc.lineno - 1,
                 ) from None
 
-    def _truncated(self, line: int) -> None:
+    def _truncated(self, line: int) -> NoReturn:
         raise InputError(
             f"truncated JSON: the input ends inside log.entries[{self.index}]"
             f" (opened at line {line})",
@@ -277,16 +305,253 @@ class _Scanner:
         )
 
 
-def entries(stream: BinaryIO) -> Iterator[bodies.Entry]:
-    """The entries of a HAR read from ``stream``, one parsed at a time."""
-    for index, (line, item) in enumerate(_Scanner(stream).entries()):
+class _BigRead:
+    """An entry too big to hold, as :class:`_BigEntry` read it: the entry parsed without its
+    body's text, and that text, kept in ``text`` (None: it had none)."""
+
+    __slots__ = ("item", "text")
+
+    def __init__(self, item: Any, text: bodies.Spool | None) -> None:
+        self.item = item
+        self.text = text
+
+
+# The levels of an entry that lead to its body: the entry, its response, its content.
+_LEVELS = 3
+_DEEPEST = 1024  # orjson reads no deeper: the walk need not either
+_CHECKED = 1 << 20  # the skeleton is first checked at this size (or BIG, when larger)
+
+
+class _BigEntry:
+    """One entry too big to hold, walked from its ``{`` in the scanner's bytes.
+
+    Its tokens are found as the scanner finds them outside entries; every byte but the
+    body's string is copied into ``skeleton``, the body's string said there as ``""``.
+    The path is followed only as deep as the body is (``response.content.text``); below
+    that, a depth is counted. orjson parses the skeleton once the entry ends (and, as it
+    grows, checks that it is JSON so far: a huge entry that is not JSON is said early).
+    Each string at the body's path is decoded into a spool of its own; orjson keeps the
+    last of duplicate keys, and the last such string is the one a parsed entry keeps
+    when it keeps a string there.
+    """
+
+    def __init__(self, scanner: _Scanner, line: int) -> None:
+        self.scan = scanner
+        self.line = line
+        self.piece = max(scanner.piece, 16)  # room for the cut to step back (see _cut)
+        self.skeleton = bytearray()
+        self.depth = 0
+        # Per level down to the body's: [is_object, expecting_key, last key, key it is under].
+        self.frames: list[list[Any]] = []
+        self.text: bodies.Spool | None = None
+        self.checked = max(scanner.big, _CHECKED)  # the skeleton's size at its next check
+
+    def entry(self) -> _BigRead:
+        scan = self.scan
+        while True:
+            buf = scan.buf
+            match = _TOKEN.search(buf, scan.pos)
+            end = len(buf) if match is None else match.start()
+            self._between(end)
+            if match is not None and buf[end] == _QUOTE and self._at_body():
+                self._body()
+                continue
+            if match is None or match.end() - end == 1 and buf[end] == _QUOTE:
+                if not scan._more():  # a string that does not end in the bytes read
+                    scan._truncated(self.line)
+                continue
+            self.skeleton += buf[end : match.end()]
+            scan.pos = match.end()
+            if self._token(match.group()):
+                return _BigRead(self._parsed(whole=True), self.text)
+
+    def _between(self, end: int) -> None:
+        """Copy the bytes before the next token; no JSON has other bytes there."""
+        scan = self.scan
+        span = scan.buf[scan.pos : end]
+        self.skeleton += span
+        scan.pos = end
+        if _SCALARS.fullmatch(span) is None:
+            self._parsed(whole=True)  # orjson's error names what is wrong
+            self._fail("not JSON")
+
+    def _token(self, token: bytes) -> bool:
+        """Follow one token; True when it ends the entry."""
+        char, frames = token[0], self.frames
+        if char in _OPEN:
+            self.depth += 1
+            if self.depth <= _LEVELS:
+                under = frames[-1][2] if frames and frames[-1][0] else None
+                frames.append([char == 123, char == 123, None, under])
+        elif char in _CLOSE:
+            if self.depth <= _LEVELS:
+                frames.pop()
+            self.depth -= 1
+            if not self.depth:
+                return True
+        elif self.depth <= _LEVELS and frames[-1][0]:
+            frame = frames[-1]
+            if char == 44:  # ,
+                frame[1] = True
+            elif char == _QUOTE and frame[1]:
+                frame[1], frame[2] = False, _key(token)
+        if self.depth > _DEEPEST:  # as orjson says it (cut short here, it says otherwise)
+            self._fail("depth limit exceeded", self.line + self.skeleton.count(b"\n"))
+        if len(self.skeleton) > self.checked and self.depth <= _LEVELS:
+            # orjson tells a document cut short only while it is shallow (deep, it may
+            # say it cannot allocate); checked again at twice the size: linear in all.
+            self.checked *= 2
+            self._parsed(whole=False)
+        return False
+
+    def _at_body(self) -> bool:
+        """At the value of ``response.content.text`` of the entry."""
+        frames = self.frames
+        if self.depth != _LEVELS or len(frames) != _LEVELS:
+            return False
+        response, content = frames[1], frames[2]
+        return (
+            response[0] and response[3] == "response" and content[0]
+            and content[3] == "content" and not content[1] and content[2] == "text"
+        )  # fmt: skip
+
+    def _body(self) -> None:
+        """The body's string, from its opening quote at ``pos``, decoded into a spool
+        piece by piece; the skeleton says it as ``""``."""
+        scan = self.scan
+        text = bodies.Spool()
+        self.skeleton += b'""'
+        at = scan.pos + 1
+        while True:
+            buf = scan.buf
+            limit = min(len(buf), at + self.piece)
+            chunk = buf[at:limit]
+            if b"\\" in chunk:  # at is no escape's inside: masked right
+                chunk = mask(chunk)
+            close = chunk.find(b'"')
+            if close >= 0:
+                self._decode(at, at + close, text)
+                scan.pos = at + close + 1
+                break
+            if limit - at < self.piece:  # the bytes read end first
+                scan.pos = at
+                if not scan._more():
+                    text.close()
+                    scan._truncated(self.line)
+                at = scan.pos
+                continue
+            cut = _cut(buf, at, limit)
+            self._decode(at, cut, text)
+            at = cut
+        text.done()
+        if self.text is not None:
+            self.text.close()
+        self.text = text
+
+    def _decode(self, start: int, end: int, text: bodies.Spool) -> None:
+        """One piece of the body's string, decoded as orjson decodes the whole."""
+        scan = self.scan
+        piece = scan.buf[start:end]  # orjson decodes text at GB/s: no fast path is faster
+        try:
+            decoded = orjson.loads(b'"' + piece + b'"')
+        except orjson.JSONDecodeError as exc:
+            self._fail(exc.msg, scan._line_at(start) + exc.lineno - 1)
+        text.write(decoded.encode())  # orjson takes no lone surrogate: all encodes
+
+    def _parsed(self, whole: bool) -> Any:
+        """The skeleton parsed; ``whole`` False: only an error before its end (one that
+        more bytes would not mend) is said, and None given."""
+        try:
+            return orjson.loads(self.skeleton)
+        except orjson.JSONDecodeError as exc:
+            if not whole and exc.msg.startswith("unexpected end of data"):
+                return None
+            self._fail(exc.msg, self.line + exc.lineno - 1)
+
+    def _fail(self, why: str, line: int | None = None) -> NoReturn:
+        if self.text is not None:
+            self.text.close()
+        raise InputError(
+            f"not valid JSON in log.entries[{self.scan.index}]: {why}",
+            line=self.line if line is None else line,
+        )
+
+
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+
+
+def _key(token: bytes) -> str:
+    if b"\\" in token:
+        try:
+            key = orjson.loads(token)
+        except orjson.JSONDecodeError:  # said when the skeleton is parsed
+            return ""
+        return key if isinstance(key, str) else ""
+    return token[1:-1].decode("utf-8", "replace")
+
+
+def _cut(buf: bytes, start: int, end: int) -> int:
+    """Where to end a piece of a string's inside that runs from ``start`` (no escape's
+    inside) to at least ``end``: ``end``, or before it so that no escape, no surrogate
+    pair written as two escapes and no UTF-8 character is cut. At most 14 bytes back."""
+    cut = end
+    slash = buf.rfind(b"\\", max(start, cut - 5), cut)
+    wide = 6 if buf[slash + 1 : slash + 2] == b"u" else 2
+    if slash >= 0 and slash + wide > cut and _opens_escape(buf, start, slash):
+        cut = slash
+    if (
+        cut - start >= 6
+        and _HIGH_SURROGATE.match(buf, cut - 6)
+        and _opens_escape(buf, start, cut - 6)
+    ):
+        cut -= 6  # a pair stays together: apart, each half is an error
+    for back in range(1, 4):  # a UTF-8 character's bytes stay together
+        if cut - back < start:
+            break
+        byte = buf[cut - back]
+        if byte < 0x80:
+            break
+        if byte >= 0xC0:
+            if back < (2 if byte < 0xE0 else 3 if byte < 0xF0 else 4):
+                cut -= back
+            break
+    return cut
+
+
+def _opens_escape(buf: bytes, start: int, at: int) -> bool:
+    """Whether the backslash at ``at`` opens an escape: an odd run of them ends there."""
+    run = at + 1 - start - len(buf[start : at + 1].rstrip(b"\\"))
+    return run % 2 == 1
+
+
+def entries(
+    stream: BinaryIO, big: int | None = None, piece: int | None = None
+) -> Iterator[bodies.Entry]:
+    """The entries of a HAR read from ``stream``, one parsed at a time; one longer than
+    ``big`` bytes (its end not in sight; :data:`BIG`) walked, its body's string in
+    pieces of ``piece`` bytes (:data:`PIECE`); tests make both small."""
+    for index, (line, item) in enumerate(_Scanner(stream, big, piece).entries()):
         yield _entry(index, line, item)
 
 
 def _entry(index: int, line: int, item: Any) -> bodies.Entry:
+    text = None
+    if isinstance(item, _BigRead):
+        item, text = item.item, item.text
     request, response = bodies.objects(item, "request", "response")
     (content,) = bodies.objects(response, "content")
     (post,) = bodies.objects(request, "postData")
+    said = content.get("text")
+    source: bodies.Spool | _Held | None = None
+    if isinstance(said, str):
+        source = text if text is not None else _Held(said) if len(said) > PIECES else None
+    pieces = None
+    if source is not None:
+        kept = source
+
+        def pieces() -> Iterator[bytes]:
+            return _pieces(content, kept)
+
     return bodies.exchange(
         index,
         response.get("headers"),
@@ -297,6 +562,7 @@ def _entry(index: int, line: int, item: Any) -> bodies.Entry:
         url=_str(request.get("url")),
         status=bodies.status_code(response.get("status")),
         content_type=_str(content.get("mimeType")),
+        pieces=pieces,
     )
 
 
@@ -324,3 +590,41 @@ def _chunks(text: str) -> list[str]:
             return parts
         raise bodies.BodyError("bad base64: a JSON array of chunks that are not all strings")
     return [text]
+
+
+class _Held:
+    """A body's text parsed with its entry, read as a spool is (``pieces``, ``ascii``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.ascii = text.isascii()
+
+    def pieces(self, size: int | None = None) -> Iterator[bytes]:
+        text, size = self.text, size or PIECE
+        for at in range(0, len(text), size):
+            yield bodies.text_bytes(text[at : at + size])
+
+
+def _pieces(content: dict[str, Any], text: bodies.Spool | _Held) -> Iterator[bytes]:
+    """The bytes of a body whose text is in ``text``, in pieces: as :func:`_body` gives
+    them whole."""
+    if content.get("encoding") != "base64":
+        yield from text.pieces()
+        return
+    if _polly(text):  # a JSON array of chunks: read whole, as no recorder writes it huge
+        whole = b"".join(text.pieces()).decode()
+        yield from (bodies.b64(part) for part in _chunks(whole))
+        return
+    if not text.ascii:
+        raise bodies.BodyError("bad base64: a character that is not base64")
+    yield from bodies.b64_pieces(text.pieces())
+
+
+def _polly(text: bodies.Spool | _Held) -> bool:
+    """Whether the text starts with ``[`` after blanks (as ``str.lstrip`` says them)."""
+    held = ""
+    for piece in text.pieces(1 << 16):
+        held = (held + piece.decode("utf-8", "ignore")).lstrip()
+        if held:
+            return held.startswith("[")
+    return False

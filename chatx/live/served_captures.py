@@ -165,8 +165,9 @@ def _read(path: Path, name: str, skipped: list[str] | None) -> list[Capture]:
             total += 1
             if stream.readable:  # a stream, or a non-streaming object chatx reads
                 address = f"{name}#{stream.index}"
-                side = load_side(stream.data, stream.address)
-                read.append(_capture(side, stream.data, address, stream.request))
+                body = stream.body  # held whole: a served capture is answered from memory
+                side = load_side(body, stream.address)
+                read.append(_capture(side, body, address, stream.request))
             elif stream.kind == "unreadable" and skipped is not None:
                 skipped.append(f"{stream.address}: its body cannot be decoded ({stream.note})")
     if not read:

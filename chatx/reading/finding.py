@@ -99,6 +99,12 @@ class Picked:
     @contextmanager
     def reading(self) -> Iterator[BinaryIO]:
         """The stream's bytes as a binary file, closed after."""
+        if self.stream is not None and self.stream.pieces is not None:
+            from chatx.containers.bodies import reader
+
+            with reader(self.stream.pieces()) as body:  # too big to hold: read in pieces
+                yield body
+            return
         if self.stream is not None:
             yield io.BytesIO(self.stream.data)
             return

@@ -111,14 +111,14 @@ def _open(
     if not isinstance(file, str):  # an Exchange, whose module a bare stream never loads
         if file.error is not None:
             raise file.error
-        framed = _in_memory(file.data, container, ignored, file.address)
+        framed = _of_exchange(file, container, ignored, file.address)
         return (file.address, *framed, file.request, file.format)
     picked = finding.pick(file)
     name = picked.name
     if picked.stream is not None:
         if notes is not None:
             picked.say_skipped(notes)
-        framed = _in_memory(picked.stream.data, container, ignored, name)
+        framed = _of_exchange(picked.stream, container, ignored, name)
         return (name, *framed, picked.request, picked.format)
     return (name, *_source(picked.source, name, container, ignored), None, None)
 
@@ -162,6 +162,29 @@ def read_bytes(
     the payloads after a point unparsed (a RawReader's ``raw``)."""
     kind, reader, lists = _in_memory(data, container, ignored, name)
     return kind, reader, chain.from_iterable(lists)
+
+
+def _of_exchange(
+    stream: Exchange, container: str | None, ignored: list[tuple[int, str]] | None, name: str
+) -> tuple[str, Any, Iterator[list[Record]]]:
+    """The records of a stream a file of exchanges holds: its body in memory, or one too
+    big to hold read in pieces (:attr:`chatx.reading.telling.Exchange.pieces`)."""
+    if stream.pieces is None:
+        return _in_memory(stream.data, container, ignored, name)
+    pieces = stream.pieces()
+    head, rest = b"", iter(pieces)
+    for piece in rest:  # enough to detect the container (a body told by ls has records)
+        head += piece
+        if containers.ready(head):
+            break
+    try:
+        kind = container or containers.detect(head[: containers.sniffed(head)])
+    except InputError as exc:
+        raise exc.located(name) from None
+    blocks = (piece[at : at + _BLOCK] for piece in chain((head,), rest)
+              for at in range(0, len(piece), _BLOCK))  # fmt: skip
+    reader = containers.get(kind).reader()
+    return kind, reader, _lists(blocks, reader, name, ignored, None)
 
 
 def _in_memory(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from chatx import codecs, containers
@@ -47,6 +48,14 @@ class Exchange:
     model: str | None = None
     note: str | None = None
     error: InputError | None = None  # set when reading it failed (see each())
+    # A body too big to hold (its entry's ``stream``): () -> its bytes in pieces, read
+    # anew at each call; ``data`` is then empty.
+    pieces: Callable[[], Iterator[bytes]] | None = None
+
+    @property
+    def body(self) -> bytes:
+        """The body's bytes, whole (a body too big to hold is joined)."""
+        return self.data if self.pieces is None else b"".join(self.pieces())
 
     @property
     def request(self) -> dict[str, Any] | None:
@@ -63,6 +72,9 @@ def classify(entry: Entry, address: str) -> Exchange:
     from chatx.containers.bodies import BodyError
 
     stream = Exchange(address, entry.index, entry)
+    if entry.stream is not None and entry.refused is None:
+        _classify_pieces(stream, entry)
+        return stream
     try:
         stream.data = entry.body()
     except BodyError as exc:
@@ -77,6 +89,49 @@ def classify(entry: Entry, address: str) -> Exchange:
         stream.container = None
         stream.model = _request_model(stream.request)
     return stream
+
+
+def _classify_pieces(stream: Exchange, entry: Entry) -> None:
+    """:func:`classify` of a body too big to hold, read in pieces once here (its records
+    counted as they come) and again by the command that reads it. An error decoding it
+    makes it unreadable wherever it comes, as it does a body decoded whole."""
+    from chatx.containers.bodies import BodyError
+
+    failed: list[str] = []
+
+    def pieces() -> Iterator[bytes]:
+        try:
+            yield from entry.pieces()
+        except BodyError as exc:
+            failed.append(str(exc))
+
+    read = pieces()
+    gathered = containers.Head()
+    ended = True
+    try:
+        for piece in read:
+            if gathered.add(piece):
+                ended = False
+                break
+    except InputError:  # past MAX_LINE of blank lines: no container is told
+        pass
+    head = gathered.take()
+    if not failed and not (ended and not head.strip()):
+        judge(stream, _records_in(head, chain((head,), read)))
+        for _ in read:  # to its end: an error decoding it comes last
+            pass
+    if failed:
+        stream.kind, stream.note, stream.format = "unreadable", failed[0], None
+        stream.container, stream.records = None, 0
+        return
+    if ended and not head.strip():
+        stream.kind = "empty"
+        return
+    stream.pieces = entry.stream
+    if stream.format is None and stream.kind != UNKNOWN:
+        stream.kind = _what(entry.content_type, stream.body)
+        stream.container = None
+        stream.model = _request_model(stream.request)
 
 
 def judge(stream: Exchange, framed: tuple[str, Iterator[Record]] | None) -> None:
@@ -151,6 +206,29 @@ def _route_end(route: str) -> re.Pattern[str]:
     """``/v1beta/models/{model}:streamGenerateContent`` as a pattern of the path's end
     (``/models/M:streamGenerateContent``), without the version any base path may say."""
     return route_pattern("/" + route.split("/", 2)[2])
+
+
+def _records_in(head: bytes, pieces: Iterator[bytes]) -> tuple[str, Iterator[Record]] | None:
+    """:func:`_records_of` a body in pieces, its container told from ``head``."""
+    try:
+        name = containers.detect(head[: containers.sniffed(head)])
+    except InputError:
+        return None
+    reader = containers.get(name).reader()
+    unparsed = hasattr(reader, "raw")
+
+    def records() -> Iterator[Record]:
+        count = 0
+        for piece in pieces:
+            for at in range(0, len(piece), _READ):
+                batch = reader.feed(piece[at : at + _READ])
+                yield from batch
+                count += len(batch)
+                if unparsed and count >= codecs.PROBE_RECORDS:
+                    reader.raw = True  # type: ignore[attr-defined]
+        yield from reader.finish()
+
+    return name, records()
 
 
 def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:

@@ -1,0 +1,118 @@
+"""Every command reads a HAR whose entries are all walked, their bodies read in pieces
+(``har.BIG`` 0, ``har.PIECE`` 16: what an entry of hundreds of MB takes), exactly as it
+reads the HAR parsed entry by entry: the fixtures, the real samples, bodies plain,
+base64 and gzip'd, streams and non-streaming objects, bodies that cannot be decoded."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chatx.containers import har
+from tests.containers import make_fixtures as made
+from tests.containers.common import FIXTURES, SAMPLES, chatx
+
+SSE = (b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x",'
+       b'"choices":[{"index":0,"delta":{"role":"assistant","content":"h\\u00e9 \\"q\\""},'
+       b'"finish_reason":null}]}\n\n'
+       b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x",'
+       b'"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+       b"data: [DONE]\n\n")  # fmt: skip
+URL = "https://api.openai.com/v1/chat/completions"
+
+
+def made_har(folder: Path) -> str:
+    """A HAR of each kind of body the walk decodes: plain, base64, gzip'd, Polly's
+    chunks, one that cannot be decoded, a non-streaming object, an empty one."""
+
+    def entry(content: dict[str, object], headers: list[dict[str, str]] | None = None) -> object:
+        return made.har_entry("POST", URL, {"model": "gpt-x", "stream": True}, 200,
+                              {"mimeType": "text/event-stream", **content}, headers)  # fmt: skip
+
+    b64 = base64.b64encode
+    entries = [
+        entry({"text": SSE.decode()}),
+        entry({"encoding": "base64", "text": b64(SSE).decode()}),
+        entry(
+            {"encoding": "base64", "text": b64(gzip.compress(SSE, mtime=0)).decode()},
+            [{"name": "content-encoding", "value": "gzip"}],
+        ),
+        entry(
+            {
+                "encoding": "base64",
+                "text": json.dumps([b64(SSE[:50]).decode(), b64(SSE[50:]).decode()]),
+            }
+        ),
+        entry({"encoding": "base64", "text": "not base64!"}),
+        entry({"text": json.dumps({"object": "chat.completion", "choices": []})}),
+        entry({"text": "  \n "}),
+    ]
+    path = folder / "made.har"
+    path.write_bytes(made.har(entries))
+    return str(path)
+
+
+def hars(folder: Path) -> Iterator[str]:
+    yield from sorted(str(p) for p in FIXTURES.glob("*.har"))
+    if SAMPLES.is_dir():
+        yield from sorted(str(p) for p in SAMPLES.rglob("*.har"))
+    yield made_har(folder)
+
+
+def runs(path: str) -> Iterator[list[str]]:
+    """The commands to compare: ls, validate, and per stream ls lists, convert into
+    each format, collect and show."""
+    yield ["ls", path]
+    yield ["validate", path]
+    listed = chatx("ls", path).stdout.decode().splitlines()
+    for line in listed:
+        address, format_ = line.split()[:2]
+        yield ["ls", address]
+        if format_ == "-":
+            yield ["convert", address, "--to", "chat-chunk"]
+            continue
+        for target in ("chat-chunk", "responses-event", "anthropic-event"):
+            yield ["convert", address, "--to", target]
+        yield ["collect", address]
+        yield ["show", address]
+    yield ["convert", path, "--to", "responses-event"]
+
+
+def test_every_body_read_in_pieces_reads_as_one_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each body parsed with its entry read in pieces (as one past ``har.PIECES``)."""
+    cases = [args for path in hars(tmp_path) for args in runs(path)]
+    before = [chatx(*args) for args in cases]
+    monkeypatch.setattr(har, "PIECES", 0)
+    monkeypatch.setattr(har, "PIECE", 7)
+    for args, was in zip(cases, before, strict=True):
+        now = chatx(*args)
+        assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
+
+
+def test_every_command_reads_walked_entries_as_parsed_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [args for path in hars(tmp_path) for args in runs(path)]
+    assert len(cases) > 20
+    before = [chatx(*args) for args in cases]
+    monkeypatch.setattr(har, "BIG", 0)
+    monkeypatch.setattr(har, "PIECE", 16)
+    walked: list[int] = []
+    real = har._BigEntry.entry
+
+    def counted(self: har._BigEntry) -> har._BigRead:
+        walked.append(self.line)
+        return real(self)
+
+    monkeypatch.setattr(har._BigEntry, "entry", counted)
+    for args, was in zip(cases, before, strict=True):
+        now = chatx(*args)
+        assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
+    assert len(walked) > len(cases)  # every entry of every file read, walked
