@@ -7,13 +7,13 @@ checker can import it while the registry imports the codec packages.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from chatx.codecs.byte_template import ByteTemplate
 from chatx.containers.payload import parse
-from chatx.record import Record
+from chatx.record import RawRegion, Record
 from chatx.validation.rule import Rule
 from chatx.validation.stream_rules import STREAM_RULES
 
@@ -155,7 +155,7 @@ class Checker:
         if raw is not None and type(record.data) is dict and len(self.findings) == said:
             self.known = self.knows(record)
 
-    def run(self, records: list[Record], start: int) -> int:
+    def run(self, records: Sequence[Record], start: int) -> int:
         """Take the raw records from ``start`` on that repeat the one :attr:`known` stands
         for (of its SSE event name, each), as :meth:`feed` takes each: how many."""
         known = self.known
@@ -164,10 +164,13 @@ class Checker:
         texts, _, lines = known.template.read(records, start, known.text_at, None, number)
         event = known.event
         taken = 0
-        for record in records[start : start + len(texts)]:
-            if record.event != event:
-                break
-            taken += 1
+        if type(records) is RawRegion:  # none of them named: no record made to be asked
+            taken = len(texts) if event is None else 0
+        else:
+            for record in records[start : start + len(texts)]:
+                if record.event != event:
+                    break
+                taken += 1
         if not taken:
             return 0
         self.index += taken

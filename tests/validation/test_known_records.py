@@ -37,12 +37,13 @@ def _parsed(data: bytes, fmt: str) -> list[dict[str, object]]:
     return [f.as_dict() for f in found]
 
 
-def _known(data: bytes, fmt: str) -> list[dict[str, object]]:
+def _known(data: bytes, fmt: str, block: int = 200) -> list[dict[str, object]]:
     """The findings when the payloads after the first come unparsed and a checker takes
     the records it knows by their bytes. The reader is fed 200 bytes at a time, so that
     the payloads after the first block come unparsed in a stream this small too (a
-    block's payloads are parsed before the reader is asked)."""
-    with mock.patch.object(framing, "_BLOCK", 200):
+    block's payloads are parsed before the reader is asked); with a larger ``block``, a
+    read's plain records come as one region of lines (chatx.record.RawRegion)."""
+    with mock.patch.object(framing, "_BLOCK", block):
         return [f.as_dict() for f in validate_records(data, fmt, file="x")]
 
 
@@ -168,6 +169,7 @@ def test_a_mutated_stream_finds_the_same(fmt: str, mutations: list, pick: int) -
             _known(data, fmt)
         return
     assert _known(data, fmt) == parsed
+    assert _known(data, fmt, 4096) == parsed
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -187,8 +189,25 @@ def test_a_long_run_is_taken_by_its_bytes(fmt: str, monkeypatch: pytest.MonkeyPa
         blocks, joint = _blocks(path.read_bytes())
         blocks = _renumber(_compact([block for block in blocks for _ in range(20)]))
         data = joint.join(blocks) + joint
+        mark = len(parsed)
+        assert _known(data, fmt, 4096) == _parsed(data, fmt), path.name
+        del parsed[mark:]  # the records below are counted in 200-byte reads
         assert _known(data, fmt) == _parsed(data, fmt), path.name
         records += len(blocks)
     # Those not parsed here: the first block's (parsed by the reader, before it is asked
     # for raw payloads: a record or two a file) and the runs' (most deltas).
     assert records - len(parsed) > max(100, records // 10), (fmt, len(parsed), records)
+
+
+def test_unnamed_blocks_after_a_named_delta_are_checked_each():
+    """A delta block named ``content_block_delta`` makes a template of its bytes; the
+    blocks after it say the same without an ``event:`` line, so they come as one region
+    of plain lines (chatx.record.RawRegion), and none of them is the template's record:
+    each is checked, as when every record is parsed."""
+    delta = b'{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"%d"}}'
+    head = (FIXTURES / "anthropic-event" / "cache-usage.sse").read_bytes()
+    head = head[: head.index(b"event: content_block_delta")]
+    named = b"event: content_block_delta\ndata: " + delta % 0 + b"\n\n"
+    plain = b"".join(b"data: " + delta % k + b"\n\n" for k in range(1, 200))
+    data = head + named + plain
+    assert _known(data, "anthropic-event", 4096) == _parsed(data, "anthropic-event")
