@@ -9,7 +9,7 @@ still written in large blocks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack, cast
 
 from chatx import codecs, containers, ir
@@ -55,7 +55,7 @@ class Conversion:
         # Without --choice and for a target of many lanes, every event goes on as it is.
         self.whole = lanes.choice is None and not lanes.target.single_lane
 
-    def payloads(self, records: list[Record]) -> list[Any]:
+    def payloads(self, records: Sequence[Record]) -> list[Any]:
         return self.drive.run(records, self._feed, [], self.find_run, self._feed_run)
 
     def finish(self) -> list[Any]:
@@ -156,7 +156,9 @@ class Transcoder:
                 return []
             data = self.head.take()
             reader = self._open_reader(data)
-            records = [record for piece in containers.pieces(data) for record in reader.feed(piece)]
+            records: Sequence[Record] = [
+                record for piece in containers.pieces(data) for record in reader.feed(piece)
+            ]
         else:
             records = reader.feed(data)
         if self.ignored:
@@ -279,7 +281,7 @@ class Transcoder:
             assert src is not None  # it raises when it cannot tell at the end
         return self._open_codecs(src)
 
-    def _records(self, records: list[Record]) -> list[bytes]:
+    def _records(self, records: Sequence[Record]) -> list[bytes]:
         if not records:
             return []
         if self.only_done:

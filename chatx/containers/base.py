@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from chatx.record import Record
+from chatx.record import RawRegion, Record
 
 
 class Reader(Protocol):
     """Feed bytes, get records."""
 
-    def feed(self, chunk: bytes) -> list[Record]:
-        """Read the next bytes; return the records they complete (possibly none)."""
+    def feed(self, chunk: bytes) -> list[Record] | RawRegion:
+        """Read the next bytes; return the records they complete (possibly none). A raw
+        reader (:class:`RawReader`) may give a read's records as one
+        :class:`~chatx.record.RawRegion` when each is one plain line."""
 
     def finish(self) -> list[Record]:
         """End of input: return the records still pending."""

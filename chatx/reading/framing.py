@@ -38,8 +38,7 @@ def read_records(
     data = as_bytes(data, "read_records()")
     name = container or containers.detect(data[: containers.sniffed(data)])
     reader = containers.get(name).reader()
-    records = reader.feed(data)
-    records.extend(reader.finish())
+    records = [*reader.feed(data), *reader.finish()]
     if notes is not None:
         for line, why in getattr(reader, "ignored", ()):
             notes.add("warning", why, line)
