@@ -113,8 +113,8 @@ def _classify_pieces(stream: Exchange, entry: Entry) -> None:
             if gathered.add(piece):
                 ended = False
                 break
-    except InputError:  # past MAX_LINE of blank lines: no container is told
-        pass
+    except InputError:  # past MAX_LINE of blank lines: no container is told from them
+        ended = False
     head = gathered.take()
     if not failed and not (ended and not head.strip()):
         judge(stream, _records_in(head, chain((head,), read)))

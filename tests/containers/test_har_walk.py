@@ -2,7 +2,8 @@
 string decoded in pieces into a spool, the rest parsed by orjson. Every entry walked,
 with pieces and reads forced small, must read as the entry parsed whole reads: the same
 fields, the same body bytes or the same body error; and an entry that is no JSON is an
-error naming the entry and its line either way."""
+error naming the entry and its line either way (the same one where it has one fault in
+its body's string or its nesting; with several, the walk says the first it meets)."""
 
 from __future__ import annotations
 
