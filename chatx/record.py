@@ -84,7 +84,7 @@ class RawRegion(Sequence["Record"]):
     ``data: `` and the payload), record ``k`` at input line ``first + step * k``.
     ``lines`` holds those lines. A sequence of :class:`Record`, each made only when
     asked for: a run a template knows in these lines
-    (:meth:`~chatx.codecs.byte_template.BlockReader.region`) makes none, and cuts out no
+    (:meth:`~chatx.codecs.block_reader.BlockReader.region`) makes none, and cuts out no
     payload.
 
     A reader gives one where it can tell at once that every record of a read is such a

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx.codecs.byte_template import NUMBER, OBFUSCATION, TEXT, BlockReader, ByteTemplate
+from chatx.codecs.block_reader import BlockReader
+from chatx.codecs.byte_template import NUMBER, OBFUSCATION, TEXT, ByteTemplate
 from chatx.notes import Notes
 from chatx.pipeline import Transcoder
 from chatx.record import Record

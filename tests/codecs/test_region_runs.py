@@ -1,4 +1,4 @@
-"""Runs found in a read's lines (:meth:`chatx.codecs.byte_template.BlockReader.region`)
+"""Runs found in a read's lines (:meth:`chatx.codecs.block_reader.BlockReader.region`)
 held to the conversion without runs: every record decoded on its own must give the
 same bytes and notes. The streams are long runs of plain chunks with, among them,
 records a template almost knows: the same head with another end of the same length,
