@@ -209,13 +209,16 @@ def _route_end(route: str) -> re.Pattern[str]:
 
 
 def _records_in(head: bytes, pieces: Iterator[bytes]) -> tuple[str, Iterator[Record]] | None:
-    """:func:`_records_of` a body in pieces, its container told from ``head``."""
+    """The container of a body told from ``head`` and the records of its ``pieces`` (read
+    ``_READ`` bytes at most at a time). Past the records the format is told from, only
+    their count is wanted: a reader that can leave payloads unparsed does (a 5000-record
+    stream counts 3 times faster)."""
     try:
         name = containers.detect(head[: containers.sniffed(head)])
     except InputError:
         return None
     reader = containers.get(name).reader()
-    unparsed = hasattr(reader, "raw")
+    unparsed = hasattr(reader, "raw")  # a RawReader (the Protocol's isinstance is slow)
 
     def records() -> Iterator[Record]:
         count = 0
@@ -232,29 +235,18 @@ def _records_in(head: bytes, pieces: Iterator[bytes]) -> tuple[str, Iterator[Rec
 
 
 def _records_of(stream: Exchange) -> tuple[str, Iterator[Record]] | None:
+    """:func:`_records_in` a body held whole, read in pieces twice as long each time
+    from a small first one, so that few records are parsed before the reader leaves
+    them unparsed."""
     data = stream.data
-    try:
-        name = containers.detect(data[: containers.sniffed(data)])
-    except InputError:
-        return None
-    reader = containers.get(name).reader()
-    # Past the records the format is told from, only their count is wanted: a reader
-    # that can leave payloads unparsed does (a 5000-record stream counts 3 times faster).
-    # The first reads are small, so that few records are parsed before it does.
-    unparsed = hasattr(reader, "raw")  # a RawReader (the Protocol's isinstance is slow)
+    return _records_in(data, _growing(data))
 
-    def records() -> Iterator[Record]:
-        count, at, size = 0, 0, _FIRST_READ
-        while at < len(data):
-            batch = reader.feed(data[at : at + size])
-            at, size = at + size, min(2 * size, _READ)
-            yield from batch
-            count += len(batch)
-            if unparsed and count >= codecs.PROBE_RECORDS:
-                reader.raw = True  # type: ignore[attr-defined]
-        yield from reader.finish()
 
-    return name, records()
+def _growing(data: bytes) -> Iterator[bytes]:
+    at, size = 0, _FIRST_READ
+    while at < len(data):
+        yield data[at : at + size]
+        at, size = at + size, min(2 * size, _READ)
 
 
 def _model(head: list[Record], named: Callable[[Any], str | None] | None) -> str | None:
