@@ -39,6 +39,8 @@ class JSONLReader:
         A line longer than :data:`~chatx.containers.lines.MAX_LINE` raises InputError on
         the call after the one that returns the records before it.
         """
+        if self.raw and type(chunk) is not bytes:  # a region's lines are bytes
+            chunk = bytes(chunk)
         lines, _ = self._lines.take(chunk, self._line + 1)
         if not lines:
             return []

@@ -81,9 +81,11 @@ class SSEReader:
     def _feed_raw(self, chunk: bytes) -> list[Record] | RawRegion:
         """Raw records: the blocks up to the last blank line read (the bytes after it
         wait for the next read). When each of them is one ``data: `` line, as most
-        streams' blocks are, they are one :class:`~chatx.record.RawRegion`, none cut
-        out: two counts over the bytes tell it (see :func:`_one_line_blocks`). Else, and
-        from a CR on (line ends of one byte more), they are read line by line."""
+        streams' blocks are, their lines are one :class:`~chatx.record.RawRegion`, no
+        payload cut out (see :func:`_data_lines`). Else, and from a CR on (line ends of
+        one byte more), they are read line by line."""
+        if type(chunk) is not bytes:  # a region's lines are bytes, compared as such
+            chunk = bytes(chunk)
         carry = self._carry
         if b"\r" in chunk:
             self._crlf = True

@@ -222,3 +222,14 @@ def test_region_records_are_made_when_asked_for():
         region[3]
     with pytest.raises(IndexError):
         region[-4]
+
+
+@pytest.mark.parametrize("kind", [bytearray, memoryview])
+def test_a_read_of_another_bytes_type_is_read_the_same(kind):
+    sse = b'data: {"a":1}\n\n' * 3
+    jsonl = b'{"a":1}\n' * 3
+    for reader, data in ((SSEReader(), sse), (JSONLReader(), jsonl)):
+        reader.raw = True
+        got = [*reader.feed(kind(data)), *reader.feed(kind(data)), *reader.finish()]
+        assert [r.raw for r in got] == [b'{"a":1}'] * 6
+        assert all(type(r.raw) is bytes for r in got[3:])
