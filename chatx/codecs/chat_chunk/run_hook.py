@@ -15,6 +15,7 @@ itself reads (:meth:`KindTemplate.holds`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 from typing import Any
 
 from chatx import ir
@@ -31,6 +32,7 @@ _ITEMS = {ir.TextDelta: "message", ir.ReasoningDelta: "reasoning", ir.ToolArgsDe
 CALL = hole("call")
 """Stand-in for a tool call's index while a lane's call template is made."""
 _LOW, _HIGH = exact.INT64  # the indexes orjson writes (and reads back without a note)
+KEPT_TRIED = 6  # kept templates tried where the one of the moment knows no run
 
 
 class ChatRunHook:
@@ -70,14 +72,19 @@ class ChatRunHook:
 
     def _kept_run(self, records: Sequence[Record], start: int) -> DeltaRun | None:
         """The run a kept template that holds now (not the one of the moment) knows from
-        ``start`` on; that template is the one of the moment from then on."""
+        ``start`` on; that template is the one of the moment from then on. Only the
+        templates last made or used are tried (:data:`KEPT_TRIED`, the newest first): a
+        stream of many choices in turn would have every one tried at every record, a
+        time that grows with the choices (a run is only speed: a record no template
+        is tried on is decoded the long way)."""
         if self.decoder.ended:
             return None
-        plain, kept = self.plain, self.kept
-        for number, lane in self.lanes.items():
-            item = lane.open
-            entry = kept.get((number, item)) if item is not None else None
-            if entry is None or not entry.holds(lane, plain):
+        plain, kept, lanes = self.plain, self.kept, self.lanes
+        for key in islice(reversed(kept), KEPT_TRIED):
+            number, item = key
+            lane = lanes.get(number)
+            entry = kept[key]
+            if lane is None or lane.open != item or not entry.holds(lane, plain):
                 continue
             template = entry.of(lane.open_call)
             if template is None or template is self.template:
@@ -86,6 +93,7 @@ class ChatRunHook:
             if run is not None:
                 self.template = template
                 self.reused += 1
+                kept[key] = kept.pop(key)  # the newest again
                 return run
         return None
 
@@ -118,6 +126,7 @@ class ChatRunHook:
             proto = made.proto
             template = made.of(proto.call if type(proto) is ir.ToolArgsDelta else None)
             key = (proto.lane, _ITEMS[type(proto)])
+            self.kept.pop(key, None)  # the newest: tried first (_kept_run)
             self.kept[key] = KindTemplate(made, self.plain.expect, envelope)
         self.template = template
 
