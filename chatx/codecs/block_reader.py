@@ -208,16 +208,23 @@ class BlockReader:
     def strings(self, raws: list[bytes], number: int = 0) -> list[str] | None:
         """:meth:`values` of records whose heads and ends are the template's
         (:meth:`fitting`)."""
+        return self._between(raws, self.inner(number))
+
+    def _between(self, raws: list[bytes], inner: slice) -> list[str] | None:
+        """The string holes' values of records whose holes and separators are at
+        ``inner`` in each: those bytes joined, the separators made markers (in C), read
+        by :meth:`_marked`. (A record too short to hold its head and end leaves no bytes
+        between: no text, which ends the run, or no separator, which _marked refuses.)"""
         count = len(raws)
-        inner = b"\x03".join(map(_part, raws, repeat(self.inner(number))))
-        size = len(inner)
+        joined = b"\x03".join(map(_part, raws, repeat(inner)))
+        size = len(joined)
         for separator, marker in self.separators:
-            inner = _replacer(separator)(marker, inner)
+            joined = _replacer(separator)(marker, joined)
         # A marker byte of a record's own standing where a separator is missing leaves
         # the markers in order but the length longer.
-        if len(inner) != size - self.shrink * count:
+        if len(joined) != size - self.shrink * count:
             return None
-        return self._marked(inner, count)
+        return self._marked(joined, count)
 
     def _marked(self, inner: bytes, count: int) -> list[str] | None:
         """The string holes' values of ``count`` records' holes and separators, the
@@ -261,12 +268,12 @@ class BlockReader:
         begin with the template's head and end with its end, one after the other (each
         line compared in C, up to the first that is not: a call that finds no run costs
         one comparison), are read at once as :meth:`strings` reads them; a few that
-        cannot be are read record by record. (:meth:`~chatx.codecs.byte_template.ByteTemplate.match` takes no line
-        that does not begin and end so: the first that does not ends the run.)"""
+        cannot be are read record by record. (``ByteTemplate.match`` takes no line that
+        does not begin and end so: the first that does not ends the run.)"""
         texts: list[str] = []
         obfuscations: list[str | None] = []
         lines: list[int] = []
-        cut, total = len(records.prefix), len(records)
+        total = len(records)
         head, end = records.prefix + self.begin, self.end
         inner = slice(len(head), -len(end))
         index, size = start, 64
@@ -275,7 +282,7 @@ class BlockReader:
             fit = _leading_lines(window, head, end)
             if not fit:
                 break
-            values = self._lined(window[:fit], inner, cut)
+            values = self._between(window[:fit], inner)
             if values is None:
                 got = template.read_each(records, index, index + fit, text_at, obfuscation_at)
             else:
@@ -288,20 +295,6 @@ class BlockReader:
                 break
             size *= 2
         return texts, obfuscations, lines
-
-    def _lined(self, lines: list[bytes], inner: slice, cut: int) -> list[str] | None:
-        """:meth:`strings` of lines that begin with a prefix ``cut`` bytes long, then the
-        template's head, and end with its end, their holes and separators at ``inner``."""
-        # (A line shorter than the head and the end together leaves no bytes between
-        # them: no text, which ends the run, or no separator, which _marked refuses.)
-        count = len(lines)
-        joined = b"\x03".join(map(_part, lines, repeat(inner)))
-        size = len(joined)
-        for separator, marker in self.separators:
-            joined = _replacer(separator)(marker, joined)
-        if len(joined) != size - self.shrink * count:  # see strings()
-            return None
-        return self._marked(joined, count)
 
     def _taken_in(
         self,

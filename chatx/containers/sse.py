@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable
 from itertools import repeat
-from operator import getitem
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
@@ -284,13 +282,7 @@ def _data_lines(region: bytes) -> list[bytes] | None:
     if len(lines) % 2 == 0 or any(lines[1::2]):
         return None
     data = lines[0:-1:2]
-    if b"".join(map(_part, data, repeat(_DATA_FIELD))) != b"data: " * len(data):
-        return None
-    return data
-
-
-_DATA_FIELD = slice(0, 6)
-_part = cast(Callable[[bytes, slice], bytes], getitem)  # a slice of each line, in a map()
+    return data if all(map(bytes.startswith, data, repeat(b"data: "))) else None
 
 
 def _cut(line: Any, size: int) -> bytes:
