@@ -308,6 +308,26 @@ class Spool:
             yield os.pread(fd, min(size, self.size - at), at)
 
 
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """A body's string too big to hold, walked out of the file that held it (a YAML or
+    JSON cassette) into a spool: its text, or with ``base64`` the base64 text of bytes
+    (YAML's ``!!binary``, Ruby's ``!binary``). It stands where the string stood in the
+    document the rest of the file was read into."""
+
+    text: Spool
+    base64: bool = False
+
+    def pieces(self) -> Iterator[bytes]:
+        """The bytes it stands for, in pieces: as the whole string would give them
+        (:func:`text_bytes`, or :func:`b64` of it)."""
+        if not self.base64:
+            return self.text.pieces()
+        if not self.text.ascii:
+            raise BodyError("bad base64: a character that is not base64")
+        return b64_pieces(self.text.pieces())
+
+
 def b64_pieces(pieces: Iterable[bytes]) -> Iterator[bytes]:
     """:func:`b64` of base64 text that comes in pieces (ASCII bytes), given out in
     pieces, with the same bytes or the same error as the whole text decoded at once.

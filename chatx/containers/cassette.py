@@ -14,8 +14,9 @@ a server sends: SSE for events, JSON lines for payloads, JSON for an object.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import io
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
 from chatx.containers import bodies, exact
 from chatx.containers.bounded_yaml import Undecodable, as_json, load_yaml
@@ -26,9 +27,9 @@ from chatx.errors import InputError
 _SSE_KEYS = {"event", "data", "id", "retry"}
 
 
-def entries(data: bytes) -> Iterator[bodies.Entry]:
-    """The interactions of a cassette held in ``data``."""
-    document = _load(data)
+def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
+    """The interactions of a cassette read from ``source`` (its bytes, or a stream)."""
+    document = _load(io.BytesIO(source) if isinstance(source, bytes) else source)
     items, name = None, "interactions"
     if isinstance(document, dict):
         name = "interactions" if "interactions" in document else "http_interactions"
@@ -39,7 +40,8 @@ def entries(data: bytes) -> Iterator[bodies.Entry]:
         yield _entry(index, item if isinstance(item, dict) else {}, f"{name}[{index}]")
 
 
-def _load(data: bytes) -> Any:
+def _load(stream: BinaryIO) -> Any:
+    data = stream.read()
     if data.removeprefix(BOM).lstrip()[:1] == b"{":  # a JSON cassette
         return _load_json(data.removeprefix(BOM))
     return load_yaml(data)
@@ -60,7 +62,24 @@ def _entry(index: int, item: dict[str, Any], path: str) -> bodies.Entry:
         method=bodies.verb(request.get("method")),
         url=_str(request.get("uri") or request.get("url")),
         status=bodies.status_code(response.get("status")),
+        pieces=_walked(response),
     )
+
+
+def _walked(response: dict[str, Any]) -> Callable[[], Iterator[bytes]] | None:
+    """The pieces of a response body walked out of a file too big to hold (see
+    :class:`bodies.Walked`); None for one read with the rest of the file."""
+    body = None if "parsed_body" in response else response.get("body")
+    if isinstance(body, dict) and "base64_string" in body:
+        said = body["base64_string"]
+        return bodies.Walked(said.text, base64=True).pieces if _is_walked(said) else None
+    if isinstance(body, dict):
+        body = body.get("string")
+    return body.pieces if isinstance(body, bodies.Walked) else None
+
+
+def _is_walked(value: Any) -> bool:
+    return isinstance(value, bodies.Walked) and not value.base64
 
 
 def _str(value: Any) -> str | None:
@@ -84,6 +103,8 @@ def _body(response: dict[str, Any], path: str) -> bytes:
 
 def _raw(body: Any) -> bytes:
     """A recorded body's bytes, from every shape the writers use."""
+    if isinstance(body, bodies.Walked):  # a request's: parsed whole, as any request is
+        return b"".join(body.pieces())
     if isinstance(body, dict):
         if "base64_string" in body:
             return bodies.b64(str(body["base64_string"]))

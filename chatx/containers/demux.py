@@ -320,7 +320,7 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
     if kind == "vcr":
         from chatx.containers import cassette
 
-        return cassette.entries(stream.read())
+        return cassette.entries(stream)
     if kind == "llama-stack-recording":
         from chatx.containers import llama_stack_recording
 
