@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import Any, BinaryIO
 
-from chatx.containers import bodies, exact
+from chatx.containers import bodies, json_walk
 from chatx.containers.bounded_yaml import Undecodable, as_json, load_yaml
 from chatx.containers.lines import BOM
 from chatx.containers.payload import lenient_dumps
@@ -41,15 +42,40 @@ def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
 
 
 def _load(stream: BinaryIO) -> Any:
-    data = stream.read()
-    if data.removeprefix(BOM).lstrip()[:1] == b"{":  # a JSON cassette
-        return _load_json(data.removeprefix(BOM))
-    return load_yaml(data)
+    head = b""  # up to the first byte that is no blank: JSON's "{", or YAML
+    while len(head) < len(BOM) or not head.removeprefix(BOM).lstrip():
+        read = stream.read(1 << 16)
+        if not read:
+            break
+        head += read
+    if head.removeprefix(BOM).lstrip()[:1] == b"{":  # a JSON cassette
+        return _load_json(_again(head.removeprefix(BOM), stream))
+    return _load_yaml(_again(head, stream))
 
 
-def _load_json(data: bytes) -> Any:
-    """A JSON cassette; integers beyond 64 bits read exactly, as a stream's are."""
-    return exact.document(data)
+def _again(head: bytes, stream: BinaryIO) -> BinaryIO:
+    """``stream`` as it was before ``head`` was read from it."""
+    return bodies.reader(chain((head,), iter(lambda: stream.read(1 << 20), b"")))
+
+
+def _load_yaml(stream: BinaryIO) -> Any:
+    return load_yaml(stream.read())
+
+
+# Where a JSON cassette's response bodies are: a string, or a string under ``string`` or
+# Ruby's ``base64_string``. One longer than json_walk.KEEP in a file larger than
+# json_walk.BIG is walked into a spool, and stands there as a bodies.Walked.
+_BODIES = frozenset(
+    (name, None, "response", *keys)
+    for name in ("interactions", "http_interactions")
+    for keys in (("body",), ("body", "string"), ("body", "base64_string"))
+)
+
+
+def _load_json(stream: BinaryIO) -> Any:
+    """A JSON cassette; integers beyond 64 bits read exactly, as a stream's are. One
+    too big to hold is walked (see :func:`json_walk.document`), read as it comes."""
+    return json_walk.document(stream, _BODIES, bodies.Walked)
 
 
 def _entry(index: int, item: dict[str, Any], path: str) -> bodies.Entry:

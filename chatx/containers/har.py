@@ -14,11 +14,12 @@ found exactly by its brackets, on a *masked* copy of the bytes (see :func:`mask`
 then parsed alone, so its error names the right entry and line.
 
 An entry longer than :data:`BIG` whose end is not in sight is too big to hold: its
-body is one huge string. It is walked (:class:`_BigEntry`): its other fields are copied as
-they pass into a skeleton that orjson parses, and the body's string is cut into pieces at
-escape and character boundaries, each decoded by orjson as a JSON string of its own
-(exactly as the whole would decode), and kept in a temporary file (``bodies.Spool``),
-from which the body is read in pieces as often as it is asked for.
+body is one huge string. It is walked (:class:`chatx.containers.json_walk.Walk`): its
+other fields are copied as they pass into a skeleton that orjson parses, and the body's
+string is cut into pieces at escape and character boundaries, each decoded by orjson as
+a JSON string of its own (exactly as the whole would decode), and kept in a temporary
+file (``bodies.Spool``), from which the body is read in pieces as often as it is asked
+for.
 
 Bodies: ``response.content.text``, plain text (an SSE stream is plain text), or with
 ``encoding: "base64"`` the base64 of the bytes. Polly.JS stores a JSON array of base64
@@ -34,43 +35,27 @@ from typing import Any, BinaryIO, NoReturn
 
 import orjson
 
-from chatx.containers import bodies
+from chatx.containers import bodies, json_walk
+from chatx.containers.json_walk import CLOSE, OPEN, QUOTE, TOKEN, mask
 from chatx.errors import InputError
 
 _BLOCK = 1 << 22  # most entries fit in one read: an entry cut by a read is parsed again
 _WINDOW = 1 << 12  # the first window; then half the entry before
-# Outside entries: a whole string, or a lone quote when it does not end in the bytes read.
-_TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|["{}\[\]:,]')
 # Where the next entry likely opens: this entry's last byte is the ``}``.
 _NEXT = re.compile(rb'\}\s*,\s*\{\s*"')
 # In the mask, inside an entry: everything up to the next bracket of a nested value (or
 # a lone quote, or the end of the bytes read): strings, plain values and flat objects.
 _SKIP = re.compile(rb'(?:[^"{}\[\]]++|"[^"]*+"|\{(?:[^"{}\[\]]++|"[^"]*+")*+\})*+')
-_OPEN = {ord("{"), ord("[")}
-_CLOSE = {ord("}"), ord("]")}
-_QUOTE = ord('"')
 _UNSURE = object()  # orjson's error did not say where the entry ends
 _HUGE = object()  # the entry is too big to hold: it is walked
-# Past this many bytes without its end, an entry is walked: held, it would be parsed
-# (and its body decoded) whole, several copies of a body of hundreds of MB.
-BIG = 8 << 20
-PIECE = 64 << 10  # the pieces a body in pieces is decoded in (larger ones cost page faults)
+_BODY = ("response", "content", "text")  # the string a walked entry decodes in pieces
+# Past this many bytes without its end, an entry is walked (see json_walk.BIG); its body
+# is decoded in pieces of PIECE bytes.
+BIG = json_walk.BIG
+PIECE = json_walk.PIECE
 # A body's text longer than this, held, is decoded in pieces too: a few hundred KB of
 # gzip may say hundreds of MB, which need not be held whole either.
 PIECES = 64 << 10
-# Between tokens in an entry: what JSON has there (blanks, numbers, literals) and more;
-# anything else is no JSON, said at once rather than after reading on.
-_SCALARS = re.compile(rb"[\s\w.+-]*+")
-
-
-def mask(data: bytes) -> bytes:
-    """``data`` with every escaped backslash and escaped quote made ``__``: the same
-    length, and each quote left is a string's start or end. ``data`` starts outside a
-    string or at its opening quote (JSON has no backslash elsewhere), so the escapes
-    pair up from the left as a JSON reader pairs them."""
-    if b"\\\\" in data:
-        data = data.replace(b"\\\\", b"__")
-    return data.replace(b'\\"', b"__")
 
 
 class _Scanner:
@@ -96,7 +81,7 @@ class _Scanner:
         self.valued: str | None = None
         self.window = _WINDOW
 
-    def _more(self) -> bool:
+    def more(self) -> bool:
         """Drop what is before ``pos``, read more (as many again as are held, so a long
         entry is parsed again a bounded number of times); False at the end."""
         if self.eof:
@@ -117,7 +102,7 @@ class _Scanner:
         self.ascii = self.buf.isascii()
         return True
 
-    def _line_at(self, at: int) -> int:
+    def line_at(self, at: int) -> int:
         if self.counted < at:
             self.lines += self.buf.count(b"\n", self.counted, at)
             self.counted = at
@@ -126,14 +111,14 @@ class _Scanner:
     def entries(self) -> Iterator[tuple[int, Any]]:
         """(line, parsed entry) of each element of log.entries, in order: None for an
         element that is no object, so that the n-th is ``log.entries[n]``. A walked
-        entry is a :class:`_BigRead`."""
+        entry holds its body's text as a ``bodies.Spool``."""
         while True:
-            match = _TOKEN.search(self.buf, self.pos)
+            match = TOKEN.search(self.buf, self.pos)
             if match is None or match.end() - match.start() == 1 and self.buf[match.start()] == 34:
                 end = len(self.buf) if match is None else match.start()
                 self._between(end)
                 self.pos = end
-                if not self._more():
+                if not self.more():
                     break
                 continue
             self._between(match.start())
@@ -146,7 +131,7 @@ class _Scanner:
             done = self.index + (self.valued is not None)
             raise InputError(
                 f"truncated JSON: the input ends {where} (after {done} entries)",
-                line=self._line_at(len(self.buf)),
+                line=self.line_at(len(self.buf)),
             )
 
     def _in_entries(self) -> bool:
@@ -175,7 +160,7 @@ class _Scanner:
             return None
         if char == 58:  # :
             return None
-        if char in _CLOSE:
+        if char in CLOSE:
             if stack:
                 stack.pop()
             return None
@@ -195,7 +180,7 @@ class _Scanner:
             self.index, self.valued = self.index + (char == 44), None
             if char == 93:
                 self.stack.pop()
-            return (self._line_at(start), None) if other else None
+            return (self.line_at(start), None) if other else None
         self.valued = "other"  # a string, or an array
         if char == 91:
             self.stack.append([False, False, None])
@@ -219,15 +204,36 @@ class _Scanner:
     def _entry(self, start: int) -> tuple[int, Any]:
         """The entry object that opens at ``start``, parsed; ``pos`` then follows it.
         Until then ``pos`` is the entry's start, which every read keeps."""
-        line = self._line_at(start)
+        line = self.line_at(start)
         self.pos = start
         item = self._parsed(line) if self.big else _HUGE
         if item is _UNSURE:
             item = self._scanned(line)
         if item is _HUGE:
-            item = _BigEntry(self, line).entry()
+            item = self._walked(line)
             self.window = _WINDOW
         return line, item
+
+    def _walked(self, line: int) -> Any:
+        """The entry at ``pos`` walked (too big to hold): its body's text, when it has
+        one, a spool."""
+        index = self.index
+
+        def ended() -> NoReturn:
+            self.truncated(line)
+
+        walk = json_walk.Walk(
+            self,
+            line,
+            frozenset({_BODY}),
+            name=f"not valid JSON in log.entries[{index}]",
+            piece=self.piece,
+            check=self.big,
+            ended=ended,
+        )
+        item, spools = walk.value()
+        json_walk.put(item, _BODY, spools, lambda text: text)
+        return item
 
     def _parsed(self, line: int) -> Any:
         """The entry at ``pos`` as orjson finds it in windows of the bytes read."""
@@ -252,8 +258,8 @@ class _Scanner:
                     window = 2 * (end - start)
                 elif len(self.buf) - start >= self.big:
                     return _HUGE
-                elif not self._more():
-                    self._truncated(line)
+                elif not self.more():
+                    self.truncated(line)
                 continue
             self.pos = end
             self.window = max(_WINDOW, (end - start) // 2)
@@ -277,15 +283,15 @@ class _Scanner:
         while depth:
             masked = self._mask()
             at = _SKIP.match(masked, at).end()  # type: ignore[union-attr]  # matches ''
-            if at == len(masked) or masked[at] == _QUOTE:  # cut by the read
+            if at == len(masked) or masked[at] == QUOTE:  # cut by the read
                 resume = at - self.pos
                 if len(self.buf) - self.pos >= self.big:
                     return _HUGE
-                if not self._more():
-                    self._truncated(line)
+                if not self.more():
+                    self.truncated(line)
                 at = resume
                 continue
-            depth += 1 if masked[at] in _OPEN else -1
+            depth += 1 if masked[at] in OPEN else -1
             at += 1
         start, self.pos = self.pos, at
         with memoryview(self.buf) as view:
@@ -297,231 +303,12 @@ class _Scanner:
                     line=line + exc.lineno - 1,
                 ) from None
 
-    def _truncated(self, line: int) -> NoReturn:
+    def truncated(self, line: int) -> NoReturn:
         raise InputError(
             f"truncated JSON: the input ends inside log.entries[{self.index}]"
             f" (opened at line {line})",
-            line=self._line_at(len(self.buf)),
+            line=self.line_at(len(self.buf)),
         )
-
-
-class _BigRead:
-    """An entry too big to hold, as :class:`_BigEntry` read it: the entry parsed without its
-    body's text, and that text, kept in ``text`` (None: it had none)."""
-
-    __slots__ = ("item", "text")
-
-    def __init__(self, item: Any, text: bodies.Spool | None) -> None:
-        self.item = item
-        self.text = text
-
-
-# The levels of an entry that lead to its body: the entry, its response, its content.
-_LEVELS = 3
-_DEEPEST = 1024  # orjson reads no deeper: the walk need not either
-_CHECKED = 1 << 20  # the skeleton is first checked at this size (or BIG, when larger)
-
-
-class _BigEntry:
-    """One entry too big to hold, walked from its ``{`` in the scanner's bytes.
-
-    Its tokens are found as the scanner finds them outside entries; every byte but the
-    body's string is copied into ``skeleton``, the body's string said there as ``""``.
-    The path is followed only as deep as the body is (``response.content.text``); below
-    that, a depth is counted. orjson parses the skeleton once the entry ends (and, as it
-    grows, checks that it is JSON so far: a huge entry that is not JSON is said early).
-    Each string at the body's path is decoded into a spool of its own; orjson keeps the
-    last of duplicate keys, and the last such string is the one a parsed entry keeps
-    when it keeps a string there.
-    """
-
-    def __init__(self, scanner: _Scanner, line: int) -> None:
-        self.scan = scanner
-        self.line = line
-        self.piece = max(scanner.piece, 16)  # room for the cut to step back (see _cut)
-        self.skeleton = bytearray()
-        self.depth = 0
-        # Per level down to the body's: [is_object, expecting_key, last key, key it is under].
-        self.frames: list[list[Any]] = []
-        self.text: bodies.Spool | None = None
-        self.checked = max(scanner.big, _CHECKED)  # the skeleton's size at its next check
-
-    def entry(self) -> _BigRead:
-        scan = self.scan
-        while True:
-            buf = scan.buf
-            match = _TOKEN.search(buf, scan.pos)
-            end = len(buf) if match is None else match.start()
-            self._between(end)
-            if match is not None and buf[end] == _QUOTE and self._at_body():
-                self._body()
-                continue
-            if match is None or match.end() - end == 1 and buf[end] == _QUOTE:
-                if not scan._more():  # a string that does not end in the bytes read
-                    scan._truncated(self.line)
-                continue
-            self.skeleton += buf[end : match.end()]
-            scan.pos = match.end()
-            if self._token(match.group()):
-                return _BigRead(self._parsed(whole=True), self.text)
-
-    def _between(self, end: int) -> None:
-        """Copy the bytes before the next token; no JSON has other bytes there."""
-        scan = self.scan
-        span = scan.buf[scan.pos : end]
-        self.skeleton += span
-        scan.pos = end
-        if _SCALARS.fullmatch(span) is None:
-            self._parsed(whole=True)  # orjson's error names what is wrong
-            self._fail("not JSON")
-
-    def _token(self, token: bytes) -> bool:
-        """Follow one token; True when it ends the entry."""
-        char, frames = token[0], self.frames
-        if char in _OPEN:
-            self.depth += 1
-            if self.depth <= _LEVELS:
-                under = frames[-1][2] if frames and frames[-1][0] else None
-                frames.append([char == 123, char == 123, None, under])
-        elif char in _CLOSE:
-            if self.depth <= _LEVELS:
-                frames.pop()
-            self.depth -= 1
-            if not self.depth:
-                return True
-        elif self.depth <= _LEVELS and frames[-1][0]:
-            frame = frames[-1]
-            if char == 44:  # ,
-                frame[1] = True
-            elif char == _QUOTE and frame[1]:
-                frame[1], frame[2] = False, _key(token)
-        if self.depth > _DEEPEST:  # as orjson says it (cut short here, it says otherwise)
-            self._fail("depth limit exceeded", self.line + self.skeleton.count(b"\n"))
-        if len(self.skeleton) > self.checked and self.depth <= _LEVELS:
-            # orjson tells a document cut short only while it is shallow (deep, it may
-            # say it cannot allocate); checked again at twice the size: linear in all.
-            self.checked *= 2
-            self._parsed(whole=False)
-        return False
-
-    def _at_body(self) -> bool:
-        """At the value of ``response.content.text`` of the entry."""
-        frames = self.frames
-        if self.depth != _LEVELS or len(frames) != _LEVELS:
-            return False
-        response, content = frames[1], frames[2]
-        return (
-            response[0] and response[3] == "response" and content[0]
-            and content[3] == "content" and not content[1] and content[2] == "text"
-        )  # fmt: skip
-
-    def _body(self) -> None:
-        """The body's string, from its opening quote at ``pos``, decoded into a spool
-        piece by piece; the skeleton says it as ``""``."""
-        scan = self.scan
-        text = bodies.Spool()
-        self.skeleton += b'""'
-        at = scan.pos + 1
-        while True:
-            buf = scan.buf
-            limit = min(len(buf), at + self.piece)
-            chunk = buf[at:limit]
-            if b"\\" in chunk:  # at is no escape's inside: masked right
-                chunk = mask(chunk)
-            close = chunk.find(b'"')
-            if close >= 0:
-                self._decode(at, at + close, text)
-                scan.pos = at + close + 1
-                break
-            if limit - at < self.piece:  # the bytes read end first
-                scan.pos = at
-                if not scan._more():
-                    text.close()
-                    scan._truncated(self.line)
-                at = scan.pos
-                continue
-            cut = _cut(buf, at, limit)
-            self._decode(at, cut, text)
-            at = cut
-        text.done()
-        if self.text is not None:
-            self.text.close()
-        self.text = text
-
-    def _decode(self, start: int, end: int, text: bodies.Spool) -> None:
-        """One piece of the body's string, decoded as orjson decodes the whole."""
-        scan = self.scan
-        piece = scan.buf[start:end]  # orjson decodes text at GB/s: no fast path is faster
-        try:
-            decoded = orjson.loads(b'"' + piece + b'"')
-        except orjson.JSONDecodeError as exc:
-            self._fail(exc.msg, scan._line_at(start) + exc.lineno - 1)
-        text.write(decoded.encode())  # orjson takes no lone surrogate: all encodes
-
-    def _parsed(self, whole: bool) -> Any:
-        """The skeleton parsed; ``whole`` False: only an error before its end (one that
-        more bytes would not mend) is said, and None given."""
-        try:
-            return orjson.loads(self.skeleton)
-        except orjson.JSONDecodeError as exc:
-            if not whole and exc.msg.startswith("unexpected end of data"):
-                return None
-            self._fail(exc.msg, self.line + exc.lineno - 1)
-
-    def _fail(self, why: str, line: int | None = None) -> NoReturn:
-        if self.text is not None:
-            self.text.close()
-        raise InputError(
-            f"not valid JSON in log.entries[{self.scan.index}]: {why}",
-            line=self.line if line is None else line,
-        )
-
-
-_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
-
-
-def _key(token: bytes) -> str:
-    if b"\\" in token:
-        try:
-            key = orjson.loads(token)
-        except orjson.JSONDecodeError:  # said when the skeleton is parsed
-            return ""
-        return key if isinstance(key, str) else ""
-    return token[1:-1].decode("utf-8", "replace")
-
-
-def _cut(buf: bytes, start: int, end: int) -> int:
-    """Where to end a piece of a string's inside that runs from ``start`` (no escape's
-    inside) to at least ``end``: ``end``, or before it so that no escape, no surrogate
-    pair written as two escapes and no UTF-8 character is cut. At most 14 bytes back."""
-    cut = end
-    slash = buf.rfind(b"\\", max(start, cut - 5), cut)
-    wide = 6 if buf[slash + 1 : slash + 2] == b"u" else 2
-    if slash >= 0 and slash + wide > cut and _opens_escape(buf, start, slash):
-        cut = slash
-    if (
-        cut - start >= 6
-        and _HIGH_SURROGATE.match(buf, cut - 6)
-        and _opens_escape(buf, start, cut - 6)
-    ):
-        cut -= 6  # a pair stays together: apart, each half is an error
-    for back in range(1, 4):  # a UTF-8 character's bytes stay together
-        if cut - back < start:
-            break
-        byte = buf[cut - back]
-        if byte < 0x80:
-            break
-        if byte >= 0xC0:
-            if back < (2 if byte < 0xE0 else 3 if byte < 0xF0 else 4):
-                cut -= back
-            break
-    return cut
-
-
-def _opens_escape(buf: bytes, start: int, at: int) -> bool:
-    """Whether the backslash at ``at`` opens an escape: an odd run of them ends there."""
-    run = at + 1 - start - len(buf[start : at + 1].rstrip(b"\\"))
-    return run % 2 == 1
 
 
 def entries(
@@ -535,16 +322,15 @@ def entries(
 
 
 def _entry(index: int, line: int, item: Any) -> bodies.Entry:
-    text = None
-    if isinstance(item, _BigRead):
-        item, text = item.item, item.text
     request, response = bodies.objects(item, "request", "response")
     (content,) = bodies.objects(response, "content")
     (post,) = bodies.objects(request, "postData")
     said = content.get("text")
     source: bodies.Spool | _Held | None = None
-    if isinstance(said, str):
-        source = text if text is not None else _Held(said) if len(said) > PIECES else None
+    if isinstance(said, bodies.Spool):  # walked
+        source = said
+    elif isinstance(said, str) and len(said) > PIECES:
+        source = _Held(said)
     pieces = None
     if source is not None:
         kept = source

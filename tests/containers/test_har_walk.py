@@ -1,4 +1,4 @@
-"""An entry too big to hold is walked (chatx/containers/har.py, ``_BigEntry``): its body's
+"""An entry too big to hold is walked (chatx/containers/har.py, with ``json_walk.Walk``): its body's
 string decoded in pieces into a spool, the rest parsed by orjson. Every entry walked,
 with pieces and reads forced small, must read as the entry parsed whole reads: the same
 fields, the same body bytes or the same body error; and an entry that is no JSON is an
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatx.containers import bodies, har
+from chatx.containers import bodies, har, json_walk
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
 
@@ -356,13 +356,13 @@ def test_an_entry_past_the_threshold_is_walked(monkeypatch: pytest.MonkeyPatch) 
     """With the threshold small, entries past it are walked and read as before; one
     whose end a window finds first is not."""
     walks: list[int] = []
-    real = har._BigEntry.entry
+    real = json_walk.Walk.value
 
     def counted(self: Any) -> Any:
         walks.append(self.line)
         return real(self)
 
-    monkeypatch.setattr(har._BigEntry, "entry", counted)
+    monkeypatch.setattr(json_walk.Walk, "value", counted)
     entries = [content_entry({"text": "small"}), content_entry({"text": SSE * 40}),
                content_entry({"text": "small"})]  # fmt: skip
     data = made.har(entries)

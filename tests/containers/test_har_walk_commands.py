@@ -10,10 +10,11 @@ import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from chatx.containers import har
+from chatx.containers import har, json_walk
 from tests.containers import make_fixtures as made
 from tests.containers.common import FIXTURES, SAMPLES, chatx
 
@@ -126,13 +127,13 @@ def test_every_command_reads_walked_entries_as_parsed_ones(
     monkeypatch.setattr(har, "BIG", 0)
     monkeypatch.setattr(har, "PIECE", 16)
     walked: list[int] = []
-    real = har._BigEntry.entry
+    real = json_walk.Walk.value
 
-    def counted(self: har._BigEntry) -> har._BigRead:
+    def counted(self: json_walk.Walk) -> Any:
         walked.append(self.line)
         return real(self)
 
-    monkeypatch.setattr(har._BigEntry, "entry", counted)
+    monkeypatch.setattr(json_walk.Walk, "value", counted)
     for args, was in zip(cases, before, strict=True):
         now = chatx(*args)
         said = was.err

@@ -1,0 +1,529 @@
+"""One JSON value too big to hold, walked as it is read: a HAR entry whose body is one
+huge string (:mod:`chatx.containers.har`), or a whole JSON cassette
+(:mod:`chatx.containers.cassette`).
+
+The value's tokens are found with a regular expression in the bytes held; every byte but
+the strings to walk is copied as it passes into a *skeleton* that orjson parses once the
+value ends (and checks as it grows, so that a huge value that is no JSON is said early).
+Each string to walk (one at a path the caller names, such as ``response.content.text``)
+is cut into pieces at escape and character boundaries (:func:`cut`), each decoded by
+orjson as a JSON string of its own, exactly as the whole would decode, and kept in a
+temporary file (``bodies.Spool``); the skeleton holds a marker string in its place, and
+the parsed value holds the spool (or what the caller makes of it) there instead.
+
+The walk reads its bytes through a :class:`ByteSource` (the HAR scanner, or a stream read
+here: :class:`_Stream`), and imports no reader of a container.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import secrets
+import tempfile
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO, NoReturn, Protocol
+
+import orjson
+
+from chatx.containers import bodies, exact
+from chatx.errors import InputError
+
+# Past this many bytes, a value is walked: held, it would be parsed (and its strings
+# decoded) whole, several copies of a body of hundreds of MB.
+BIG = 8 << 20
+PIECE = 64 << 10  # the pieces a string is decoded in (larger ones cost page faults)
+# A JSON document walked keeps a string to walk in its skeleton when it is no longer than
+# this (most bodies of a cassette are small: a spool for each would cost more than it saves).
+KEEP = 64 << 10
+_BLOCK = 1 << 22  # the reads of a document walked
+
+# A whole string, or a lone quote when it does not end in the bytes read; or a bracket,
+# a colon, a comma.
+TOKEN = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"|["{}\[\]:,]')
+OPEN = {ord("{"), ord("[")}
+CLOSE = {ord("}"), ord("]")}
+QUOTE = ord('"')
+# Between tokens: what JSON has there (blanks, numbers, literals) and more; anything else
+# is no JSON, said at once rather than after reading on.
+_SCALARS = re.compile(rb"[\s\w.+-]*+")
+_DEEPEST = 1024  # orjson reads no deeper: the walk need not either
+_CHECKED = 1 << 20  # the skeleton is first checked at this size (or larger, when asked)
+# A string in the skeleton where a walked one stood: no file holds it (the token is drawn
+# anew in each process), so the parsed value says where each walked string was kept.
+_MARK = f"chatx walked {secrets.token_hex(8)} "
+
+# A path to a string to walk: the key each level is under (None: an array's element),
+# then the string's key in the innermost object.
+Path = tuple[str | None, ...]
+
+
+def mask(data: bytes) -> bytes:
+    """``data`` with every escaped backslash and escaped quote made ``__``: the same
+    length, and each quote left is a string's start or end. ``data`` starts outside a
+    string or at its opening quote (JSON has no backslash elsewhere), so the escapes
+    pair up from the left as a JSON reader pairs them."""
+    if b"\\\\" in data:
+        data = data.replace(b"\\\\", b"__")
+    return data.replace(b'\\"', b"__")
+
+
+class ByteSource(Protocol):
+    """The bytes a walk reads: those held in ``buf`` from ``pos`` on (``pos`` outside every
+    string's inside), more of them, and their lines."""
+
+    buf: bytes
+    pos: int
+
+    def more(self) -> bool:
+        """Drop the bytes before ``pos`` (then 0) and read more; False at the end."""
+
+    def line_at(self, at: int) -> int:
+        """The line of ``buf[at]`` (lines only move forward)."""
+
+
+class Walk:
+    """One value walked from its first byte at the source's ``pos``.
+
+    Every string at one of ``paths`` longer than ``keep`` bytes as written (-1: every
+    one) is decoded into a spool made by ``spool()``, in pieces of ``piece`` bytes. The
+    path is followed only as deep as the deepest of ``paths``; below that, a depth is
+    counted. Errors say ``name`` (``not valid JSON in log.entries[3]``) and a line from
+    ``line`` (that of the source's ``pos``) on.
+
+    ``ended()`` says that the input ends inside the value; without it the value is a
+    whole document, and its errors are said as :func:`chatx.containers.exact.document`
+    says them: ``exact()`` then tells whether a run of 19 digits was read anywhere, which
+    makes the skeleton parsed with integers exact, and lone surrogates read as
+    ``JSON.parse`` reads them.
+    """
+
+    def __init__(
+        self,
+        source: ByteSource,
+        line: int,
+        paths: frozenset[Path],
+        *,
+        name: str,
+        piece: int = PIECE,
+        keep: int = -1,
+        check: int = 0,
+        spool: Callable[[], bodies.Spool] = bodies.Spool,
+        ended: Callable[[], NoReturn] | None = None,
+        exact: Callable[[], bool] | None = None,
+    ) -> None:
+        self.source = source
+        self.line = line
+        self.paths = paths
+        self.levels = max(len(path) for path in paths)
+        self.name = name
+        self.piece = max(piece, 16)  # room for the cut to step back (see cut)
+        self.keep = keep
+        self.spool = spool
+        self.ended = ended
+        self.exact = exact
+        self.skeleton = bytearray()
+        self.depth = 0
+        # Per level down to the deepest path's: [is_object, expecting_key, last key,
+        # key it is under].
+        self.frames: list[list[Any]] = []
+        self.spools: dict[str, bodies.Spool] = {}  # marker -> the string it stands for
+        self.checked = max(check, _CHECKED)  # the skeleton's size at its next check
+        # A lone surrogate orjson refused in a walked string, which JSON.parse reads: an
+        # error only if the document is read by orjson (no run of 19 digits in it).
+        self.lone: tuple[str, int] | None = None
+
+    def value(self) -> tuple[Any, dict[str, bodies.Spool]]:
+        """The value parsed, a marker where each walked string stood, and the spool of
+        each marker."""
+        source = self.source
+        while True:
+            buf = source.buf
+            match = TOKEN.search(buf, source.pos)
+            end = len(buf) if match is None else match.start()
+            self._between(end)
+            if match is not None and buf[end] == QUOTE and self._at_path():
+                if self._long():
+                    self._string()
+                    continue
+                if source.buf is not buf:  # more was read to tell: search again
+                    continue
+            if match is None or match.end() - end == 1 and buf[end] == QUOTE:
+                if not source.more():  # a string that does not end in the bytes read
+                    self._end()
+                continue
+            self.skeleton += buf[end : match.end()]
+            source.pos = match.end()
+            if self._token(match.group()):
+                if self.lone is not None and not self._exact():
+                    self.fail(*self.lone)
+                return self._parsed(whole=True), self.spools
+
+    def _exact(self) -> bool:
+        return self.exact is not None and self.exact()
+
+    def _between(self, end: int) -> None:
+        """Copy the bytes before the next token; no JSON has other bytes there."""
+        source = self.source
+        span = source.buf[source.pos : end]
+        self.skeleton += span
+        source.pos = end
+        if _SCALARS.fullmatch(span) is None:
+            self._parsed(whole=True)  # the parser's error names what is wrong
+            self.fail("not JSON")
+
+    def _token(self, token: bytes) -> bool:
+        """Follow one token; True when it ends the value."""
+        char, frames = token[0], self.frames
+        if char in OPEN:
+            self.depth += 1
+            if self.depth <= self.levels:
+                under = frames[-1][2] if frames and frames[-1][0] else None
+                frames.append([char == 123, char == 123, None, under])
+        elif char in CLOSE:
+            if self.depth <= self.levels:
+                frames.pop()
+            self.depth -= 1
+            if self.depth <= 0:
+                return True
+        elif frames and self.depth <= self.levels and frames[-1][0]:
+            frame = frames[-1]
+            if char == 44:  # ,
+                frame[1] = True
+            elif char == QUOTE and frame[1]:
+                frame[1], frame[2] = False, _key(token)
+        if self.depth > _DEEPEST:  # as orjson says it (cut short here, it says otherwise)
+            self._too_deep()
+        if len(self.skeleton) > self.checked and self.depth <= self.levels:
+            # orjson tells a document cut short only while it is shallow (deep, it may
+            # say it cannot allocate); checked again at twice the size: linear in all.
+            self.checked *= 2
+            self._parsed(whole=False)
+        return False
+
+    def _too_deep(self) -> NoReturn:
+        if self._exact():  # as the standard library says it
+            self._close()
+            raise InputError(f"{self.name}: nested too deep")
+        self.fail("depth limit exceeded", self.line + self.skeleton.count(b"\n"))
+
+    def _at_path(self) -> bool:
+        """At a string that is the value of a key at one of the paths."""
+        frames = self.frames
+        if self.depth != len(frames) or not frames:
+            return False
+        top = frames[-1]
+        if not top[0] or top[1]:
+            return False
+        return (*(frame[3] for frame in frames[1:]), top[2]) in self.paths
+
+    def _long(self) -> bool:
+        """Whether the string opening at ``pos`` is longer than ``keep`` bytes (False
+        when the input ends first: said where the string is read as any other)."""
+        if self.keep < 0:
+            return True
+        source = self.source
+        while True:
+            inside = source.buf[source.pos + 1 : source.pos + self.keep + 2]
+            if b"\\" in inside:
+                inside = mask(inside)
+            if b'"' in inside:
+                return False
+            if len(inside) > self.keep:
+                return True
+            if not source.more():
+                return False
+
+    def _string(self) -> None:
+        """The string from its opening quote at ``pos``, decoded into a spool piece by
+        piece; the skeleton holds a marker in its place."""
+        source = self.source
+        text = self.spool()
+        mark = f"{_MARK}{len(self.spools)}"
+        self.spools[mark] = text
+        self.skeleton += orjson.dumps(mark)
+        at = source.pos + 1
+        while True:
+            buf = source.buf
+            limit = min(len(buf), at + self.piece)
+            chunk = buf[at:limit]
+            if b"\\" in chunk:  # at is no escape's inside: masked right
+                chunk = mask(chunk)
+            close = chunk.find(b'"')
+            if close >= 0:
+                self._decode(at, at + close, text)
+                source.pos = at + close + 1
+                break
+            if limit - at < self.piece:  # the bytes read end first
+                source.pos = at
+                if not source.more():
+                    self._end()
+                at = source.pos
+                continue
+            end = cut(buf, at, limit)
+            self._decode(at, end, text)
+            at = end
+        text.done()
+
+    def _decode(self, start: int, end: int, text: bodies.Spool) -> None:
+        """One piece of the string, decoded as orjson decodes the whole."""
+        source = self.source
+        piece = source.buf[start:end]  # orjson decodes text at GB/s: no fast path is faster
+        try:
+            decoded = orjson.loads(b'"' + piece + b'"')
+        except orjson.JSONDecodeError as exc:
+            decoded = self._lone(piece, exc.msg, source.line_at(start) + exc.lineno - 1)
+        text.write(decoded.encode("utf-8", "surrogatepass"))
+
+    def _lone(self, piece: bytes, why: str, line: int) -> str:
+        """A piece orjson refuses for a lone surrogate, read as JSON.parse reads it, when
+        the document may be read so (see :func:`exact.document`); else the error."""
+        if self.exact is None or "surrogate" not in why:
+            self.fail(why, line)
+        try:
+            decoded = exact.loads(b'"' + piece + b'"')
+        except ValueError:
+            self.fail(why, line)
+        if self.lone is None:
+            self.lone = (why, line)
+        return str(decoded)
+
+    def _parsed(self, whole: bool) -> Any:
+        """The skeleton parsed; ``whole`` False: only an error before its end (one that
+        more bytes would not mend, nor 19 digits read later) is said, and None given."""
+        if self._exact():
+            if not whole:
+                return None
+            try:
+                return exact.loads(bytes(self.skeleton))
+            except ValueError as exc:
+                self._close()
+                raise InputError(f"{self.name}: {exc}") from None
+        try:
+            return orjson.loads(self.skeleton)
+        except orjson.JSONDecodeError as exc:
+            if not whole and (
+                exc.msg.startswith("unexpected end of data")
+                or self.exact is not None
+                and ("surrogate" in exc.msg or "infinity" in exc.msg)
+            ):
+                return None
+            self.fail(exc.msg, self.line + exc.lineno - 1)
+
+    def _end(self) -> NoReturn:
+        """The input ends inside the value."""
+        if self.ended is not None:
+            self._close()
+            self.ended()
+        line = self.source.line_at(len(self.source.buf))
+        self._parsed(whole=False)  # an error before the end is said first, as orjson does
+        self.fail("unexpected end of data", line)
+
+    def fail(self, why: str, line: int | None = None) -> NoReturn:
+        self._close()
+        if self.ended is None and why.startswith("str is not valid UTF-8"):
+            line = 1  # orjson checks a document's UTF-8 first, and says it at its start
+        raise InputError(f"{self.name}: {why}", line=self.line if line is None else line)
+
+    def _close(self) -> None:
+        for text in self.spools.values():
+            text.close()
+
+
+def _key(token: bytes) -> str:
+    if b"\\" in token:
+        try:
+            key = orjson.loads(token)
+        except orjson.JSONDecodeError:  # said when the skeleton is parsed
+            return ""
+        return key if isinstance(key, str) else ""
+    return token[1:-1].decode("utf-8", "replace")
+
+
+def put(
+    value: Any, path: Path, spools: dict[str, bodies.Spool], make: Callable[[bodies.Spool], Any]
+) -> None:
+    """Each marker at ``path`` under ``value`` replaced by ``make(spool)`` of its spool."""
+    *way, last = path
+    nodes = [value]
+    for step in way:
+        if step is None:
+            nodes = [item for node in nodes if isinstance(node, list) for item in node]
+        else:
+            nodes = [node[step] for node in nodes if isinstance(node, dict) and step in node]
+    for node in nodes:
+        if isinstance(node, dict):
+            said = node.get(last)
+            if isinstance(said, str) and said in spools:
+                node[last] = make(spools[said])
+
+
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+
+
+def cut(buf: bytes, start: int, end: int) -> int:
+    """Where to end a piece of a string's inside that runs from ``start`` (no escape's
+    inside) to at least ``end``: ``end``, or before it so that no escape, no surrogate
+    pair written as two escapes and no UTF-8 character is cut. At most 14 bytes back."""
+    at = end
+    slash = buf.rfind(b"\\", max(start, at - 5), at)
+    wide = 6 if buf[slash + 1 : slash + 2] == b"u" else 2
+    if slash >= 0 and slash + wide > at and opens_escape(buf, start, slash):
+        at = slash
+    if at - start >= 6 and _HIGH_SURROGATE.match(buf, at - 6) and opens_escape(buf, start, at - 6):
+        at -= 6  # a pair stays together: apart, each half is an error
+    for back in range(1, 4):  # a UTF-8 character's bytes stay together
+        if at - back < start:
+            break
+        byte = buf[at - back]
+        if byte < 0x80:
+            break
+        if byte >= 0xC0:
+            if back < (2 if byte < 0xE0 else 3 if byte < 0xF0 else 4):
+                at -= back
+            break
+    return at
+
+
+def opens_escape(buf: bytes, start: int, at: int) -> bool:
+    """Whether the backslash at ``at`` opens an escape: an odd run of them ends there."""
+    run = at + 1 - start - len(buf[start : at + 1].rstrip(b"\\"))
+    return run % 2 == 1
+
+
+# -- a whole document -------------------------------------------------------------------
+
+
+def document(
+    stream: BinaryIO,
+    paths: frozenset[Path],
+    make: Callable[[bodies.Spool], Any],
+    big: int | None = None,
+    piece: int | None = None,
+    keep: int | None = None,
+) -> Any:
+    """A file that is one JSON document (a cassette), read as :func:`exact.document`
+    reads its bytes: one longer than ``big`` bytes (:data:`BIG`) is walked, each string
+    at one of ``paths`` longer than ``keep`` bytes (:data:`KEEP`) decoded into a spool in
+    pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` where it stood.
+    Tests make all three small."""
+    big = BIG if big is None else big
+    data = b""
+    while len(data) <= big:
+        read = stream.read(big + 1 - len(data))
+        if not read:
+            return exact.document(data)
+        data += read
+    source = _Stream(stream, data)
+    walk = Walk(
+        source,
+        1,
+        paths,
+        name="not valid JSON",
+        piece=PIECE if piece is None else piece,
+        keep=KEEP if keep is None else keep,
+        check=big,
+        spool=_Shared().part,
+        exact=lambda: source.digits,
+    )
+    value, spools = walk.value()
+    after = source.after()  # the rest is blanks; read to the end, 19 digits or not
+    if after is not None:
+        walk.fail("unexpected content after document", after)
+    for path in paths:
+        put(value, path, spools, make)
+    return value
+
+
+class _Stream:
+    """A stream's bytes as a walk reads them; each byte read is also looked at for a run
+    of 19 digits (see :func:`exact.may_hold_big_int`), as the whole file would be."""
+
+    def __init__(self, stream: BinaryIO, data: bytes) -> None:
+        self.read = getattr(stream, "read1", stream.read)
+        self.buf = data
+        self.pos = 0
+        self.lines = 1  # the line at buf[counted]
+        self.counted = 0
+        self.eof = False
+        self.tail = b""  # the last digits read, as translated
+        self.digits = False
+        self._look(data)
+
+    def _look(self, data: bytes) -> None:
+        if not self.digits:
+            told = self.tail + data.translate(exact.DIGITS)
+            self.digits = exact.LONG_RUN in told
+            self.tail = told[-len(exact.LONG_RUN) :]
+
+    def more(self) -> bool:
+        if self.eof:
+            return False
+        keep = self.pos
+        self.line_at(keep)
+        self.counted -= keep
+        self.pos = 0
+        chunk = self.read(max(_BLOCK, len(self.buf) - keep))
+        if not chunk:
+            self.eof = True
+            self.buf = self.buf[keep:]
+            return False
+        self._look(chunk)
+        self.buf = self.buf[keep:] + chunk
+        return True
+
+    def line_at(self, at: int) -> int:
+        if self.counted < at:
+            self.lines += self.buf.count(b"\n", self.counted, at)
+            self.counted = at
+        return self.lines
+
+    def after(self) -> int | None:
+        """The line of the first byte after the value that is no blank, if any; the
+        stream is read to its end."""
+        found = None
+        while True:
+            rest = self.buf[self.pos :]
+            if found is None and rest.strip():
+                found = self.line_at(self.pos + len(rest) - len(rest.lstrip()))
+            self.pos = len(self.buf)
+            if not self.more():
+                return found
+
+
+class _Shared:
+    """One temporary file that the spools of a document's walked strings are parts of,
+    one after the other: one file descriptor, however many strings are walked. Made
+    with the first part, closed once no part is left (each holds this)."""
+
+    def __init__(self) -> None:
+        self.file: io.BufferedRandom | None = None
+
+    def part(self) -> bodies.Spool:
+        if self.file is None:
+            self.file = tempfile.TemporaryFile()  # noqa: SIM115  # closed with the last part
+            weakref.finalize(self, self.file.close)
+        return _Part(self, self.file)
+
+
+class _Part(bodies.Spool):
+    """A spool that is the stretch of a shared file written since it was made."""
+
+    def __init__(self, shared: _Shared, file: io.BufferedRandom) -> None:  # no file of its own
+        self.shared = shared
+        self.file = file
+        self.start = file.tell()
+        self.close = weakref.finalize(self, _nothing)  # the file closes with its last part
+        self.size = 0
+        self.ascii = True
+
+    def pieces(self, size: int = PIECE) -> Iterator[bytes]:
+        fd = self.file.fileno()
+        for at in range(0, self.size, size):
+            yield os.pread(fd, min(size, self.size - at), self.start + at)
+
+
+def _nothing() -> None:
+    """A part has nothing to close of its own."""
