@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
-from itertools import chain
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from chatx.containers import bodies, json_walk
 from chatx.containers.bounded_yaml import Undecodable, as_json, load_yaml
@@ -55,7 +54,32 @@ def _load(stream: BinaryIO) -> Any:
 
 def _again(head: bytes, stream: BinaryIO) -> BinaryIO:
     """``stream`` as it was before ``head`` was read from it."""
-    return bodies.reader(chain((head,), iter(lambda: stream.read(1 << 20), b"")))
+    return cast(BinaryIO, _Again(head, stream))
+
+
+class _Again:
+    """A stream's reads (``read``, ``read1``) given ``head`` first: what was read of it
+    to tell JSON from YAML. Its bytes are not copied again, as a buffer would copy them."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self.head = head
+        self.stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self._given(size, self.stream.read)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._given(size, getattr(self.stream, "read1", self.stream.read))
+
+    def _given(self, size: int, read: Callable[[int], bytes]) -> bytes:
+        head = self.head
+        if not head:
+            return read(size)
+        if 0 <= size < len(head):
+            self.head = head[size:]
+            return head[:size]
+        self.head = b""
+        return head + read(-1) if size < 0 else head
 
 
 def _load_yaml(stream: BinaryIO) -> Any:

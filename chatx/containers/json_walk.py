@@ -248,7 +248,14 @@ class Walk:
         while True:
             buf = source.buf
             limit = min(len(buf), at + self.piece)
-            chunk = buf[at:limit]
+            if limit - at == self.piece:  # most pieces of a long string hold no end of it
+                end = cut(buf, at, limit)
+                decoded = _inside(buf[at:end])
+                if decoded is not None:
+                    text.write(decoded.encode("utf-8", "surrogatepass"))
+                    at = end
+                    continue
+            chunk = buf[at:limit]  # the string's end, or an error, is in it: found here
             if b"\\" in chunk:  # at is no escape's inside: masked right
                 chunk = mask(chunk)
             close = chunk.find(b'"')
@@ -330,6 +337,18 @@ class Walk:
     def _close(self) -> None:
         for text in self.spools.values():
             text.close()
+
+
+def _inside(piece: bytes) -> str | None:
+    """A piece of a string's inside decoded, when it is all inside: orjson reads it as a
+    string of its own only if no quote in it ends the string (the rest would follow the
+    string) and it has no error. None otherwise: the end, or the error, is then found
+    by a mask. No copy of a piece is masked when it need not be."""
+    try:
+        decoded: str = orjson.loads(b'"' + piece + b'"')
+    except orjson.JSONDecodeError:
+        return None
+    return decoded
 
 
 def _key(token: bytes) -> str:
@@ -454,9 +473,10 @@ class _Stream:
 
     def _look(self, data: bytes) -> None:
         if not self.digits:
-            told = self.tail + data.translate(exact.DIGITS)
-            self.digits = exact.LONG_RUN in told
-            self.tail = told[-len(exact.LONG_RUN) :]
+            told = data.translate(exact.DIGITS)
+            run = len(exact.LONG_RUN)
+            self.digits = exact.LONG_RUN in told or exact.LONG_RUN in self.tail + told[:run]
+            self.tail = (self.tail + told[-run:])[-run:]
 
     def more(self) -> bool:
         if self.eof:
