@@ -13,7 +13,7 @@ PyYAML is imported here only, when a YAML file is read.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from math import isfinite
 from typing import Any
@@ -25,15 +25,18 @@ from chatx.errors import InputError
 from chatx.limits import MAX_DEPTH, MAX_YAML_ALIASED, MAX_YAML_DEPTH
 
 
-def load_yaml(data: bytes, loader: Any = None) -> Any:
+def load_yaml(data: bytes, loader: Any = None, checked: Callable[[Any], None] | None = None) -> Any:
     """A YAML cassette's document, read with ``loader`` (a class from :func:`loader_on`;
-    the libyaml one when there is libyaml)."""
+    the libyaml one when there is libyaml); ``checked`` is given its composed root
+    before anything is built from it."""
     loader = (loader or safe_loader())(data)
     with _reading(loader):
         node = loader.get_single_node()
         if node is None:
             return None
         _bounded(node)
+        if checked is not None:
+            checked(node)
         return loader.construct_document(node)
 
 

@@ -18,8 +18,8 @@ import io
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO, cast
 
-from chatx.containers import bodies, json_walk
-from chatx.containers.bounded_yaml import Undecodable, as_json, load_yaml
+from chatx.containers import bodies, json_walk, yaml_walk
+from chatx.containers.bounded_yaml import Undecodable, as_json
 from chatx.containers.lines import BOM
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
@@ -83,7 +83,8 @@ class _Again:
 
 
 def _load_yaml(stream: BinaryIO) -> Any:
-    return load_yaml(stream.read())
+    """A YAML cassette; one too big to hold is walked (see :mod:`yaml_walk`)."""
+    return yaml_walk.load(stream)
 
 
 # Where a JSON cassette's response bodies are: a string, or a string under ``string`` or
@@ -153,12 +154,13 @@ def _body(response: dict[str, Any], path: str) -> bytes:
 
 def _raw(body: Any) -> bytes:
     """A recorded body's bytes, from every shape the writers use."""
-    if isinstance(body, bodies.Walked):  # a request's: parsed whole, as any request is
-        return b"".join(body.pieces())
     if isinstance(body, dict):
         if "base64_string" in body:
-            return bodies.b64(str(body["base64_string"]))
+            said = body["base64_string"]
+            return bodies.b64(b"".join(said.text.pieces()) if _is_walked(said) else str(said))
         body = body.get("string")
+    if isinstance(body, bodies.Walked):  # a request's: parsed whole, as any request is
+        return b"".join(body.pieces())
     if isinstance(body, Undecodable):
         bodies.b64(body.text)  # raises BodyError, saying why
     return bodies.text_bytes(body)

@@ -1,0 +1,567 @@
+"""A YAML cassette too big to hold, read with its huge bodies walked out of it.
+
+A file larger than :data:`BIG` is read as it comes. Its lines are followed well enough to
+know where each quoted (``'…'``, ``"…"``) and block (``|``, ``>``) scalar starts and ends:
+those are what a cassette's writers use for a text that spans lines. A scalar whose text
+is longer than :data:`SPOOLED` is kept in a temporary file (:class:`bodies.Spool`) and a
+placeholder stands in its place; every other byte is kept as written. PyYAML reads that
+skeleton, bounded as any cassette is (:mod:`chatx.containers.bounded_yaml`), and each huge
+scalar is decoded in pieces into a spool of its text:
+
+- a quoted scalar is cut where no line fold and no escape can cross (between two
+  characters neither of which is a blank, a line break, a quote or part of an escape),
+  and each piece is read by PyYAML as a scalar of its own: the pieces say what the whole
+  says;
+- a literal block is its lines without their indentation, chomped at the end as its
+  header says (a folded ``>`` one is read whole: see below).
+
+The reading is held to PyYAML's before it is trusted. Each placeholder must be read back
+as a whole plain scalar, the value of a body's key, at the line and column it was put at.
+The bytes before it are the file's, so PyYAML's scanner starts a token there in the file
+too, and a quoted scalar or a block ends where this reading ended it, by the scanner's
+own rule. Anything else reads the file whole, as a smaller one is: a huge folded or plain
+scalar, an anchor or a tag other than ``!!binary`` on one, a line break other than LF in a
+huge block, a flow collection over lines, or a skeleton PyYAML refuses (the whole file
+then says what is wrong, and where).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, BinaryIO, NamedTuple
+
+from chatx.containers import bodies
+from chatx.containers.bounded_yaml import load_yaml, safe_loader
+from chatx.errors import InputError
+
+BIG = 8 << 20  # a file larger than this is walked
+SPOOLED = 1 << 20  # a scalar whose written text is longer than this is kept in a spool
+PIECE = 64 << 10  # a huge quoted scalar is decoded in pieces of about this many bytes
+_READ = 1 << 20  # the file is read this many bytes at a time
+_LINE = 1 << 20  # a line longer than this outside a quoted or block scalar: read whole
+# A quoted scalar with no place to cut in this many bytes (blanks or escapes all along) is
+# read whole: its pieces cannot be read apart.
+_UNCUT = 4 << 20
+_MARK = "chatx-walked-scalar-"
+_WALKED = "tag:chatx,2026:walked"
+_BODY_KEYS = {"string", "body", "base64_string"}
+_BINARY = {b"!binary", b"!!binary", b"!<tag:yaml.org,2002:binary>"}
+# Line breaks YAML reads beyond LF: a huge block holding one is read whole.
+_OTHER_BREAKS = (b"\r", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
+class _Key(NamedTuple):
+    """The key a value stands after on its line: its column (-1 for none), and whether
+    it names a body's text."""
+
+    column: int
+    body: bool
+
+
+class _Whole(Exception):
+    """This reading does not follow the file: it is read whole."""
+
+
+@dataclass(slots=True)
+class _Span:
+    """A scalar that spans lines as written: what stands before its text (its tag and
+    quote, or its block header), its text, and what closes it."""
+
+    style: bytes  # ', ", | or >
+    column: int  # where it starts (its tag, if any)
+    key_column: int  # the column of the key it is the value of; -1 for none
+    binary: bool  # tagged !!binary or Ruby's !binary
+    written: bytes  # the bytes before its text
+    raw: bodies.Spool | None = None  # its text (kept until the document is built)
+    after: bytes = b""  # a closing quote
+    chomp: bytes = b""  # a block's chomping indicator
+    indent: int = 0  # a block's indentation
+    placeholder: bytes = b""
+    line: int = 0  # the skeleton's line (from 0) the placeholder is on
+    found: bool = False
+
+    def text(self) -> Iterator[bytes]:
+        assert self.raw is not None
+        return self.raw.pieces()
+
+    def stands(self) -> bytes:
+        """What stands in the skeleton for it: its placeholder, and the line break that
+        ended a block's last line."""
+        return self.placeholder + (b"\n" if self.style in b"|>" else b"")
+
+
+def load(stream: BinaryIO, head: bytes = b"") -> Any:
+    """The document of the YAML cassette read from ``stream`` (after ``head``, its first
+    bytes read already), as :func:`~chatx.containers.bounded_yaml.load_yaml` reads it,
+    each huge body's scalar a :class:`bodies.Walked` of its text (see the module's
+    docstring)."""
+    head += stream.read(max(0, BIG + 1 - len(head)))
+    if len(head) <= BIG:
+        return load_yaml(head)
+    walk = _Walk(stream, head)
+    try:
+        walk.scan()
+        if not walk.spans:
+            raise _Whole
+        return walk.document()
+    except _Whole:
+        return load_yaml(walk.original())
+
+
+# The block header: style, chomping, a comment. An indentation said in digits is not
+# followed (read whole): the block's indentation would hang on its parent's.
+_BLOCK_HEADER = re.compile(rb"([|>])([+-]?) *(?:#[^\n]*)?(?=\n|$)")
+# A key written plain, up to the first ``:`` that a blank or the line's end follows.
+_PLAIN_KEY = re.compile(rb"(?![-?:](?:[ \t\n]|$))[^\s'\"#,\[\]{}&*!|>%@`][^\n]*?:(?=[ \t\n]|$)")
+_QUOTED_KEY_END = re.compile(rb"[ \t]*:(?=[ \t\n]|$)")
+_BLANKS = re.compile(rb"[ \t]*")
+_INDENT = re.compile(rb" *")
+_PROPERTY = re.compile(rb"([!&][^ \t\n]*)[ \t]+")
+_EMPTY_FLOW = re.compile(rb"(?:\[[ \t]*\]|\{[ \t]*\})[ \t]*(?:#[^\n]*)?(?=\n|$)")
+_REST_BLANK = re.compile(rb"[ \t]*(?:#[^\n]*)?(?=\n|$)")
+_DOUBLE = re.compile(rb'(?:[^"\\]++|\\[\s\S])*+')  # a double-quoted text, to its end
+
+
+class _Walk:
+    """One pass over the file, as it comes: the skeleton, with placeholders, and the
+    scalars that span lines, huge ones kept in spools."""
+
+    def __init__(self, stream: BinaryIO, head: bytes) -> None:
+        self.stream = stream
+        self.buf = head
+        self.pos = 0
+        self.eof = False
+        self.out: list[bytes | _Span] = []  # the file read so far: a huge span as its span
+        self.kept = bytearray()  # the file's bytes read since the last span of ``out``
+        self.reading: _Text | None = None  # the scalar being read, if any
+        self.spans: list[_Span] = []
+
+    # -- reading the file ------------------------------------------------------------
+
+    def _more(self) -> bool:
+        """The next bytes of the file after ``buf``'s; False at its end."""
+        data = b"" if self.eof else self.stream.read(_READ)
+        if not data:
+            self.eof = True
+            return False
+        self.buf = self.buf[self.pos :] + data
+        self.pos = 0
+        return True
+
+    def _ahead(self, size: int) -> None:
+        """``size`` bytes from ``pos`` in ``buf``, or all the file has left."""
+        while len(self.buf) - self.pos < size and self._more():
+            pass
+
+    def _line_end(self) -> int:
+        """Where the line at ``pos`` ends (its LF, or the file's end); a line longer
+        than _LINE is read whole."""
+        self._ahead(_LINE)
+        end = self.buf.find(b"\n", self.pos)
+        if end < 0 and not self.eof:
+            raise _Whole
+        return len(self.buf) if end < 0 else end
+
+    def _take(self, end: int) -> bytes:
+        data = self.buf[self.pos : end]
+        self.pos = end
+        return data
+
+    def _pass(self, end: int) -> None:
+        """The file's bytes up to ``end`` of ``buf`` kept as written."""
+        self.kept += self._take(end)
+
+    def original(self) -> bytes:
+        """The whole file: what was read, then the rest of the stream."""
+        parts = [
+            p.written + b"".join(p.text()) + p.after if isinstance(p, _Span) else p
+            for p in self.out
+        ]
+        parts.append(bytes(self.kept))
+        if self.reading is not None:
+            parts.append(b"".join(self.reading.text()))
+        return b"".join(parts) + self.buf[self.pos :] + self.stream.read()
+
+    # -- lines -------------------------------------------------------------------------
+
+    def scan(self) -> None:
+        self._ahead(1)
+        while self.pos < len(self.buf):
+            self._line(self.pos, self._line_end())
+            self._ahead(1)
+
+    def _line(self, start: int, end: int) -> None:
+        """A line outside every scalar that spans lines: one that starts such a scalar
+        goes on to its end."""
+        buf = self.buf
+        at = _INDENT.match(buf, start, end).end()  # type: ignore[union-attr]
+        while buf.startswith(b"-", at) and (at + 1 == end or buf[at + 1] in b" \t"):
+            at = _BLANKS.match(buf, at + 1, end).end()  # type: ignore[union-attr]
+        key = _Key(-1, False)
+        if buf[at : at + 1] in (b"'", b'"'):
+            close = _closed(buf, at, end)
+            gap = _QUOTED_KEY_END.match(buf, close, end) if close >= 0 else None
+            if gap is None:  # a quoted scalar, an item or alone: it may go on
+                self._scalar(start, at, at, key, end)
+                return
+            key, at = _Key(at - start, False), gap.end()
+        elif (plain := _PLAIN_KEY.match(buf, at, end)) is not None:
+            name = buf[at : plain.end() - 1].rstrip()
+            key, at = _Key(at - start, name.decode("utf-8", "replace") in _BODY_KEYS), plain.end()
+        self._value(start, _BLANKS.match(buf, at, end).end(), end, key)  # type: ignore[union-attr]
+
+    def _value(self, start: int, at: int, end: int, key: _Key) -> None:
+        buf = self.buf
+        props = at
+        while (prop := _PROPERTY.match(buf, at, end)) is not None:
+            at = prop.end()
+        char = buf[at : at + 1]
+        if char and char in b"'\"|>":
+            self._scalar(start, props, at, key, end)
+            return
+        if char and char in b"[{" and not _EMPTY_FLOW.match(buf, at, end):
+            raise _Whole  # a flow collection, which may go on over lines
+        self._pass(min(end + 1, len(buf)))
+
+    # -- scalars that span lines -------------------------------------------------------
+
+    def _scalar(self, start: int, props: int, at: int, key: _Key, end: int) -> None:
+        """A scalar that may span lines, from its tag or anchor at ``props`` (or its
+        quote or header at ``at``), the value of ``key``: one past SPOOLED is walked
+        when it is a body's text, tagged as a body's may be, else kept as written."""
+        tags = self.buf[props:at].split()
+        binary = len(tags) == 1 and tags[0] in _BINARY
+        self._pass(props)
+        span = _Span(self.buf[at : at + 1], props - start, key.column, binary, b"")
+        walked = key.body and (not tags or binary)
+        if span.style in b"|>":
+            self._block(span, at, end, walked)
+        else:
+            span.written = self._take(at + 1)
+            self._quoted(span, walked)
+        self.reading = None
+
+    def _keep(self, text: _Text) -> None:
+        """A scalar not walked: kept as written."""
+        self.kept += b"".join(text.text())
+
+    def _quoted(self, span: _Span, walked: bool) -> None:
+        """A quoted scalar from its opening quote to its closing one; then the rest of
+        its line."""
+        text = self.reading = _Text(span.written)
+        while True:
+            close, resume = _quote_end(self.buf, self.pos, span.style, len(self.buf), self.eof)
+            if close >= 0:
+                break
+            text.add(self._take(resume))
+            if not self._more():
+                raise _Whole  # no closing quote: the whole file says so
+        text.add(self._take(close))
+        span.after = text.after = self._take(close + 1)
+        self._ahead(_LINE)
+        if text.huge and walked and _REST_BLANK.match(self.buf, self.pos):
+            span.raw = text.spool
+            self._put(span)
+        else:
+            self._keep(text)
+        self._pass(min(self._line_end() + 1, len(self.buf)))
+
+    def _block(self, span: _Span, at: int, end: int, walked: bool) -> None:
+        """A block scalar from its header to its last line: each line of it has the
+        block's indentation, or only spaces."""
+        header = _BLOCK_HEADER.match(self.buf, at, end)
+        if header is None or span.key_column < 0:
+            raise _Whole
+        span.chomp = header[2]
+        span.written = self._take(min(end + 1, len(self.buf)))
+        text = self.reading = _Text(span.written)
+        span.indent = self._indent(span.key_column)
+        self._block_lines(text, span.indent)
+        if text.huge and walked and span.style == b"|" and not text.other_breaks:
+            span.raw = text.spool
+            self._put(span)
+        else:
+            self._keep(text)
+
+    def _block_lines(self, text: _Text, indent: int) -> None:
+        """The lines of a block indented by ``indent`` into ``text``: the whole ones in
+        ``buf`` at once, a longer one as it comes."""
+        whole = _lines_indented(indent)
+        while True:
+            text.add(self._take(whole.match(self.buf, self.pos).end()))  # type: ignore[union-attr]
+            if not self._in_block(indent):
+                return
+            while (line_end := self.buf.find(b"\n", self.pos)) < 0:
+                text.add(self._take(len(self.buf)))
+                if not self._more():
+                    return
+            text.add(self._take(line_end + 1))
+
+    def _in_block(self, indent: int) -> bool:
+        """Whether the line at ``pos`` is one of a block indented by ``indent``."""
+        self._ahead(indent + 1)
+        if self.pos >= len(self.buf):
+            return False
+        if self.buf.startswith(b" " * indent, self.pos):
+            return True
+        spaces = _INDENT.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+        return spaces == len(self.buf) or self.buf[spaces] == ord("\n")
+
+    def _indent(self, key_column: int) -> int:
+        """A block's indentation, as PyYAML's scanner finds it: its first line with
+        more than spaces. A blank line before it that is longer, or one no deeper than
+        the key, is read whole (PyYAML reads an empty block there)."""
+        at, widest = self.pos, 0
+        while True:
+            self._ahead(at - self.pos + _LINE)
+            spaces = self.buf[at:].find(b"\n")
+            line = self.buf[at : len(self.buf) if spaces < 0 else at + spaces]
+            content = line.lstrip(b" ")
+            indent = len(line) - len(content)
+            if content or spaces < 0:
+                if not content or indent <= key_column or widest > indent:
+                    raise _Whole
+                return indent
+            widest, at = max(widest, indent), at + spaces + 1
+
+    def _put(self, span: _Span) -> None:
+        """A huge span: its placeholder in the skeleton, its text in its spool."""
+        span.placeholder = f"{_MARK}{len(self.spans)}".encode()
+        assert span.raw is not None
+        span.raw.done()
+        self.out.append(bytes(self.kept))
+        self.kept = bytearray()
+        self.out.append(span)
+        self.spans.append(span)
+
+    # -- the skeleton --------------------------------------------------------------------
+
+    def document(self) -> Any:
+        """The skeleton read by PyYAML, each placeholder checked to stand where its
+        scalar did, and read as the :class:`bodies.Walked` of that scalar's text."""
+        self._pass(len(self.buf))
+        while self._more():
+            self._pass(len(self.buf))
+        skeleton, lines = bytearray(), 0
+        for part in self.out:
+            if isinstance(part, _Span):
+                part.line = lines
+                part = part.stands()
+            skeleton += part
+            lines += part.count(b"\n")
+        skeleton += self.kept
+        spans = {span.placeholder.decode(): span for span in self.spans}
+        loader: Any = type("WalkedLoader", (safe_loader(),), {})
+        loader.add_constructor(_WALKED, lambda _, node: _walked(spans[node.value]))
+        try:
+            document = load_yaml(bytes(skeleton), loader, lambda root: _check(root, spans))
+        except InputError:
+            raise _Whole from None  # the whole file says what is wrong, and where
+        for span in self.spans:
+            span.raw = None  # its written text is no longer needed
+        return document
+
+
+@lru_cache(maxsize=64)
+def _lines_indented(indent: int) -> re.Pattern[bytes]:
+    """Whole lines of a block indented by ``indent``: indented so, or only spaces."""
+    return re.compile(rb"(?: {%d}[^\n]*+\n| *+\n)*+" % indent)
+
+
+class _Text:
+    """A scalar's text as it is read: held, then in a spool once past SPOOLED; with
+    what was written before and after it, for a file read whole after all."""
+
+    def __init__(self, written: bytes) -> None:
+        self.written = written
+        self.after = b""
+        self.held = b""
+        self.spool: bodies.Spool | None = None
+        self.other_breaks = False
+
+    @property
+    def huge(self) -> bool:
+        return self.spool is not None
+
+    def add(self, data: bytes) -> None:
+        self.other_breaks = self.other_breaks or any(b in data for b in _OTHER_BREAKS)
+        if self.spool is None and len(self.held) + len(data) <= SPOOLED:
+            self.held += data
+            return
+        if self.spool is None:
+            self.spool = bodies.Spool()
+            self.spool.write(self.held)
+            self.held = b""
+        self.spool.write(data)
+
+    def text(self) -> Iterator[bytes]:
+        """All of it as written."""
+        if self.spool is not None:
+            self.spool.done()
+        yield self.written
+        yield from self.spool.pieces() if self.spool is not None else (self.held,)
+        yield self.after
+
+
+def _closed(buf: bytes, at: int, end: int) -> int:
+    """Just after the closing quote of the quoted scalar opening at ``at``, if it closes
+    before ``end``; else -1."""
+    close, _ = _quote_end(buf, at + 1, buf[at : at + 1], end, True)
+    return close + 1 if close >= 0 else -1
+
+
+def _quote_end(buf: bytes, at: int, style: bytes, end: int, eof: bool) -> tuple[int, int]:
+    """Where the quoted text from ``at`` ends (its closing quote) before ``end`` of
+    ``buf``; else -1, and how far it is surely text (all of it, when ``eof``)."""
+    if style == b'"':
+        close = _DOUBLE.match(buf, at, end).end()  # type: ignore[union-attr]
+        return (close, close) if close < end and buf[close] == ord('"') else (-1, close)
+    while True:
+        quote = buf.find(b"'", at, end)
+        if quote < 0:
+            return -1, end
+        if quote + 1 == end and not eof:
+            return -1, quote  # a quote, or the first of two
+        if quote + 1 == end or buf[quote + 1] != ord("'"):
+            return quote, quote
+        at = quote + 2
+
+
+def _check(root: Any, spans: dict[str, _Span]) -> None:
+    """Each placeholder read back as a whole plain scalar where it was put, the value
+    of a body's key at the key's column, and nowhere else: else the file is read whole."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.id == "mapping":
+            for key, value in node.value:
+                _check_value(key, value, spans)
+                stack += (key, value)
+        elif node.id == "sequence":
+            stack += node.value
+        elif node.tag != _WALKED and _MARK in node.value:
+            raise _Whole
+    if not all(span.found for span in spans.values()):
+        raise _Whole
+
+
+def _check_value(key: Any, value: Any, spans: dict[str, _Span]) -> None:
+    span = spans.get(value.value) if value.id == "scalar" else None
+    if span is None:
+        return
+    if (
+        span.found
+        or value.style
+        or value.tag != "tag:yaml.org,2002:str"
+        or (value.start_mark.line, value.start_mark.column) != (span.line, span.column)
+        or key.id != "scalar"
+        or key.value not in _BODY_KEYS
+        or key.start_mark.column != span.key_column
+    ):
+        raise _Whole
+    span.found = True
+    value.tag = _WALKED
+
+
+def _walked(span: _Span) -> bodies.Walked:
+    """A huge scalar's text decoded into a spool."""
+    assert span.raw is not None
+    text = bodies.Spool()
+    pieces = _literal(span) if span.style == b"|" else _quoted_pieces(span)
+    for piece in pieces:
+        text.write(piece)
+    text.done()
+    return bodies.Walked(text, base64=span.binary)
+
+
+# Where a quoted text may be cut: between a character that is no blank, line break, quote
+# (or backslash) and one that is none of those nor the inside of a UTF-8 character (nor
+# what may start a line break, NEL, LS or PS). A line fold and ''-escape stay whole.
+_CUT = {
+    b"'": re.compile(rb"[^\s'\x85\xa8\xa9](?=[^\s'\x80-\xbf\xc2\xe2])"),
+    b'"': re.compile(rb'[^\s"\\\x85\xa8\xa9](?=[^\s"\\\x80-\xbf\xc2\xe2])'),
+}
+_ESCAPE_SIZE = {ord("x"): 4, ord("u"): 6, ord("U"): 10}
+
+
+def _quoted_pieces(span: _Span) -> Iterator[bytes]:
+    """A quoted scalar's text, read by PyYAML piece by piece."""
+    held = b""
+    for data in span.text():
+        held += data
+        while len(held) >= 2 * PIECE:
+            cut = _cut(held, PIECE, span.style)
+            if cut < 0:
+                if len(held) > _UNCUT:
+                    raise _Whole
+                break
+            yield _read(span.style, held[:cut])
+            held = held[cut:]
+    yield _read(span.style, held)
+
+
+def _cut(text: bytes, at: int, style: bytes) -> int:
+    """The first place from ``at`` where a quoted text may be cut; -1 for none."""
+    while (found := _CUT[style].search(text, at)) is not None:
+        at = found.end()
+        if style == b"'" or _outside_escape(text, at):
+            return at
+    return -1
+
+
+def _outside_escape(text: bytes, at: int) -> bool:
+    """Whether no escape of a double-quoted text goes on past ``at`` (one is at most
+    ten characters, ``\\UXXXXXXXX``; the last backslash before it opens one when an odd
+    run of them ends there)."""
+    last = text.rfind(b"\\", max(0, at - 10), at)
+    if last < 0:
+        return True
+    first = last
+    while first > 0 and text[first - 1] == ord("\\"):
+        first -= 1
+    if (last - first) % 2 == 1:
+        return True  # the run is pairs: \\ each
+    size = _ESCAPE_SIZE.get(text[last + 1], 3 if text[last + 1 : last + 3] == b"\r\n" else 2)
+    return last + size <= at
+
+
+def _read(style: bytes, text: bytes) -> bytes:
+    """A piece of a quoted text read by PyYAML, as a scalar of its own."""
+    try:
+        value = load_yaml(style + text + style)
+    except InputError as exc:
+        raise _Whole from exc  # the whole file says what is wrong, and where
+    return bodies.text_bytes(value)
+
+
+def _literal(span: _Span) -> Iterator[bytes]:
+    """A literal block's text: its lines without its indentation, each line break kept,
+    the last ones chomped (``-`` none, ``+`` all, else one)."""
+    indent, breaks, at_start, column = span.indent, 0, True, 0
+    for data in span.text():
+        at = 0
+        while at < len(data):
+            if at_start:
+                spaces = min(indent - column, len(data) - at)
+                run = len(data[at : at + spaces]) - len(data[at : at + spaces].lstrip(b" "))
+                column, at = column + run, at + run
+                if at == len(data):
+                    break
+                if data[at] == ord("\n"):
+                    breaks, column, at = breaks + 1, 0, at + 1
+                    continue
+                yield b"\n" * breaks
+                breaks, at_start = 0, False
+            end = data.find(b"\n", at)
+            if end < 0:
+                yield data[at:]
+                break
+            yield data[at:end]
+            breaks, at_start, column, at = 1, True, 0, end + 1
+    if span.chomp == b"+":
+        yield b"\n" * breaks
+    elif span.chomp != b"-" and breaks:
+        yield b"\n"
