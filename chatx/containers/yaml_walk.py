@@ -45,6 +45,9 @@ _LINE = 1 << 20  # a line longer than this outside a quoted or block scalar: rea
 # A quoted scalar with no place to cut in this many bytes (blanks or escapes all along) is
 # read whole: its pieces cannot be read apart.
 _UNCUT = 4 << 20
+# Each body walked keeps its text in a temporary file until the document is built, then
+# its decoded text in another: past this many, a huge body is kept as written (in memory).
+SPANS = 128
 _MARK = "chatx-walked-scalar-"
 _WALKED = "tag:chatx,2026:walked"
 _BODY_KEYS = {"string", "body", "base64_string"}
@@ -54,8 +57,9 @@ _OTHER_BREAKS = (b"\r", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
 
 
 class _Key(NamedTuple):
-    """The key a value stands after on its line: its column (-1 for none), and whether
-    it names a body's text."""
+    """What a value stands after on its line, a key or an item's dash: its column (the
+    indentation a block scalar's lines must pass; -1 for neither), and whether it is a
+    key that names a body's text."""
 
     column: int
     body: bool
@@ -72,7 +76,7 @@ class _Span:
 
     style: bytes  # ', ", | or >
     column: int  # where it starts (its tag, if any)
-    key_column: int  # the column of the key it is the value of; -1 for none
+    key_column: int  # the column of its key, or of its item's dash; -1 for neither
     binary: bool  # tagged !!binary or Ruby's !binary
     written: bytes  # the bytes before its text
     raw: bodies.Spool | None = None  # its text (kept until the document is built)
@@ -137,7 +141,7 @@ class _Walk:
         self.out: list[bytes | _Span] = []  # the file read so far: a huge span as its span
         self.kept = bytearray()  # the file's bytes read since the last span of ``out``
         self.reading: _Text | None = None  # the scalar being read, if any
-        self.spans: list[_Span] = []
+        self.spans: list[_Span] = []  # at most SPANS: each holds two open files
 
     # -- reading the file ------------------------------------------------------------
 
@@ -157,12 +161,11 @@ class _Walk:
             pass
 
     def _line_end(self) -> int:
-        """Where the line at ``pos`` ends (its LF, or the file's end); a line longer
-        than _LINE is read whole."""
+        """Where the line at ``pos`` ends (its LF, or the file's end); for a line longer
+        than _LINE, where its first _LINE bytes end (such a line must open a scalar
+        that goes on past them: see :meth:`_value`)."""
         self._ahead(_LINE)
         end = self.buf.find(b"\n", self.pos)
-        if end < 0 and not self.eof:
-            raise _Whole
         return len(self.buf) if end < 0 else end
 
     def _take(self, end: int) -> bytes:
@@ -173,6 +176,13 @@ class _Walk:
     def _pass(self, end: int) -> None:
         """The file's bytes up to ``end`` of ``buf`` kept as written."""
         self.kept += self._take(end)
+
+    def _pass_line(self, end: int) -> None:
+        """The rest of the line, to ``end`` (from :meth:`_line_end`), kept as written;
+        one longer than _LINE is read whole."""
+        if end == len(self.buf) and not self.eof:
+            raise _Whole
+        self._pass(min(end + 1, len(self.buf)))
 
     def original(self) -> bytes:
         """The whole file: what was read, then the rest of the stream."""
@@ -190,7 +200,8 @@ class _Walk:
     def scan(self) -> None:
         self._ahead(1)
         while self.pos < len(self.buf):
-            self._line(self.pos, self._line_end())
+            end = self._line_end()  # which may read on: ``pos`` then moves in ``buf``
+            self._line(self.pos, end)
             self._ahead(1)
 
     def _line(self, start: int, end: int) -> None:
@@ -198,19 +209,19 @@ class _Walk:
         goes on to its end."""
         buf = self.buf
         at = _INDENT.match(buf, start, end).end()  # type: ignore[union-attr]
+        key = _Key(-1, False)  # an item's value stands after its dash: the dash's column
         while buf.startswith(b"-", at) and (at + 1 == end or buf[at + 1] in b" \t"):
+            key = _Key(at - start, False)
             at = _BLANKS.match(buf, at + 1, end).end()  # type: ignore[union-attr]
-        key = _Key(-1, False)
         if buf[at : at + 1] in (b"'", b'"'):
             close = _closed(buf, at, end)
             gap = _QUOTED_KEY_END.match(buf, close, end) if close >= 0 else None
             if gap is None:  # a quoted scalar, an item or alone: it may go on
                 self._scalar(start, at, at, key, end)
                 return
-            key, at = _Key(at - start, False), gap.end()
+            key, at = _Key(at - start, _body_key(buf[at + 1 : close - 1])), gap.end()
         elif (plain := _PLAIN_KEY.match(buf, at, end)) is not None:
-            name = buf[at : plain.end() - 1].rstrip()
-            key, at = _Key(at - start, name.decode("utf-8", "replace") in _BODY_KEYS), plain.end()
+            key, at = _Key(at - start, _body_key(buf[at : plain.end() - 1].rstrip())), plain.end()
         self._value(start, _BLANKS.match(buf, at, end).end(), end, key)  # type: ignore[union-attr]
 
     def _value(self, start: int, at: int, end: int, key: _Key) -> None:
@@ -224,7 +235,7 @@ class _Walk:
             return
         if char and char in b"[{" and not _EMPTY_FLOW.match(buf, at, end):
             raise _Whole  # a flow collection, which may go on over lines
-        self._pass(min(end + 1, len(buf)))
+        self._pass_line(end)
 
     # -- scalars that span lines -------------------------------------------------------
 
@@ -262,12 +273,12 @@ class _Walk:
         text.add(self._take(close))
         span.after = text.after = self._take(close + 1)
         self._ahead(_LINE)
-        if text.huge and walked and _REST_BLANK.match(self.buf, self.pos):
+        if self._walks(walked, text) and _REST_BLANK.match(self.buf, self.pos):
             span.raw = text.spool
             self._put(span)
         else:
             self._keep(text)
-        self._pass(min(self._line_end() + 1, len(self.buf)))
+        self._pass_line(self._line_end())
 
     def _block(self, span: _Span, at: int, end: int, walked: bool) -> None:
         """A block scalar from its header to its last line: each line of it has the
@@ -280,7 +291,7 @@ class _Walk:
         text = self.reading = _Text(span.written)
         span.indent = self._indent(span.key_column)
         self._block_lines(text, span.indent)
-        if text.huge and walked and span.style == b"|" and not text.other_breaks:
+        if self._walks(walked, text) and span.style == b"|" and not text.other_breaks:
             span.raw = text.spool
             self._put(span)
         else:
@@ -314,18 +325,27 @@ class _Walk:
         """A block's indentation, as PyYAML's scanner finds it: its first line with
         more than spaces. A blank line before it that is longer, or one no deeper than
         the key, is read whole (PyYAML reads an empty block there)."""
-        at, widest = self.pos, 0
+        ahead, widest = 0, 0  # the blank lines before it: bytes from ``pos``
         while True:
-            self._ahead(at - self.pos + _LINE)
-            spaces = self.buf[at:].find(b"\n")
-            line = self.buf[at : len(self.buf) if spaces < 0 else at + spaces]
+            if ahead > _LINE:
+                raise _Whole  # blank lines held while the indentation is looked for
+            self._ahead(ahead + _LINE)
+            at = self.pos + ahead
+            line_end = self.buf.find(b"\n", at)
+            line = self.buf[at : len(self.buf) if line_end < 0 else line_end]
             content = line.lstrip(b" ")
             indent = len(line) - len(content)
-            if content or spaces < 0:
-                if not content or indent <= key_column or widest > indent:
+            if content or line_end < 0:
+                # libyaml refuses a tab where the indentation is being found
+                if not content or indent <= key_column or widest > indent or content[:1] == b"\t":
                     raise _Whole
                 return indent
-            widest, at = max(widest, indent), at + spaces + 1
+            widest, ahead = max(widest, indent), line_end + 1 - self.pos
+
+    def _walks(self, walked: bool, text: _Text) -> bool:
+        """Whether a scalar read into ``text`` is walked: a body's, huge, and one of the
+        first SPANS."""
+        return walked and text.huge and len(self.spans) < SPANS
 
     def _put(self, span: _Span) -> None:
         """A huge span: its placeholder in the skeleton, its text in its spool."""
@@ -406,6 +426,11 @@ class _Text:
         yield self.after
 
 
+def _body_key(name: bytes) -> bool:
+    """Whether a key as written (a quoted one without its quotes) names a body's text."""
+    return name.decode("utf-8", "replace") in _BODY_KEYS
+
+
 def _closed(buf: bytes, at: int, end: int) -> int:
     """Just after the closing quote of the quoted scalar opening at ``at``, if it closes
     before ``end``; else -1."""
@@ -478,11 +503,13 @@ def _walked(span: _Span) -> bodies.Walked:
 
 
 # Where a quoted text may be cut: between a character that is no blank, line break, quote
-# (or backslash) and one that is none of those nor the inside of a UTF-8 character (nor
-# what may start a line break, NEL, LS or PS). A line fold and ''-escape stay whole.
+# (or backslash), dash or dot, and one that is none of those first four nor the inside of
+# a UTF-8 character (nor what may start a line break, NEL, LS or PS). A line fold, a ''
+# and a document marker (---, ... at a line's start, refused in a quoted scalar) stay
+# whole in one piece.
 _CUT = {
-    b"'": re.compile(rb"[^\s'\x85\xa8\xa9](?=[^\s'\x80-\xbf\xc2\xe2])"),
-    b'"': re.compile(rb'[^\s"\\\x85\xa8\xa9](?=[^\s"\\\x80-\xbf\xc2\xe2])'),
+    b"'": re.compile(rb"[^\s'\-.\x85\xa8\xa9](?=[^\s'\x80-\xbf\xc2\xe2])"),
+    b'"': re.compile(rb'[^\s"\\\-.\x85\xa8\xa9](?=[^\s"\\\x80-\xbf\xc2\xe2])'),
 }
 _ESCAPE_SIZE = {ord("x"): 4, ord("u"): 6, ord("U"): 10}
 
