@@ -89,7 +89,7 @@ class _Span:
 
     def text(self) -> Iterator[bytes]:
         assert self.raw is not None
-        return self.raw.pieces()
+        return self.raw.pieces(PIECE)
 
     def stands(self) -> bytes:
         """What stands in the skeleton for it: its placeholder, and the line break that
@@ -105,7 +105,7 @@ def load(stream: BinaryIO, head: bytes = b"") -> Any:
     head += stream.read(max(0, BIG + 1 - len(head)))
     if len(head) <= BIG:
         return load_yaml(head)
-    walk = _Walk(stream, head)
+    walk = _YamlWalk(stream, head)
     try:
         walk.scan()
         if not walk.spans:
@@ -126,10 +126,12 @@ _INDENT = re.compile(rb" *")
 _PROPERTY = re.compile(rb"([!&][^ \t\n]*)[ \t]+")
 _EMPTY_FLOW = re.compile(rb"(?:\[[ \t]*\]|\{[ \t]*\})[ \t]*(?:#[^\n]*)?(?=\n|$)")
 _REST_BLANK = re.compile(rb"[ \t]*(?:#[^\n]*)?(?=\n|$)")
-_DOUBLE = re.compile(rb'(?:[^"\\]++|\\[\s\S])*+')  # a double-quoted text, to its end
+# A double-quoted text, to its end: its runs and escapes in turn (0.26 s for 64 MB of
+# JSON text, where one alternation of the two took 0.40 s).
+_DOUBLE = re.compile(rb'[^"\\]*+(?:\\[\s\S][^"\\]*+)*+')
 
 
-class _Walk:
+class _YamlWalk:
     """One pass over the file, as it comes: the skeleton, with placeholders, and the
     scalars that span lines, huge ones kept in spools."""
 
@@ -565,30 +567,41 @@ def _read(style: bytes, text: bytes) -> bytes:
 
 
 def _literal(span: _Span) -> Iterator[bytes]:
-    """A literal block's text: its lines without its indentation, each line break kept,
-    the last ones chomped (``-`` none, ``+`` all, else one)."""
-    indent, breaks, at_start, column = span.indent, 0, True, 0
+    """A literal block's text: its lines without their indentation, each line break kept,
+    the last ones chomped (``-`` none, ``+`` all, else one). The lines whole in a piece
+    lose it at once (:func:`_unindent`); a line that goes on past its piece is given out
+    as it comes; line breaks are held back until text follows them, for the chomping."""
+    unindent = _unindent(span.indent)
+    held, breaks, within = b"", 0, False  # within: in a line whose indentation is gone
     for data in span.text():
-        at = 0
-        while at < len(data):
-            if at_start:
-                spaces = min(indent - column, len(data) - at)
-                run = len(data[at : at + spaces]) - len(data[at : at + spaces].lstrip(b" "))
-                column, at = column + run, at + run
-                if at == len(data):
-                    break
-                if data[at] == ord("\n"):
-                    breaks, column, at = breaks + 1, 0, at + 1
-                    continue
-                yield b"\n" * breaks
-                breaks, at_start = 0, False
-            end = data.find(b"\n", at)
+        data, held = held + data, b""
+        if within:
+            end = data.find(b"\n")
             if end < 0:
-                yield data[at:]
-                break
-            yield data[at:end]
-            breaks, at_start, column, at = 1, True, 0, end + 1
+                yield data
+                continue
+            yield data[:end]
+            data, breaks, within = data[end + 1 :], 1, False
+        whole = data.rfind(b"\n") + 1
+        lines, rest = unindent.sub(b"", data[:whole]), data[whole:]
+        text = lines.rstrip(b"\n")
+        if text:
+            yield b"\n" * breaks + text
+            breaks = 0
+        breaks += len(lines) - len(text)
+        if rest.strip(b" ") or len(rest) >= span.indent:  # its indentation is all there
+            yield b"\n" * breaks + unindent.sub(b"", rest)
+            breaks, within = 0, True
+        else:
+            held = rest  # spaces, maybe the start of the next line's indentation
     if span.chomp == b"+":
         yield b"\n" * breaks
     elif span.chomp != b"-" and breaks:
         yield b"\n"
+
+
+@lru_cache(maxsize=64)
+def _unindent(indent: int) -> re.Pattern[bytes]:
+    """A block's indentation at each line's start; a shorter line is only spaces (the
+    block's lines are so), which all go."""
+    return re.compile(rb"^ {1,%d}" % indent, re.MULTILINE)
