@@ -97,12 +97,15 @@ class _Span:
         return self.placeholder + (b"\n" if self.style in b"|>" else b"")
 
 
-def load(stream: BinaryIO, head: bytes = b"") -> Any:
-    """The document of the YAML cassette read from ``stream`` (after ``head``, its first
-    bytes read already), as :func:`~chatx.containers.bounded_yaml.load_yaml` reads it,
-    each huge body's scalar a :class:`bodies.Walked` of its text (see the module's
-    docstring)."""
-    head += stream.read(max(0, BIG + 1 - len(head)))
+def load(stream: BinaryIO) -> Any:
+    """The document of the YAML cassette read from ``stream``, as
+    :func:`~chatx.containers.bounded_yaml.load_yaml` reads it, each huge body's scalar a
+    :class:`bodies.Walked` of its text (see the module's docstring)."""
+    pieces, size = [], 0  # read in pieces: a reader may make room for all it is asked
+    while size <= BIG and (data := stream.read(min(_READ, BIG + 1 - size))):
+        pieces.append(data)
+        size += len(data)
+    head = b"".join(pieces)
     if len(head) <= BIG:
         return load_yaml(head)
     walk = _YamlWalk(stream, head)

@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx.containers import cassette, yaml_walk
+from chatx.containers import cassette, compressed, yaml_walk
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
 from tests.containers.common import FIXTURES, SAMPLES, chatx
@@ -71,7 +71,6 @@ class Walks:
             sizes = {"BIG": 0, "SPOOLED": 0, "PIECE": piece, "_READ": block, "_LINE": line}
             for name, value in sizes.items():
                 patch.setattr(yaml_walk, name, value)
-            patch.setattr(cassette, "_SNIFF", 1)  # the file read ``block`` bytes at a time
             walked, pieces = read(data)
         assert walked == whole
         return whole, pieces
@@ -156,7 +155,8 @@ def test_any_text_in_any_style_reads_walked_as_whole(
 def test_binary_bodies_read_walked_as_whole(walks: Walks, body: bytes, dumper: Any) -> None:
     # PyYAML writes bytes as !!binary base64 in a literal block
     whole, was = walks.read(cassette_of(body, Dumper=dumper))
-    assert was[0] and whole[0][-1] == body
+    # bytes a compressor's magic starts are decompressed, walked or not
+    assert was[0] and (whole[0][-1] == body or compressed.detect(body) is not None)
 
 
 @pytest.mark.parametrize("style", ["'", '"', "|"])
