@@ -105,10 +105,9 @@ def load(stream: BinaryIO) -> Any:
     while size <= BIG and (data := stream.read(min(_READ, BIG + 1 - size))):
         pieces.append(data)
         size += len(data)
-    head = b"".join(pieces)
-    if len(head) <= BIG:
-        return load_yaml(head)
-    walk = _YamlWalk(stream, head)
+    if size <= BIG:
+        return load_yaml(b"".join(pieces))
+    walk = _YamlWalk(stream, pieces)
     try:
         walk.scan()
         if not walk.spans:
@@ -138,9 +137,10 @@ class _YamlWalk:
     """One pass over the file, as it comes: the skeleton, with placeholders, and the
     scalars that span lines, huge ones kept in spools."""
 
-    def __init__(self, stream: BinaryIO, head: bytes) -> None:
+    def __init__(self, stream: BinaryIO, head: list[bytes]) -> None:
         self.stream = stream
-        self.buf = head
+        self.head = head[::-1]  # the file's first pieces, read already: popped in turn
+        self.buf = b""
         self.pos = 0
         self.eof = False
         self.out: list[bytes | _Span] = []  # the file read so far: a huge span as its span
@@ -152,7 +152,7 @@ class _YamlWalk:
 
     def _more(self) -> bool:
         """The next bytes of the file after ``buf``'s; False at its end."""
-        data = b"" if self.eof else self.stream.read(_READ)
+        data = self.head.pop() if self.head else b"" if self.eof else self.stream.read(_READ)
         if not data:
             self.eof = True
             return False
@@ -198,7 +198,8 @@ class _YamlWalk:
         parts.append(bytes(self.kept))
         if self.reading is not None:
             parts.append(b"".join(self.reading.text()))
-        return b"".join(parts) + self.buf[self.pos :] + self.stream.read()
+        parts += (self.buf[self.pos :], *self.head[::-1], self.stream.read())
+        return b"".join(parts)
 
     # -- lines -------------------------------------------------------------------------
 
