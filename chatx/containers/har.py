@@ -36,16 +36,13 @@ from typing import Any, BinaryIO, NoReturn
 import orjson
 
 from chatx.containers import bodies, json_walk
-from chatx.containers.json_walk import CLOSE, OPEN, QUOTE, TOKEN, mask
+from chatx.containers.json_walk import CLOSE, OPEN, QUOTE, SKIP, TOKEN, mask
 from chatx.errors import InputError
 
 _BLOCK = 1 << 22  # most entries fit in one read: an entry cut by a read is parsed again
 _WINDOW = 1 << 12  # the first window; then half the entry before
 # Where the next entry likely opens: this entry's last byte is the ``}``.
 _NEXT = re.compile(rb'\}\s*,\s*\{\s*"')
-# In the mask, inside an entry: everything up to the next bracket of a nested value (or
-# a lone quote, or the end of the bytes read): strings, plain values and flat objects.
-_SKIP = re.compile(rb'(?:[^"{}\[\]]++|"[^"]*+"|\{(?:[^"{}\[\]]++|"[^"]*+")*+\})*+')
 _UNSURE = object()  # orjson's error did not say where the entry ends
 _HUGE = object()  # the entry is too big to hold: it is walked
 _BODY = ("response", "content", "text")  # the string a walked entry decodes in pieces
@@ -282,7 +279,7 @@ class _Scanner:
         depth, at = 1, self.pos + 1
         while depth:
             masked = self._mask()
-            at = _SKIP.match(masked, at).end()  # type: ignore[union-attr]  # matches ''
+            at = SKIP.match(masked, at).end()  # type: ignore[union-attr]  # matches ''
             if at == len(masked) or masked[at] == QUOTE:  # cut by the read
                 resume = at - self.pos
                 if len(self.buf) - self.pos >= self.big:

@@ -49,6 +49,15 @@ QUOTE = ord('"')
 # Between tokens: what JSON has there (blanks, numbers, literals) and more; anything else
 # is no JSON, said at once rather than after reading on.
 _SCALARS = re.compile(rb"[\s\w.+-]*+")
+# In a mask, inside a value: everything up to the next bracket of a nested value (or a
+# lone quote, or the end): strings, plain values and flat objects.
+SKIP = re.compile(rb'(?:[^"{}\[\]]++|"[^"]*+"|\{(?:[^"{}\[\]]++|"[^"]*+")*+\})*+')
+# The same, passing over values nested up to four levels deep too (a cassette's request,
+# headers of lists): most short values are passed over in one match.
+_NESTED = rb'(?:[^"{}\[\]]++|"[^"]*+")*+'
+for _ in range(4):
+    _NESTED = rb'(?:[^"{}\[\]]++|"[^"]*+"|\{' + _NESTED + rb"\}|\[" + _NESTED + rb"\])*+"
+_PASS = re.compile(_NESTED)
 _DEEPEST = 1024  # orjson reads no deeper: the walk need not either
 _CHECKED = 1 << 20  # the skeleton is first checked at this size (or larger, when asked)
 # A string in the skeleton where a walked one stood: no file holds it (the token is drawn
@@ -134,6 +143,7 @@ class Walk:
         # A lone surrogate orjson refused in a walked string, which JSON.parse reads: an
         # error only if the document is read by orjson (no run of 19 digits in it).
         self.lone: tuple[str, int] | None = None
+        self.masked = (b"", b"")  # the bytes held, and their mask (see _short)
 
     def value(self) -> tuple[Any, dict[str, bodies.Spool]]:
         """The value parsed, a marker where each walked string stood, and the spool of
@@ -144,12 +154,8 @@ class Walk:
             match = TOKEN.search(buf, source.pos)
             end = len(buf) if match is None else match.start()
             self._between(end)
-            if match is not None and buf[end] == QUOTE and self._at_path():
-                if self._long():
-                    self._string()
-                    continue
-                if source.buf is not buf:  # more was read to tell: search again
-                    continue
+            if match is not None and self._taken(buf, end):
+                continue
             if match is None or match.end() - end == 1 and buf[end] == QUOTE:
                 if not source.more():  # a string that does not end in the bytes read
                     self._end()
@@ -160,6 +166,53 @@ class Walk:
                 if self.lone is not None and not self._exact():
                     self.fail(*self.lone)
                 return self._parsed(whole=True), self.spools
+
+    def _taken(self, buf: bytes, at: int) -> bool:
+        """Whether the token at ``at`` was taken otherwise than as a token is (a string at
+        a path walked, a short value copied whole), or more bytes were read to tell: then
+        the next token is searched for again."""
+        char = buf[at]
+        if char == QUOTE and self._at_path():
+            if self._long():
+                self._string()
+                return True
+        elif char in OPEN and self.keep >= 0 and self.depth:  # the value itself is walked
+            if self._short():
+                return True
+        else:
+            return False
+        return self.source.buf is not buf
+
+    def _short(self) -> bool:
+        """At a value's opening bracket: when the value ends within ``keep`` bytes, no
+        string in it is one to walk, and it is copied whole into the skeleton, its end
+        found by its brackets in a masked copy of the bytes (a regular expression passes
+        over strings and flat objects): a cassette's many small interactions cost no
+        Python work per token."""
+        source = self.source
+        while True:
+            masked = self._mask()
+            start = source.pos
+            end = min(len(masked), start + self.keep + 1)
+            depth, at = 1, start + 1
+            while depth and at < end:
+                at = _PASS.match(masked, at, end).end()  # type: ignore[union-attr]  # matches ''
+                if at == end or masked[at] == QUOTE:  # a string goes on past the end
+                    break
+                depth += 1 if masked[at] in OPEN else -1
+                at += 1
+            if not depth:
+                self.skeleton += source.buf[start:at]
+                source.pos = at
+                return True
+            if end - start > self.keep or not source.more():
+                return False
+
+    def _mask(self) -> bytes:
+        """:func:`mask` of the bytes held (from outside a string, or no escape's inside)."""
+        if self.masked[0] is not self.source.buf:
+            self.masked = (self.source.buf, mask(self.source.buf))
+        return self.masked[1]
 
     def _exact(self) -> bool:
         return self.exact is not None and self.exact()
@@ -240,6 +293,7 @@ class Walk:
         """The string from its opening quote at ``pos``, decoded into a spool piece by
         piece; the skeleton holds a marker in its place."""
         source = self.source
+        self.masked = (b"", b"")  # not kept while a long string is read
         text = self.spool()
         mark = f"{_MARK}{len(self.spools)}"
         self.spools[mark] = text

@@ -63,13 +63,15 @@ def read(data: bytes, big: int | None = None, piece: int | None = None,
 
 
 def walked_too(data: bytes, pieces: tuple[int, ...] = (16, 17, 23, 64)) -> Any:
-    """Walked with every body string spooled, or every one kept, in pieces and reads of
-    each size, the cassette reads as it reads whole; that is returned."""
+    """Walked with every body string spooled, or those past a length, in pieces and
+    reads of each size, the cassette reads as it reads whole; that is returned."""
     whole = read(data)
     for piece in pieces:
         for block in (None, 1, 7):
             assert read(data, 0, piece, 0, block) == whole, (piece, block)
-    assert read(data, 0, 16, 1 << 20) == whole
+    for keep in (40, 300, 1 << 20):  # values this short copied whole, the others walked
+        for block in (None, 7):
+            assert read(data, 0, 16, keep, block) == whole, (keep, block)
     return whole
 
 
@@ -450,3 +452,25 @@ def test_only_a_file_past_the_threshold_is_walked_and_spools_share_one_file(
     walks.clear()
     assert read(data, 0, 16, len(json.dumps(SSE)) + 8) == whole  # each body kept
     assert walks == []
+
+
+def test_short_interactions_are_copied_whole_not_token_by_token(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Python work per interaction, not per token: a cassette of many small ones costs
+    a few followed tokens (the document's own, and its list's commas)."""
+    followed: list[bytes] = []
+    real = json_walk.Walk._token
+
+    def counted(self: json_walk.Walk, token: bytes) -> bool:
+        followed.append(token)
+        return real(self, token)
+
+    monkeypatch.setattr(json_walk.Walk, "_token", counted)
+    data = document(*[with_body({"string": f"body {n} " + SSE}) for n in range(300)])
+    whole = read(data)
+    assert read(data, 0) == whole
+    assert len(followed) < 300 + 10, followed[:20]
+    followed.clear()
+    assert read(data, 0, 16, 0) == whole  # every body walked: every token followed
+    assert len(followed) > 300 * 20
