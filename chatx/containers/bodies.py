@@ -94,14 +94,19 @@ def exchange(
     big to hold comes as ``pieces()`` instead of ``body()``, and is decoded in pieces."""
     recorded, refused = request_or_refusal(request)
     encoding = header(headers, "content-encoding")
-    stream = None
-    if pieces is not None:
+    if pieces is None:  # held, but decompressed in pieces: a little gzip may say a lot
+        held = body
+
+        def given() -> Iterator[bytes]:
+            yield _recorded(held)
+
+    else:
         given = pieces
-
-        def stream() -> Iterator[bytes]:
-            return decoded_pieces(given(), encoding)
-
         body = lambda: b"".join(given())  # noqa: E731  # body() of such an entry: all of it
+
+    def stream() -> Iterator[bytes]:
+        return decoded_pieces(given(), encoding)
+
     return Entry(
         index,
         line,
@@ -114,6 +119,14 @@ def exchange(
         refused=refused,
         stream=stream,
     )
+
+
+def _recorded(body: Callable[[], bytes]) -> bytes:
+    """``body()``, a parsed body too deep to write back said as :meth:`Entry.body` says it."""
+    try:
+        return body()
+    except (orjson.JSONEncodeError, RecursionError):
+        raise BodyError(f"its recorded body is {payload.TOO_DEEP}") from None
 
 
 def objects(item: Any, *names: str) -> tuple[dict[str, Any], ...]:

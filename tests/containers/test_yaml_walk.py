@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatx.containers import cassette, compressed, yaml_walk
+from chatx.containers import bodies, cassette, compressed, yaml_walk
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
 from tests.containers.common import FIXTURES, SAMPLES, chatx
@@ -33,20 +33,31 @@ URL = "https://api.openai.com/v1/chat/completions"
 
 def read(data: bytes) -> tuple[list[Any], list[bool]]:
     """What a cassette reads as: each exchange and its body (or why it has none), or
-    the error that refuses the file; and whether each body was walked."""
+    the error that refuses the file; and whether each body was walked (read from the
+    :class:`bodies.Walked` that stood in for its text)."""
     out: list[Any] = []
     walked = []
-    try:
-        for entry in cassette.entries(io.BytesIO(data)):
-            try:
-                body: Any = entry.body()
-            except BodyError as exc:
-                body = ("BodyError", str(exc))
-            out.append((entry.method, entry.url, entry.status, entry.content_type,
-                        entry.request, body))  # fmt: skip
-            walked.append(entry.stream is not None)
-    except InputError as exc:
-        out.append(("InputError", str(exc), exc.line))
+    real = bodies.Walked.pieces
+    read_from: list[bodies.Walked] = []
+
+    def counted(self: bodies.Walked) -> Iterator[bytes]:
+        read_from.append(self)
+        return real(self)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bodies.Walked, "pieces", counted)
+        try:
+            for entry in cassette.entries(io.BytesIO(data)):
+                before = len(read_from)
+                try:
+                    body: Any = entry.body()
+                except BodyError as exc:
+                    body = ("BodyError", str(exc))
+                out.append((entry.method, entry.url, entry.status, entry.content_type,
+                            entry.request, body))  # fmt: skip
+                walked.append(len(read_from) > before)
+        except InputError as exc:
+            out.append(("InputError", str(exc), exc.line))
     return out, walked
 
 
