@@ -40,16 +40,21 @@ def load_yaml(data: bytes, loader: Any = None, checked: Callable[[Any], None] | 
         return loader.construct_document(node)
 
 
-def load_yaml_documents(data: bytes, loader: Any = None) -> Iterator[Any]:
+def load_yaml_documents(
+    data: bytes, loader: Any = None, checked: Callable[[Any], None] | None = None
+) -> Iterator[Any]:
     """Each document of a YAML stream (``---`` before each), in order, read as
-    :func:`load_yaml` reads one: the values aliases add count over the whole file, so
-    that many documents each under MAX_YAML_ALIASED cannot add up past it."""
+    :func:`load_yaml` reads one (``checked`` given each composed root): the values
+    aliases add count over the whole file, so that many documents each under
+    MAX_YAML_ALIASED cannot add up past it."""
     loader = (loader or safe_loader())(data)
     budget = MAX_YAML_ALIASED
     with _reading(loader):
         while loader.check_node():
             node = loader.get_node()
             budget -= _bounded(node, budget)
+            if checked is not None:
+                checked(node)
             yield loader.construct_document(node)
 
 

@@ -352,5 +352,5 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
     if kind == "httpmock":
         from chatx.containers import httpmock
 
-        return httpmock.entries(stream.read())
+        return httpmock.entries(stream)
     raise InputError(f"unknown kind of file {kind!r}")

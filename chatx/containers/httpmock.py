@@ -12,18 +12,21 @@ nesting hold over the whole file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import io
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
-from chatx.containers import bodies, bounded_yaml
+from chatx.containers import bodies, bounded_yaml, yaml_walk
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 
-def entries(data: bytes) -> Iterator[bodies.Entry]:
-    """One exchange per document, ``#N`` its place in the file."""
+def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
+    """One exchange per document, ``#N`` its place in the file (its bytes, or a stream:
+    one too big to hold is walked, see :mod:`chatx.containers.yaml_walk`)."""
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
     seen = False
-    for index, document in enumerate(bounded_yaml.load_yaml_documents(data)):
+    for index, document in enumerate(yaml_walk.load_documents(stream)):
         seen = True
         yield _entry(index, document if isinstance(document, dict) else {})
     if not seen:
@@ -41,7 +44,16 @@ def _entry(index: int, document: dict[str, Any]) -> bodies.Entry:
         method=bodies.verb(when.get("method")),
         url=_url(when),
         status=bodies.status_code(then.get("status")),
+        pieces=_walked(then),
     )
+
+
+def _walked(then: dict[str, Any]) -> Callable[[], Iterator[bytes]] | None:
+    """The pieces of a body walked out of a file too big to hold; None for one held."""
+    said = then.get("body_base64", then.get("body"))
+    if not isinstance(said, bodies.Walked):
+        return None
+    return bodies.Walked(said.text, base64=True).pieces if "body_base64" in then else said.pieces
 
 
 def _url(when: dict[str, Any]) -> str | None:
@@ -64,6 +76,8 @@ def _request(when: dict[str, Any], path: str) -> dict[str, Any] | None:
         return bodies.json_object(bounded_yaml.as_json(when["json_body"], f"{path}.json_body"))
     for name in ("body", "json_body"):
         value = when.get(name)
+        if isinstance(value, bodies.Walked):  # a request's: parsed whole, as any is
+            value = b"".join(value.pieces())
         if isinstance(value, str | bytes) and value:
             return bodies.json_object(value)
     return None

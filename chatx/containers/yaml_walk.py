@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Any, BinaryIO, NamedTuple
 
 from chatx.containers import bodies
-from chatx.containers.bounded_yaml import load_yaml, safe_loader
+from chatx.containers.bounded_yaml import load_yaml, load_yaml_documents, safe_loader
 from chatx.errors import InputError
 
 BIG = 8 << 20  # a file larger than this is walked
@@ -50,7 +50,7 @@ _UNCUT = 4 << 20
 SPANS = 128
 _MARK = "chatx-walked-scalar-"
 _WALKED = "tag:chatx,2026:walked"
-_BODY_KEYS = {"string", "body", "base64_string"}
+_BODY_KEYS = {"string", "body", "base64_string", "body_base64"}
 _BINARY = {b"!binary", b"!!binary", b"!<tag:yaml.org,2002:binary>"}
 # Line breaks YAML reads beyond LF: a huge block holding one is read whole.
 _OTHER_BREAKS = (b"\r", b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
@@ -101,20 +101,41 @@ def load(stream: BinaryIO) -> Any:
     """The document of the YAML cassette read from ``stream``, as
     :func:`~chatx.containers.bounded_yaml.load_yaml` reads it, each huge body's scalar a
     :class:`bodies.Walked` of its text (see the module's docstring)."""
+    return _walked_or_whole(stream, _one)
+
+
+def load_documents(stream: BinaryIO) -> list[Any]:
+    """Each document of the YAML stream read from ``stream`` (httpmock's mocks), as
+    :func:`~chatx.containers.bounded_yaml.load_yaml_documents` reads them, each huge
+    body's scalar a :class:`bodies.Walked` of its text."""
+    return _walked_or_whole(stream, _all)
+
+
+def _one(data: bytes, loader: Any = None, checked: Any = None) -> Any:
+    return load_yaml(data, loader, checked)
+
+
+def _all(data: bytes, loader: Any = None, checked: Any = None) -> list[Any]:
+    return list(load_yaml_documents(data, loader, checked))
+
+
+def _walked_or_whole(stream: BinaryIO, read: Any) -> Any:
+    """``read`` (:func:`_one`, :func:`_all`) of the file in ``stream``: of its bytes
+    when it is small or not followed, else of its skeleton, walked."""
     pieces, size = [], 0  # read in pieces: a reader may make room for all it is asked
     while size <= BIG and (data := stream.read(min(_READ, BIG + 1 - size))):
         pieces.append(data)
         size += len(data)
     if size <= BIG:
-        return load_yaml(b"".join(pieces))
+        return read(b"".join(pieces))
     walk = _YamlWalk(stream, pieces)
     try:
         walk.scan()
         if not walk.spans:
             raise _Whole
-        return walk.document()
+        return walk.document(read)
     except _Whole:
-        return load_yaml(walk.original())
+        return read(walk.original())
 
 
 # The block header: style, chomping, a comment. An indentation said in digits is not
@@ -365,9 +386,10 @@ class _YamlWalk:
 
     # -- the skeleton --------------------------------------------------------------------
 
-    def document(self) -> Any:
-        """The skeleton read by PyYAML, each placeholder checked to stand where its
-        scalar did, and read as the :class:`bodies.Walked` of that scalar's text."""
+    def document(self, read: Any) -> Any:
+        """The skeleton read by PyYAML (``read``), each placeholder checked to stand
+        where its scalar did, and read as the :class:`bodies.Walked` of that scalar's
+        text."""
         self._pass(len(self.buf))
         while self._more():
             self._pass(len(self.buf))
@@ -383,9 +405,11 @@ class _YamlWalk:
         loader: Any = type("WalkedLoader", (safe_loader(),), {})
         loader.add_constructor(_WALKED, lambda _, node: _walked(spans[node.value]))
         try:
-            document = load_yaml(bytes(skeleton), loader, lambda root: _check(root, spans))
+            document = read(bytes(skeleton), loader, lambda root: _check(root, spans))
         except InputError:
             raise _Whole from None  # the whole file says what is wrong, and where
+        if not all(span.found for span in spans.values()):
+            raise _Whole
         for span in self.spans:
             span.raw = None  # its written text is no longer needed
         return document
@@ -475,8 +499,6 @@ def _check(root: Any, spans: dict[str, _Span]) -> None:
             stack += node.value
         elif node.tag != _WALKED and _MARK in node.value:
             raise _Whole
-    if not all(span.found for span in spans.values()):
-        raise _Whole
 
 
 def _check_value(key: Any, value: Any, spans: dict[str, _Span]) -> None:

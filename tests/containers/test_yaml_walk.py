@@ -10,8 +10,10 @@ other line breaks, and lines that look like keys and quotes where they are not.
 
 from __future__ import annotations
 
+import base64
 import copy
 import io
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from hypothesis import strategies as st
 from chatx.containers import bodies, cassette, compressed, yaml_walk
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
+from tests.containers import test_stub_layouts
 from tests.containers.common import FIXTURES, SAMPLES, chatx
 from tests.containers.test_big_har import peak_rss
 from tests.containers.test_har_walk_commands import SSE, runs
@@ -389,3 +392,57 @@ def _written(stream: bytes, style: str) -> str:
     if style == "|":
         return "|\n" + "".join(f"        {line}\n" if line else "\n" for line in text.split("\n"))
     return yaml.dump(text, Dumper=DUMPERS[-1], default_style=style, width=1 << 30).strip()
+
+
+# httpmock's mocks: a YAML stream of documents, each body walked where it is huge.
+
+
+_read_cassette = read
+
+
+def mocks_read(data: bytes) -> tuple[list[Any], list[bool]]:
+    """httpmock.entries as :func:`read` reads a cassette."""
+    from chatx.containers import httpmock
+
+    real = cassette.entries
+    try:
+        cassette.entries = httpmock.entries  # type: ignore[assignment]
+        return _read_cassette(data)
+    finally:
+        cassette.entries = real  # type: ignore[assignment]
+
+
+def mocks_of(body: Any, **dump: Any) -> bytes:
+    mocks = [
+        {"when": {"path": "/v1/models/x", "method": "GET"}, "then": {"status": 404, "body": "{}"}},
+        {
+            "when": {"path": "/v1/messages", "method": "POST", "body": '{"model":"m"}'},
+            "then": {
+                "status": 200,
+                "header": [{"name": "content-type", "value": "text/event-stream"}],
+                "body_base64" if isinstance(body, bytes) else "body": body,
+            },
+        },  # fmt: skip
+    ]
+    if isinstance(body, bytes):
+        mocks[1]["then"]["body_base64"] = base64.b64encode(body).decode()
+    return yaml.dump_all(mocks, **dump).encode()
+
+
+@pytest.mark.parametrize("style", [None, "'", '"', "|"])
+def test_httpmock_documents_read_walked_as_whole(
+    monkeypatch: pytest.MonkeyPatch, style: str | None
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "read", mocks_read)
+    walks = Walks(monkeypatch)
+    for body in (SSE.decode(), SSE):
+        data = mocks_of(body, Dumper=yaml.SafeDumper, default_style=style)
+        whole, was = walks.read(data)
+        # base64 on one line is written plain, which is read with the rest of the file
+        assert whole[1][-1] == SSE and was[1] == (style is not None or body != SSE)
+    layout = test_stub_layouts.httpmock().encode()
+    whole, was = walks.read(layout)
+    assert was[1] and whole[1][-1] == test_stub_layouts.SSE.encode()
+    # a placeholder's words in a later document: all read whole
+    whole, was = walks.read(layout + b"---\nwhen: {path: chatx-walked-scalar-0}\n")
+    assert not any(was) and len(whole) == 3
