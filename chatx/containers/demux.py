@@ -348,7 +348,7 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
     if kind == "mitmproxy":
         from chatx.containers import mitmflow
 
-        return mitmflow.entries(stream.read())
+        return mitmflow.entries(stream)
     if kind == "httpmock":
         from chatx.containers import httpmock
 

@@ -12,13 +12,21 @@ alternating keys and values. The fields read have kept their names since flow fo
 applied, undone as every recorded body is. Bounds: a length has at most 12 digits and
 never runs past the file, nesting stops at MAX_DEPTH; a file that breaks either is
 refused where it does.
+
+A flow file on disk larger than :data:`BIG` is not read into memory: its values are
+read where they are in the file (``os.pread``), and a body longer than BIG is read from
+there in pieces as it is asked for. Piped in, or compressed, a file is read whole (to
+hold it elsewhere would write its requests' headers, credentials among them, to disk).
 """
 
 from __future__ import annotations
 
+import io
+import os
 import re
+import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from chatx.containers import bodies
 from chatx.errors import InputError
@@ -36,16 +44,81 @@ def looks_like(head: bytes) -> bool:
     return HEAD.match(head) is not None
 
 
-def entries(data: bytes) -> Iterator[bodies.Entry]:
+BIG = 8 << 20
+_PIECE = 64 << 10
+
+
+def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
+    """The flows of a flow file (its bytes, or a stream: one on disk and larger than BIG
+    is read where its values are)."""
+    data: bytes | _OnDisk = source if isinstance(source, bytes) else _opened(source)
     at, index = 0, 0
-    end = len(data.rstrip())
+    end = data.stripped() if isinstance(data, _OnDisk) else len(data.rstrip())
     while at < end:
         flow, at = _value(data, at, end, 0)
         yield _entry(index, flow if isinstance(flow, dict) else {})
         index += 1
 
 
-def _value(data: bytes, at: int, end: int, depth: int) -> tuple[Any, int]:
+def _opened(stream: BinaryIO) -> bytes | _OnDisk:
+    """A file on disk past BIG as it is there; any other stream's bytes."""
+    try:
+        fd, start = stream.fileno(), stream.tell()
+        size = os.fstat(fd).st_size - start if stream.seekable() else -1
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        size = -1
+    if size <= BIG:
+        return stream.read()
+    return _OnDisk(fd, start, size)
+
+
+class _OnDisk:
+    """A flow file read where its bytes are in it, as :func:`_value` reads bytes: a
+    slice (``data[a:b]``) and ``find``, each read with ``os.pread``."""
+
+    def __init__(self, fd: int, start: int, size: int) -> None:
+        # Its own descriptor: a body is read after the file it came from is closed.
+        self.fd, self.start, self.size = os.dup(fd), start, size
+        self.close = weakref.finalize(self, os.close, self.fd)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, cut: slice) -> bytes:
+        begin, end, _ = cut.indices(self.size)
+        return os.pread(self.fd, max(0, end - begin), self.start + begin)
+
+    def find(self, sub: bytes, begin: int, end: int) -> int:
+        at = self[begin:end].find(sub)
+        return begin + at if at >= 0 else -1
+
+    def stripped(self) -> int:
+        """Its length without the blanks at its end (as ``len(data.rstrip())``)."""
+        end = self.size
+        while end > 0:
+            tail = self[max(0, end - _PIECE) : end]
+            kept = tail.rstrip()
+            if kept:
+                return end - len(tail) + len(kept)
+            end -= len(tail)
+        return 0
+
+    def pieces(self, begin: int, end: int) -> Iterator[bytes]:
+        for at in range(begin, end, _PIECE):
+            yield self[at : min(end, at + _PIECE)]
+
+
+class _Body:
+    """A body longer than BIG in a flow file on disk: read from there in pieces."""
+
+    def __init__(self, data: _OnDisk, start: int, stop: int) -> None:
+        self.data, self.start, self.stop = data, start, stop
+
+    def pieces(self) -> Iterator[bytes]:
+        return self.data.pieces(self.start, self.stop)
+
+
+def _value(data: Any, at: int, end: int, depth: int) -> tuple[Any, int]:
     """The tnetstring at ``data[at:]``, its type mark before ``end``, and where the next
     begins."""
     if depth > MAX_DEPTH:
@@ -61,7 +134,11 @@ def _value(data: bytes, at: int, end: int, depth: int) -> tuple[Any, int]:
     return _typed(data, kind, start, stop, depth, at), stop + 1
 
 
-def _typed(data: bytes, kind: bytes, start: int, stop: int, depth: int, at: int) -> Any:
+def _typed(data: Any, kind: bytes, start: int, stop: int, depth: int, at: int) -> Any:
+    if kind in (b"]", b"}"):
+        return _container(data, kind, start, stop, depth)
+    if kind == b"," and stop - start > BIG and isinstance(data, _OnDisk):
+        return _Body(data, start, stop)
     payload = data[start:stop]
     if kind == b",":
         return payload
@@ -78,19 +155,23 @@ def _typed(data: bytes, kind: bytes, start: int, stop: int, depth: int, at: int)
         return payload == b"true"
     if kind == b"~":
         return None
-    if kind in (b"]", b"}"):
-        items = []
-        pos = start
-        while pos < stop:
-            item, pos = _value(data, pos, stop, depth + 1)
-            items.append(item)
-        if kind == b"]":
-            return items
-        return {_text(k): v for k, v in zip(items[::2], items[1::2], strict=False)}
     raise InputError(f"not a flow file: unknown tnetstring type {kind!r} at byte {at}")
 
 
+def _container(data: Any, kind: bytes, start: int, stop: int, depth: int) -> Any:
+    items = []
+    pos = start
+    while pos < stop:
+        item, pos = _value(data, pos, stop, depth + 1)
+        items.append(item)
+    if kind == b"]":
+        return items
+    return {_text(k): v for k, v in zip(items[::2], items[1::2], strict=False)}
+
+
 def _text(value: Any) -> str:
+    if isinstance(value, _Body):  # a value past BIG where text is looked for: read
+        value = b"".join(value.pieces())
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogateescape")
     return value if isinstance(value, str) else str(value)
@@ -101,14 +182,18 @@ def _entry(index: int, flow: dict[str, Any]) -> bodies.Entry:
     method = _text(request.get("method") or b"")
     content = response.get("content")
     status = response.get("status_code", response.get("code"))  # "code" before format 1.0
+    sent = request.get("content")
+    if isinstance(sent, _Body):  # a request's: parsed whole, as any request is
+        sent = b"".join(sent.pieces())
     return bodies.exchange(
         index,
         _headers(response.get("headers")),
         lambda: content if isinstance(content, bytes) else b"",
-        lambda: bodies.json_object(request.get("content")),
+        lambda: bodies.json_object(sent),
         method=method.upper() or None,
         url=_url(request),
         status=status if isinstance(status, int) else None,
+        pieces=content.pieces if isinstance(content, _Body) else None,
     )
 
 
