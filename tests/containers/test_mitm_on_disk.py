@@ -115,3 +115,14 @@ def test_listing_a_flow_file_with_a_huge_body_holds_pieces_of_it(tmp_path: Path)
         peak, code, err = peak_rss(args)
         assert code == 0, err
         assert peak - base < bound << 20, (args[0], peak >> 20, base >> 20)
+
+
+def test_a_file_read_from_where_its_stream_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "flows.mitm"
+    path.write_bytes(b"skipped" + FILES["two"])
+    monkeypatch.setattr(mitmflow, "BIG", 0)
+    with path.open("rb") as stream:
+        stream.seek(len(b"skipped"))
+        assert read(stream) == read(FILES["two"])
