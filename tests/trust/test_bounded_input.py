@@ -153,7 +153,8 @@ def test_a_compressed_cassette_stops_at_the_limit(small_limit: int, tmp_path: Pa
 
 
 def test_a_compressed_httprr_trace_stops_at_the_limit(small_limit: int, tmp_path: Path) -> None:
-    trace = b"httprr trace v1\n" + b"x" * (2 * small_limit)
+    # a trace read as it comes: one exchange whose response runs past the limit
+    trace = b"httprr trace v1\n" + b"5 %d\nabcde" % (2 * small_limit) + b"x" * (2 * small_limit)
     path = tmp_path / "a.httprr.gz"
     path.write_bytes(gzip.compress(trace))
     code, _, err = convert(str(path), "--to", "chat-chunk")
