@@ -4,6 +4,7 @@ bare stream a file of exchanges stands for, as an independent reader finds it.""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,3 +49,38 @@ def same_meaning(address: str, bare: str, request: str | None = None) -> None:
         other = chatx("convert", bare, "--to", target, "-q", *extra, *given)
         assert one.code == other.code, (target, one.err, other.err)
         assert one.stdout == other.stdout, target
+
+
+def runs(path: str) -> Iterator[list[str]]:
+    """The commands to compare: ls, validate, and per stream ls lists, convert into
+    each format, collect and show."""
+    yield ["ls", path]
+    yield ["validate", path]
+    listed = chatx("ls", path).stdout.decode().splitlines()
+    for line in listed:
+        address, format_ = line.split()[:2]
+        yield ["ls", address]
+        if format_ == "-":
+            yield ["convert", address, "--to", "chat-chunk"]
+            continue
+        for target in ("chat-chunk", "responses-event", "anthropic-event"):
+            yield ["convert", address, "--to", target]
+        yield ["collect", address]
+        yield ["show", address]
+    yield ["convert", path, "--to", "responses-event"]
+
+
+def commands_alike(
+    paths: list[str], monkeypatch: Any, module: Any, **sizes: int
+) -> list[list[str]]:
+    """Every command of :func:`runs` on each of ``paths``, as they read now and then with
+    ``module``'s ``sizes`` set (a reader's thresholds made small, so that it walks):
+    the same exit code, output and messages. The commands compared."""
+    cases = [args for path in paths for args in runs(path)]
+    before = [chatx(*args) for args in cases]
+    for name, value in sizes.items():
+        monkeypatch.setattr(module, name, value)
+    for args, was in zip(cases, before, strict=True):
+        now = chatx(*args)
+        assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
+    return cases

@@ -16,7 +16,7 @@ import pytest
 
 from chatx.containers import har, json_walk
 from tests.containers import make_fixtures as made
-from tests.containers.common import FIXTURES, SAMPLES, chatx
+from tests.containers.common import FIXTURES, SAMPLES, chatx, commands_alike, runs
 
 SSE = (b'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"gpt-x",'
        b'"choices":[{"index":0,"delta":{"role":"assistant","content":"h\\u00e9 \\"q\\""},'
@@ -86,36 +86,11 @@ def hars(folder: Path) -> Iterator[str]:
     yield from bad_hars(folder)
 
 
-def runs(path: str) -> Iterator[list[str]]:
-    """The commands to compare: ls, validate, and per stream ls lists, convert into
-    each format, collect and show."""
-    yield ["ls", path]
-    yield ["validate", path]
-    listed = chatx("ls", path).stdout.decode().splitlines()
-    for line in listed:
-        address, format_ = line.split()[:2]
-        yield ["ls", address]
-        if format_ == "-":
-            yield ["convert", address, "--to", "chat-chunk"]
-            continue
-        for target in ("chat-chunk", "responses-event", "anthropic-event"):
-            yield ["convert", address, "--to", target]
-        yield ["collect", address]
-        yield ["show", address]
-    yield ["convert", path, "--to", "responses-event"]
-
-
 def test_every_body_read_in_pieces_reads_as_one_held(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each body parsed with its entry read in pieces (as one past ``har.PIECES``)."""
-    cases = [args for path in hars(tmp_path) for args in runs(path)]
-    before = [chatx(*args) for args in cases]
-    monkeypatch.setattr(har, "PIECES", 0)
-    monkeypatch.setattr(har, "PIECE", 7)
-    for args, was in zip(cases, before, strict=True):
-        now = chatx(*args)
-        assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
+    commands_alike(list(hars(tmp_path)), monkeypatch, har, PIECES=0, PIECE=7)
 
 
 def test_every_command_reads_walked_entries_as_parsed_ones(

@@ -16,9 +16,9 @@ import pytest
 from chatx.containers import mitmflow
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
-from tests.containers.common import chatx
+from tests.containers.common import commands_alike
 from tests.containers.test_big_har import peak_rss
-from tests.containers.test_har_walk_commands import SSE, runs
+from tests.containers.test_har_walk_commands import SSE
 from tests.containers.test_stub_layouts import _tnetstring, mitmproxy
 
 
@@ -91,13 +91,7 @@ def test_every_command_reads_on_disk_as_whole(
         path = tmp_path / f"{name.replace(' ', '-')}.mitm"
         path.write_bytes(FILES[name])
         paths.append(str(path))
-    cases = [args for path in paths for args in runs(path)]
-    before = [chatx(*args) for args in cases]
-    monkeypatch.setattr(mitmflow, "BIG", 0)
-    monkeypatch.setattr(mitmflow, "_PIECE", 16)
-    for args, was in zip(cases, before, strict=True):
-        now = chatx(*args)
-        assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
+    commands_alike(paths, monkeypatch, mitmflow, BIG=0, _PIECE=16)
 
 
 def test_listing_a_flow_file_with_a_huge_body_holds_pieces_of_it(tmp_path: Path) -> None:

@@ -27,9 +27,9 @@ from chatx.containers import bodies, cassette, compressed, yaml_walk
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
 from tests.containers import test_stub_layouts
-from tests.containers.common import FIXTURES, SAMPLES, chatx
+from tests.containers.common import FIXTURES, SAMPLES, commands_alike
 from tests.containers.test_big_har import peak_rss
-from tests.containers.test_har_walk_commands import SSE, runs
+from tests.containers.test_har_walk_commands import SSE
 
 URL = "https://api.openai.com/v1/chat/completions"
 
@@ -361,14 +361,8 @@ def test_every_command_reads_walked_cassettes_as_whole(
     made = tmp_path / "made.yaml"
     made.write_bytes(cassette_of(SSE.decode(), Dumper=yaml.SafeDumper, default_style='"'))
     paths.append(str(made))
-    cases = [args for path in paths for args in runs(path)]
+    cases = commands_alike(paths, monkeypatch, yaml_walk, BIG=0, SPOOLED=0, PIECE=16)
     assert len(cases) > 20
-    before = [chatx(*args) for args in cases]
-    for name, value in (("BIG", 0), ("SPOOLED", 0), ("PIECE", 16)):
-        monkeypatch.setattr(yaml_walk, name, value)
-    for args, was in zip(cases, before, strict=True):
-        now = chatx(*args)
-        assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
 
 
 def test_listing_a_cassette_with_a_huge_body_holds_pieces_of_it(tmp_path: Path) -> None:
