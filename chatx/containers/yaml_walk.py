@@ -211,16 +211,21 @@ class _YamlWalk:
         self._pass(min(end + 1, len(self.buf)))
 
     def original(self) -> bytes:
-        """The whole file: what was read, then the rest of the stream."""
+        """The whole file: what was read, then the rest of the stream. The walk lets go
+        of its own copy as it joins them: the file is then read whole, by PyYAML."""
         parts = [
             p.written + b"".join(p.text()) + p.after if isinstance(p, _Span) else p
             for p in self.out
         ]
         parts.append(bytes(self.kept))
+        self.out, self.kept = [], bytearray()
         if self.reading is not None:
             parts.append(b"".join(self.reading.text()))
         parts += (self.buf[self.pos :], *self.head[::-1], self.stream.read())
-        return b"".join(parts)
+        self.buf, self.head = b"", []
+        whole = b"".join(parts)
+        parts.clear()
+        return whole
 
     # -- lines -------------------------------------------------------------------------
 
