@@ -332,15 +332,15 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
     if kind in ("exchange", "wiremock", "hoverfly"):
         from chatx.containers import stubs
 
-        return stubs.entries(kind, stream.read(), path)
+        return stubs.entries(kind, stream, path)
     if kind == "nock":
         from chatx.containers import nock
 
-        return nock.entries(stream.read())
+        return nock.entries(stream)
     if kind == "inline-snapshot":
         from chatx.containers import snapshot
 
-        return snapshot.entries(stream.read())
+        return snapshot.entries(stream)
     if kind == "llama-stack-mock":
         from chatx.containers import recordable
 

@@ -476,14 +476,15 @@ def document(
     big: int | None = None,
     piece: int | None = None,
     keep: int | None = None,
+    head: bytes = b"",
 ) -> Any:
     """A file that is one JSON document (a cassette), read as :func:`exact.document`
     reads its bytes: one longer than ``big`` bytes (:data:`BIG`) is walked, each string
     at one of ``paths`` longer than ``keep`` bytes (:data:`KEEP`) decoded into a spool in
     pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` where it stood.
-    Tests make all three small."""
+    Tests make all three small. ``head`` is what the caller read of the stream already."""
     big = BIG if big is None else big
-    data = b""
+    data = head
     while len(data) <= big:
         read = stream.read(big + 1 - len(data))
         if not read:

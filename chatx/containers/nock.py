@@ -8,20 +8,28 @@ parses a JSON body), or, for bytes it could not keep as text (a gzip body), a li
 hex strings, one per chunk received. ``rawHeaders`` is the flat ``[name, value, …]``
 list Node gives (newer nock: an object), so a recorded ``content-encoding`` is undone
 through the bounded decompression every body goes through.
+
+A recording too big to hold is walked as it is read (:func:`json_walk.document`): a
+``response`` that is a string there is decoded in pieces into a temporary file.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
-from chatx.containers import bodies, exact
+from chatx.containers import bodies, json_walk
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
+# A response kept as text, walked out of a file too big to hold (see json_walk.document).
+_BODIES = frozenset({(None, "response")})
 
-def entries(data: bytes) -> Iterator[bodies.Entry]:
-    document = exact.document(data)
+
+def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
+    document = json_walk.document(stream, _BODIES, bodies.Walked)
     if not isinstance(document, list):
         raise InputError("not a nock recording: not a JSON array", line=1)
     for index, item in enumerate(document):
@@ -43,6 +51,7 @@ def _entry(index: int, item: dict[str, Any]) -> bodies.Entry:
         method=bodies.verb(method),
         url=url or None,
         status=bodies.status_code(item.get("status")),
+        pieces=response.pieces if isinstance(response, bodies.Walked) else None,
     )
 
 

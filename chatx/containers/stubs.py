@@ -18,22 +18,36 @@ A body kept as text is the bytes the server sent (an SSE stream, JSON); WireMock
 ``jsonBody`` is a JSON value written back as bytes, its ``bodyFileName`` a file under
 ``__files`` beside the ``mappings`` folder (:mod:`chatx.containers.bodyfile`). A recorded ``Content-Encoding`` is
 undone through the bounded decompression every body goes through.
+
+A file too big to hold is walked as it is read (:func:`json_walk.document`): a response
+body's string there (text or base64) is decoded in pieces into a temporary file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import io
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
-from chatx.containers import bodies, bodyfile, exact
+from chatx.containers import bodies, bodyfile, json_walk
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
+# Where each kind keeps its response bodies' strings: those walked out of a file too big
+# to hold (see json_walk.document), standing there as a bodies.Walked.
+_RESPONSE = (("response", "body"), ("response", "base64Body"))
+_BODIES = {
+    "exchange": frozenset(_RESPONSE),
+    "wiremock": frozenset(("mappings", None, *keys) for keys in _RESPONSE),
+    "hoverfly": frozenset({("data", "pairs", None, "response", "body")}),
+}
 
-def entries(kind: str, data: bytes, path: str | None = None) -> Iterator[bodies.Entry]:
+
+def entries(kind: str, source: bytes | BinaryIO, path: str | None = None) -> Iterator[bodies.Entry]:
     """The exchanges of a file of ``kind`` (``exchange``, ``wiremock``, ``hoverfly``);
     ``path`` is where the file is (None for stdin), for WireMock's ``bodyFileName``."""
-    document = _document(data)
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
+    document = _document(json_walk.document(stream, _BODIES[kind], bodies.Walked))
     if kind == "exchange":
         items: Any = [document]
     elif kind == "wiremock":
@@ -46,8 +60,7 @@ def entries(kind: str, data: bytes, path: str | None = None) -> Iterator[bodies.
         yield _hoverfly(index, item) if kind == "hoverfly" else _exchange(index, item, path)
 
 
-def _document(data: bytes) -> dict[str, Any]:
-    document = exact.document(data)
+def _document(document: Any) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise InputError("not a file of exchanges: not a JSON object", line=1)
     return document
@@ -69,7 +82,24 @@ def _exchange(index: int, item: Any, path: str | None) -> bodies.Entry:
         method=bodies.verb(method) if method != "ANY" else None,
         url=url if isinstance(url, str) else None,
         status=bodies.status_code(response.get("status")),
+        pieces=_walked(response),
     )
+
+
+def _walked(response: dict[str, Any]) -> Callable[[], Iterator[bytes]] | None:
+    """The pieces of the body :func:`_body` reads, when it was walked out of a file too
+    big to hold; None for one read with the rest of the file."""
+    if "base64Body" in response:
+        return _pieces(response["base64Body"], base64=True)
+    if "jsonBody" in response or "bodyFileName" in response and "body" not in response:
+        return None
+    return _pieces(response.get("body"))
+
+
+def _pieces(body: Any, base64: bool = False) -> Callable[[], Iterator[bytes]] | None:
+    if not isinstance(body, bodies.Walked):
+        return None
+    return bodies.Walked(body.text, base64=True).pieces if base64 else body.pieces
 
 
 def _request(request: dict[str, Any]) -> dict[str, Any] | None:
@@ -109,6 +139,7 @@ def _hoverfly(index: int, item: Any) -> bodies.Entry:
         method=method.upper() if method else None,
         url=url,
         status=bodies.status_code(response.get("status")),
+        pieces=_pieces(body, base64=encoded),
     )
 
 
