@@ -29,6 +29,7 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import exchanges  # noqa: E402
 import generate as gen  # noqa: E402
 
 ARROW = "→"
@@ -64,7 +65,7 @@ CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(gen.OUT / "pycache")
 @dataclass
 class Case:
     name: str  # "chat→responses", "validate chat", "floor chat", …
-    group: str  # convert | same | validate | diff | floor
+    group: str  # convert | same | validate | diff | collect | exchanges | floor
     kind: str
     n: int
     inputs: list[gen.Source]
@@ -256,6 +257,25 @@ class Planner:
         self.directions(kind, n, runs)
         if kind == "text":
             self.commands_on(kind, n, runs, big)
+        if kind == "text" and big and not self.args.quick:
+            self.exchanges(kind, n, runs)
+
+    def exchanges(self, kind: str, n: int, runs: int) -> None:
+        """The stream as the one body of a file of exchanges, in each layout
+        (``bench/exchanges.py``): listed, and converted to Responses."""
+        stream = gen.ensure(kind, n, "chat")
+        for layout in exchanges.LAYOUTS:
+            for name, tail in (("ls", ["ls", "{0}"]),
+                               (f"chat{ARROW}responses", ["convert", "{0}#0", "--to",
+                                                          "responses-event", "-q"])):  # fmt: skip
+                if not self.wanted(f"{name} {layout}"):
+                    continue
+                path = exchanges.ensure(layout, stream.path)
+                source = gen.Source(path, stream.records, path.stat().st_size)
+                argv = [*self.chatx, *(t.format(path) for t in tail)]
+                self.cases.append(
+                    Case(f"{name} {layout}", "exchanges", kind, n, [source], argv, runs)
+                )
 
     def directions(self, kind: str, n: int, runs: int) -> None:
         """Every direction of the text kind (each format into itself too), the main ones
@@ -588,7 +608,8 @@ def report(
     where: str,
 ) -> tuple[str, str]:
     floors = {c.inputs[0].path: c for c in cases if c.group == "floor"}
-    order = {"floor": 0, "convert": 1, "same": 2, "validate": 3, "diff": 4, "collect": 5}
+    order = {"floor": 0, "convert": 1, "same": 2, "validate": 3, "diff": 4, "collect": 5,
+             "exchanges": 6}  # fmt: skip
     cases = sorted(cases, key=lambda c: (c.n, gen.KINDS.index(c.kind), order[c.group]))
     rows = [row(c, floors) for c in cases]
     results = checks(cases, floors, start)
