@@ -124,6 +124,17 @@ def _llama_recording(path: Path, body: Path) -> None:
         out.write(b'], "is_streaming": true}}\n')
 
 
+def _snapshot(path: Path, body: Path) -> None:
+    """inline-snapshot's external file of one streamed body: the pieces it came in."""
+    with path.open("wb") as out, body.open("rb") as lines:
+        out.write(b"[")
+        first = True
+        for line in lines:
+            out.write((b"" if first else b",\n") + json.dumps(line.decode()).encode())
+            first = False
+        out.write(b"]\n")
+
+
 # layout: (file name's suffix, writer, the stream's FILE#N)
 LAYOUTS: dict[str, tuple[str, Callable[[Path, Path], None], int]] = {
     "har": ("har", _har, 0),
@@ -135,6 +146,7 @@ LAYOUTS: dict[str, tuple[str, Callable[[Path, Path], None], int]] = {
     "wiremock": ("wiremock.json", _wiremock, 0),
     "nock": ("nock.json", _nock, 0),
     "llama-stack recording": ("recording.json", _llama_recording, 0),
+    "inline-snapshot": ("snapshot.json", _snapshot, 0),
 }
 
 
