@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import orjson
 
@@ -290,6 +290,36 @@ class _Raw(io.RawIOBase):
 def reader(pieces: Iterator[bytes]) -> io.BufferedReader:
     """A body in pieces as a binary file (read, read1), read as it is asked for."""
     return io.BufferedReader(_Raw(pieces), _PIECE)
+
+
+def again(head: bytes, stream: BinaryIO) -> BinaryIO:
+    """``stream`` as it was before ``head`` was read from it."""
+    return cast(BinaryIO, _Again(head, stream))
+
+
+class _Again:
+    """A stream's reads (``read``, ``read1``) given ``head`` first: what was read of it
+    to tell what it holds. Its bytes are not copied again, as a buffer would copy them."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self.head = head
+        self.stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        return self._given(size, self.stream.read)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._given(size, getattr(self.stream, "read1", self.stream.read))
+
+    def _given(self, size: int, read: Callable[[int], bytes]) -> bytes:
+        head = self.head
+        if not head:
+            return read(size)
+        if 0 <= size < len(head):
+            self.head = head[size:]
+            return head[:size]
+        self.head = b""
+        return head + read(-1) if size < 0 else head
 
 
 class Spool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 from chatx.containers import bodies, json_walk, yaml_walk
 from chatx.containers.bounded_yaml import Undecodable, as_json
@@ -48,38 +48,8 @@ def _load(stream: BinaryIO) -> Any:
             break
         head += read
     if head.removeprefix(BOM).lstrip()[:1] == b"{":  # a JSON cassette
-        return _load_json(_again(head.removeprefix(BOM), stream))
-    return _load_yaml(_again(head, stream))
-
-
-def _again(head: bytes, stream: BinaryIO) -> BinaryIO:
-    """``stream`` as it was before ``head`` was read from it."""
-    return cast(BinaryIO, _Again(head, stream))
-
-
-class _Again:
-    """A stream's reads (``read``, ``read1``) given ``head`` first: what was read of it
-    to tell JSON from YAML. Its bytes are not copied again, as a buffer would copy them."""
-
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
-        self.head = head
-        self.stream = stream
-
-    def read(self, size: int = -1) -> bytes:
-        return self._given(size, self.stream.read)
-
-    def read1(self, size: int = -1) -> bytes:
-        return self._given(size, getattr(self.stream, "read1", self.stream.read))
-
-    def _given(self, size: int, read: Callable[[int], bytes]) -> bytes:
-        head = self.head
-        if not head:
-            return read(size)
-        if 0 <= size < len(head):
-            self.head = head[size:]
-            return head[:size]
-        self.head = b""
-        return head + read(-1) if size < 0 else head
+        return _load_json(bodies.again(head.removeprefix(BOM), stream))
+    return _load_yaml(bodies.again(head, stream))
 
 
 def _load_yaml(stream: BinaryIO) -> Any:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from chatx.containers import bodies, exact, json_walk
+from chatx.containers import bodies, exact, json_walk, string_array
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
@@ -35,8 +35,13 @@ _STRINGS = re.compile(rb'\s*\[\s*"')
 def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     head = _head(stream)
-    if _STRINGS.match(head):  # pieces of one body: a walk would only be slower
-        document = exact.document(head + stream.read())
+    if _STRINGS.match(head):  # pieces of one body: read as they come, into their text
+        joined = string_array.joined(bodies.again(head, stream))
+        if isinstance(joined, bodies.Spool):
+            yield bodies.Entry(0, None, content_type="text/event-stream",
+                               load=lambda: b"".join(joined.pieces()), stream=joined.pieces)  # fmt: skip
+            return
+        document = exact.document(joined)
     else:
         document = json_walk.document(stream, _BODIES, bodies.Walked, head=head)
     if not isinstance(document, list):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import orjson
 import pytest
@@ -13,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatx.containers import bodies, string_array
+from tests.containers.common import commands_alike
+from tests.containers.test_har_walk_commands import SSE
 
 
 def whole(data: bytes) -> bytes | None:
@@ -96,3 +99,16 @@ def test_what_is_not_followed_is_given_back_whole(
 def test_a_small_file_is_given_back_whole() -> None:
     data = b'["a", "b"]'
     assert string_array.joined(io.BytesIO(data)) == data
+
+
+def test_every_command_reads_a_snapshot_of_pieces_as_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """inline-snapshot's pieces of one body: the same by every command, read as they come."""
+    pieces = tmp_path / "pieces.json"
+    pieces.write_text(json.dumps([SSE.decode()[at : at + 40] for at in range(0, len(SSE), 40)]))
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps(["data: {}\n\n", {"request": {}, "response": {}}]))
+    commands_alike([str(pieces), str(mixed)], monkeypatch, string_array, BIG=0, _READ=5)
+    monkeypatch.setattr(string_array, "ELEMENT", 1)  # each piece too long: read whole
+    commands_alike([str(pieces)], monkeypatch, string_array, BIG=0)
