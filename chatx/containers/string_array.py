@@ -27,7 +27,7 @@ _OPEN = re.compile(rb"[ \t\n\r]*+\[")
 _BLANKS = b" \t\n\r"
 
 
-class _Whole(Exception):
+class _NotFollowed(Exception):
     """The array is not one this reading follows: the file is read whole."""
 
 
@@ -37,7 +37,7 @@ def joined(stream: BinaryIO) -> bodies.Spool | bytes:
     reading = _Reading(stream)
     try:
         return reading.read()
-    except _Whole:
+    except _NotFollowed:
         return reading.original()
 
 
@@ -69,7 +69,7 @@ class _Reading:
         self.raw.write(self.buf)
         opened = _OPEN.match(self.buf)
         if opened is None:
-            raise _Whole
+            raise _NotFollowed
         self.pos = opened.end()
         text = bodies.Spool()
         while not self._element(text):
@@ -77,7 +77,7 @@ class _Reading:
         if self.buf[self.pos :].strip(_BLANKS) or any(
             piece.strip(_BLANKS) for piece in iter(lambda: self.stream.read(_READ), b"")
         ):
-            raise _Whole  # more after the array: the whole read says what
+            raise _NotFollowed  # more after the array: the whole read says what
         text.done()
         return text
 
@@ -85,11 +85,11 @@ class _Reading:
         """The next element into ``text``; True after the last."""
         while (found := _ELEMENT.match(self.buf, self.pos)) is None:
             if len(self.buf) - self.pos > ELEMENT or not self._more():
-                raise _Whole
+                raise _NotFollowed
         try:
             value = orjson.loads(found[1])
         except orjson.JSONDecodeError:
-            raise _Whole from None
+            raise _NotFollowed from None
         text.write(value.encode("utf-8", "surrogatepass"))
         self.pos = found.end()
         return found[2] == b"]"
