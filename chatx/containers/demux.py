@@ -324,7 +324,7 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
     if kind == "llama-stack-recording":
         from chatx.containers import llama_stack_recording
 
-        return llama_stack_recording.entries(stream.read())
+        return llama_stack_recording.entries(stream)
     if kind == "httprr":
         from chatx.containers import httprr
 

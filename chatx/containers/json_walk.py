@@ -30,6 +30,7 @@ import orjson
 
 from chatx.containers import bodies, exact
 from chatx.errors import InputError
+from chatx.limits import MAX_LINE, size
 
 # Past this many bytes, a value is walked: held, it would be parsed (and its strings
 # decoded) whole, several copies of a body of hundreds of MB.
@@ -49,6 +50,9 @@ QUOTE = ord('"')
 # Between tokens: what JSON has there (blanks, numbers, literals) and more; anything else
 # is no JSON, said at once rather than after reading on.
 _SCALARS = re.compile(rb"[\s\w.+-]*+")
+_SCALAR = re.compile(rb"[\w.+-]*+")  # an array's element that is no string, object or array
+_BLANKS = re.compile(rb"[ \t\n\r]*+")
+_RUN_BYTES = 1 << 20  # the most bytes of elements parsed at once (each value holds more)
 # In a mask, inside a value: everything up to the next bracket of a nested value (or a
 # lone quote, or the end): strings, plain values and flat objects.
 SKIP = re.compile(rb'(?:[^"{}\[\]]++|"[^"]*+"|\{(?:[^"{}\[\]]++|"[^"]*+")*+\})*+')
@@ -58,6 +62,15 @@ _NESTED = rb'(?:[^"{}\[\]]++|"[^"]*+")*+'
 for _ in range(4):
     _NESTED = rb'(?:[^"{}\[\]]++|"[^"]*+"|\{' + _NESTED + rb"\}|\[" + _NESTED + rb"\])*+"
 _PASS = re.compile(_NESTED)
+# A run of an array's elements each ended by its comma, in a mask: strings, values nested
+# up to five levels deep, scalars (then read by orjson in one call).
+_RUN = re.compile(
+    rb'(?:(?:"[^"]*+"|\{'
+    + _NESTED
+    + rb"\}|\["
+    + _NESTED
+    + rb"\]|[\w.+-]++)[ \t\n\r]*+,[ \t\n\r]*+)++"
+)
 _DEEPEST = 1024  # orjson reads no deeper: the walk need not either
 _CHECKED = 1 << 20  # the skeleton is first checked at this size (or larger, when asked)
 # A string in the skeleton where a walked one stood: no file holds it (the token is drawn
@@ -93,13 +106,23 @@ class ByteSource(Protocol):
         """The line of ``buf[at]`` (lines only move forward)."""
 
 
+class Elements(Protocol):
+    """Where the elements of an array walked go, as they are read (see ``arrays``)."""
+
+    def extend(self, values: list[Any]) -> None:
+        """The next elements, parsed."""
+
+
 class Walk:
     """One value walked from its first byte at the source's ``pos``.
 
     Every string at one of ``paths`` longer than ``keep`` bytes as written (-1: every
     one) is decoded into a spool made by ``spool()``, in pieces of ``piece`` bytes. The
     path is followed only as deep as the deepest of ``paths``; below that, a depth is
-    counted. Errors say ``name`` (``not valid JSON in log.entries[3]``) and a line from
+    counted. An array at a path of ``arrays`` is read element by element: each element
+    (at most MAX_LINE bytes) parsed alone, exactly as the whole would parse it, and
+    given to the :class:`Elements` that ``arrays[path]()`` made, which stands where the
+    array stood (a marker in the skeleton). Errors say ``name`` (``not valid JSON in log.entries[3]``) and a line from
     ``line`` (that of the source's ``pos``) on.
 
     ``ended()`` says that the input ends inside the value; without it the value is a
@@ -122,11 +145,13 @@ class Walk:
         spool: Callable[[], bodies.Spool] = bodies.Spool,
         ended: Callable[[], NoReturn] | None = None,
         exact: Callable[[], bool] | None = None,
+        arrays: dict[Path, Callable[[], Elements]] | None = None,
     ) -> None:
         self.source = source
         self.line = line
         self.paths = paths
-        self.levels = max(len(path) for path in paths)
+        self.arrays = arrays or {}
+        self.levels = max(len(path) for path in (*paths, *self.arrays))
         self.name = name
         self.piece = max(piece, 16)  # room for the cut to step back (see cut)
         self.keep = keep
@@ -139,6 +164,11 @@ class Walk:
         # key it is under].
         self.frames: list[list[Any]] = []
         self.spools: dict[str, bodies.Spool] = {}  # marker -> the string it stands for
+        self.sinks: dict[str, Elements] = {}  # marker -> the array it stands for
+        # (skeleton length at an array's marker, lines the array held): lines said from
+        # the skeleton move on by those of the arrays before them.
+        self.shifts: list[tuple[int, int]] = []
+        self.between = b""  # what stood between two elements of an array, and their ends
         self.checked = max(check, _CHECKED)  # the skeleton's size at its next check
         # A lone surrogate orjson refused in a walked string, which JSON.parse reads: an
         # error only if the document is read by orjson (no run of 19 digits in it).
@@ -172,10 +202,13 @@ class Walk:
         a path walked, a short value copied whole), or more bytes were read to tell: then
         the next token is searched for again."""
         char = buf[at]
-        if char == QUOTE and self._at_path():
+        if char == QUOTE and self._path() in self.paths:
             if self._long():
                 self._string()
                 return True
+        elif char == 0x5B and self.arrays and self._path() in self.arrays:
+            self._array(self.arrays[self._path()]())  # type: ignore[index]
+            return True
         elif char in OPEN and self.keep >= 0 and self.depth:  # the value itself is walked
             if self._short():
                 return True
@@ -194,14 +227,8 @@ class Walk:
             masked = self._mask()
             start = source.pos
             end = min(len(masked), start + self.keep + 1)
-            depth, at = 1, start + 1
-            while depth and at < end:
-                at = _PASS.match(masked, at, end).end()  # type: ignore[union-attr]  # matches ''
-                if at == end or masked[at] == QUOTE:  # a string goes on past the end
-                    break
-                depth += 1 if masked[at] in OPEN else -1
-                at += 1
-            if not depth:
+            at = closing(masked, start, end)
+            if at >= 0:
                 self.skeleton += source.buf[start:at]
                 source.pos = at
                 return True
@@ -260,17 +287,181 @@ class Walk:
         if self._exact():  # as the standard library says it
             self._close()
             raise InputError(f"{self.name}: nested too deep")
-        self.fail("depth limit exceeded", self.line + self.skeleton.count(b"\n"))
+        self.fail("depth limit exceeded", self._moved(self.skeleton.count(b"\n") + 1))
 
-    def _at_path(self) -> bool:
-        """At a string that is the value of a key at one of the paths."""
+    def _path(self) -> Path | None:
+        """The path of the value about to be read, when it is a key's value no deeper
+        than the paths followed."""
         frames = self.frames
         if self.depth != len(frames) or not frames:
-            return False
+            return None
         top = frames[-1]
         if not top[0] or top[1]:
-            return False
-        return (*(frame[3] for frame in frames[1:]), top[2]) in self.paths
+            return None
+        return (*(frame[3] for frame in frames[1:]), top[2])
+
+    def _array(self, sink: Elements) -> None:
+        """The array from its opening bracket at ``pos``, its elements given to ``sink``
+        one by one as they are read; the skeleton holds a marker in its place. ``pos``
+        stays where what follows the last element (or comma, or the "[") starts."""
+        source = self.source
+        mark = f"{_MARK}{len(self.spools) + len(self.sinks)}"
+        self.sinks[mark] = sink
+        self.skeleton += orjson.dumps(mark)
+        first = source.line_at(source.pos)
+        source.pos += 1
+        state = b"["  # what was read last: the "[", an element ("[0") or a comma ("[0,")
+        while True:
+            at = self._blank()
+            char = source.buf[at]
+            if char == 0x5D and state != b"[0,":
+                source.pos = at + 1
+                break
+            if char == 44 and state == b"[0":
+                source.pos, state = at + 1, b"[0,"
+                continue
+            if char == 44 or char == 0x5D or state == b"[0":
+                self._wrong(state, at)
+            if self._run(at, sink):
+                state = b"[0,"
+                continue
+            end = self._element_end(at)
+            if end == source.pos:  # no value starts here
+                self._wrong(state, end)
+            self._element(source.pos, end, sink)
+            source.pos, state = end, b"[0"
+        self.shifts.append((len(self.skeleton), source.line_at(source.pos) - first))
+
+    def _run(self, at: int, sink: Elements) -> bool:
+        """The elements from ``at`` that end with their comma in the bytes held, read
+        by orjson as one array when it reads them as the whole would (no run of 19
+        digits, no error: those are read element by element); then ``pos`` is past
+        the last comma.
+
+        Their end is first looked for as the bytes between the first two elements run
+        (``},\n  {``, a recorder's indentation): orjson reads the elements up to there
+        only if the comma is the array's own (cut inside a string or a nested value,
+        something is left open). Else a regular expression finds it in a mask."""
+        source = self.source
+        buf = source.buf
+        limit = min(len(buf), at + _RUN_BYTES)
+        last = buf.rfind(self.between, at, limit) + 1 if self.between else 0
+        values = self._values(at, last) if last > at else None
+        if values is None:
+            masked = self._mask()
+            run = _RUN.match(masked, at, limit)
+            if run is None:
+                return False
+            last = masked.rindex(b",", at, run.end())
+            values = self._values(at, last)
+            if values is None:
+                return False
+            if run.end() < limit:
+                self.between = buf[last - 1 : run.end() + 1]
+        sink.extend(values)
+        source.pos = last + 1
+        return True
+
+    def _values(self, at: int, end: int) -> list[Any] | None:
+        """The elements from ``at`` to ``end`` as orjson reads them as an array, when it
+        reads them as the whole would read them."""
+        piece = self.source.buf[at:end]
+        if self._exact() and exact.may_hold_big_int(piece):
+            return None
+        try:
+            values: list[Any] = orjson.loads(b"[" + piece + b"]")
+        except orjson.JSONDecodeError:
+            return None
+        return values
+
+    def _blank(self) -> int:
+        """Where the next byte that is no blank is, from ``pos`` (read on to it)."""
+        source = self.source
+        at = source.pos
+        while True:
+            at = _BLANKS.match(source.buf, at).end()  # type: ignore[union-attr]
+            if at < len(source.buf):
+                return at
+            if at - source.pos > PIECE:  # a long run of blanks is not held
+                source.pos = at
+            at -= source.pos
+            if not source.more():
+                self._end()
+            at += source.pos
+
+    def _wrong(self, state: bytes, at: int) -> NoReturn:
+        """What stands at ``at`` in an array is not what JSON has after ``state`` (see
+        :meth:`_array`): said as orjson says it of the whole, from ``pos`` on."""
+        source = self.source
+        try:
+            orjson.loads(state + source.buf[source.pos : at + 64])
+        except orjson.JSONDecodeError as exc:
+            self.fail(exc.msg, source.line_at(source.pos) + exc.lineno - 1)
+        self.fail("unexpected character", source.line_at(at))
+
+    def _element_end(self, start: int) -> int:
+        """Where the element from ``start`` ends, read on to it (``pos`` is then its
+        start): past a string's closing quote or a value's closing bracket (found in a
+        masked copy), or a scalar's last byte; at most MAX_LINE bytes on."""
+        source = self.source
+        source.pos = start
+        while True:
+            start, buf = source.pos, source.buf
+            char = buf[start]
+            if char == QUOTE or char in OPEN:
+                masked = self._mask()
+                if char == QUOTE:
+                    close = masked.find(b'"', start + 1)
+                    found = close + 1 if close >= 0 else -1
+                else:
+                    found = closing(masked, start, len(masked))
+            else:
+                found = _SCALAR.match(buf, start).end()  # type: ignore[union-attr]
+                found = found if found < len(buf) else -1
+            if found >= 0:
+                return found
+            if len(buf) - start > MAX_LINE:
+                self.fail(f"an element longer than {size(MAX_LINE)}", source.line_at(start))
+            if not source.more():
+                self._parsed(whole=False)  # an error before it is said first
+                self._element(source.pos, len(source.buf), None)  # said as the whole says it
+                self._end()
+
+    def _element(self, start: int, end: int, sink: Elements | None) -> None:
+        """One element, parsed alone as the whole document parses it: deep enough to
+        be refused, it is parsed at its depth, and a scalar in brackets (what ends it
+        tells a bad one); with a run of 19 digits, exactly; with a lone surrogate, as
+        JSON.parse reads it if the document may be so read. No ``sink``: the input
+        ends in it, and no bracket closes it."""
+        source = self.source
+        piece = source.buf[start:end]
+        levels = self.depth + 1
+        if len(piece) <= _DEEPEST - levels - 8:
+            levels = 0 if piece[:1] in b'"{[' else 1
+        closed = b"]" * levels if sink is not None else b""
+        try:
+            if self._exact() and exact.may_hold_big_int(piece):
+                value = self._exactly(piece)
+            else:
+                value = orjson.loads(b"[" * levels + piece + closed)
+                for _ in range(levels):
+                    value = value[0]
+        except orjson.JSONDecodeError as exc:
+            line = source.line_at(start) + exc.lineno - 1
+            if self.exact is None or "surrogate" not in exc.msg:
+                self.fail(exc.msg, line)
+            value = self._exactly(piece)
+            if self.lone is None:
+                self.lone = (exc.msg, line)
+        if sink is not None:
+            sink.extend([value])
+
+    def _exactly(self, piece: bytes) -> Any:
+        try:
+            return exact.loads(piece)
+        except ValueError as exc:
+            self._close()
+            raise InputError(f"{self.name}: {exc}") from None
 
     def _long(self) -> bool:
         """Whether the string opening at ``pos`` is longer than ``keep`` bytes (False
@@ -371,7 +562,15 @@ class Walk:
                 and ("surrogate" in exc.msg or "infinity" in exc.msg)
             ):
                 return None
-            self.fail(exc.msg, self.line + exc.lineno - 1)
+            self.fail(exc.msg, self._moved(exc.lineno))
+
+    def _moved(self, lineno: int) -> int:
+        """The input's line of the skeleton's line ``lineno``."""
+        line = self.line + lineno - 1
+        for at, lines in self.shifts:
+            if self.skeleton.count(b"\n", 0, at) + 1 <= lineno:
+                line += lines
+        return line
 
     def _end(self) -> NoReturn:
         """The input ends inside the value."""
@@ -391,6 +590,19 @@ class Walk:
     def _close(self) -> None:
         for text in self.spools.values():
             text.close()
+
+
+def closing(masked: bytes, start: int, end: int) -> int:
+    """Where the value whose opening bracket is at ``masked[start]`` ends (just past
+    its closing bracket), or -1 when it goes on past ``end``."""
+    depth, at = 1, start + 1
+    while depth and at < end:
+        at = _PASS.match(masked, at, end).end()  # type: ignore[union-attr]  # matches ''
+        if at == end or masked[at] == QUOTE:  # a string goes on past the end
+            return -1
+        depth += 1 if masked[at] in OPEN else -1
+        at += 1
+    return at if not depth else -1
 
 
 def _inside(piece: bytes) -> str | None:
@@ -415,10 +627,9 @@ def _key(token: bytes) -> str:
     return token[1:-1].decode("utf-8", "replace")
 
 
-def put(
-    value: Any, path: Path, spools: dict[str, bodies.Spool], make: Callable[[bodies.Spool], Any]
-) -> None:
-    """Each marker at ``path`` under ``value`` replaced by ``make(spool)`` of its spool."""
+def put(value: Any, path: Path, spools: dict[str, Any], make: Callable[[Any], Any]) -> None:
+    """Each marker at ``path`` under ``value`` replaced by ``make(spool)`` of its spool
+    (or of the :class:`Elements` of an array)."""
     *way, last = path
     nodes = [value]
     for step in way:
@@ -477,12 +688,14 @@ def document(
     piece: int | None = None,
     keep: int | None = None,
     head: bytes = b"",
+    arrays: dict[Path, Callable[[], Elements]] | None = None,
 ) -> Any:
     """A file that is one JSON document (a cassette), read as :func:`exact.document`
     reads its bytes: one longer than ``big`` bytes (:data:`BIG`) is walked, each string
     at one of ``paths`` longer than ``keep`` bytes (:data:`KEEP`) decoded into a spool in
-    pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` where it stood.
-    Tests make all three small. ``head`` is what the caller read of the stream already."""
+    pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` where it stood;
+    an array at one of ``arrays`` read element by element (see :class:`Walk`). Tests make
+    all three small. ``head`` is what the caller read of the stream already."""
     big = BIG if big is None else big
     data = head
     while len(data) <= big:
@@ -501,6 +714,7 @@ def document(
         check=big,
         spool=_Shared().part,
         exact=lambda: source.digits,
+        arrays=arrays,
     )
     value, spools = walk.value()
     after = source.after()  # the rest is blanks; read to the end, 19 digits or not
@@ -508,6 +722,8 @@ def document(
         walk.fail("unexpected content after document", after)
     for path in paths:
         put(value, path, spools, make)
+    for path in arrays or ():
+        put(value, path, walk.sinks, lambda sink: sink)
     return value
 
 
