@@ -124,6 +124,23 @@ def _llama_recording(path: Path, body: Path) -> None:
         out.write(b'], "is_streaming": true}}\n')
 
 
+def _recordable(path: Path, body: Path) -> None:
+    """Llama Stack's early recordable mock: one call's chunks, each as the recorder wrapped
+    a pydantic model (its own inference events: the stream should be Llama Stack's)."""
+    key = json.dumps('["meta-llama/Llama-3.1-8B-Instruct", []]_{"stream": true}').encode()
+    with path.open("wb") as out, body.open("rb") as lines:
+        out.write(b"{" + key + b': {"type": "generator", "chunks": [')
+        first = True
+        for line in lines:
+            if not line.startswith(b"data: {"):
+                continue
+            out.write(b"" if first else b", ")
+            out.write(b'{"__pydantic__": "ChatCompletionResponseStreamChunk", "__module__": '
+                      b'"llama_stack.apis.inference", "data": ' + line[6:].rstrip() + b"}")  # fmt: skip
+            first = False
+        out.write(b"]}}\n")
+
+
 def _snapshot(path: Path, body: Path) -> None:
     """inline-snapshot's external file of one streamed body: the pieces it came in."""
     with path.open("wb") as out, body.open("rb") as lines:
@@ -135,18 +152,19 @@ def _snapshot(path: Path, body: Path) -> None:
         out.write(b"]\n")
 
 
-# layout: (file name's suffix, writer, the stream's FILE#N)
+# layout: (file name's suffix, writer, the format of the stream it holds)
 LAYOUTS: dict[str, tuple[str, Callable[[Path, Path], None], int]] = {
-    "har": ("har", _har, 0),
-    "vcr json": ("vcr.json", _json_cassette, 0),
-    "vcr yaml": ("vcr.yaml", _yaml_cassette, 0),
-    "httprr": ("httprr", _httprr, 0),
-    "mitmproxy": ("mitm", _mitmproxy, 0),
-    "httpmock": ("mock.yaml", _httpmock, 0),
-    "wiremock": ("wiremock.json", _wiremock, 0),
-    "nock": ("nock.json", _nock, 0),
-    "llama-stack recording": ("recording.json", _llama_recording, 0),
-    "inline-snapshot": ("snapshot.json", _snapshot, 0),
+    "har": ("har", _har, "chat"),
+    "vcr json": ("vcr.json", _json_cassette, "chat"),
+    "vcr yaml": ("vcr.yaml", _yaml_cassette, "chat"),
+    "httprr": ("httprr", _httprr, "chat"),
+    "mitmproxy": ("mitm", _mitmproxy, "chat"),
+    "httpmock": ("mock.yaml", _httpmock, "chat"),
+    "wiremock": ("wiremock.json", _wiremock, "chat"),
+    "nock": ("nock.json", _nock, "chat"),
+    "llama-stack recording": ("recording.json", _llama_recording, "chat"),
+    "inline-snapshot": ("snapshot.json", _snapshot, "chat"),
+    "llama-stack recordable mock": ("recordable.json", _recordable, "llama"),
 }
 
 

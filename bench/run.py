@@ -263,10 +263,12 @@ class Planner:
     def exchanges(self, kind: str, n: int, runs: int) -> None:
         """The stream as the one body of a file of exchanges, in each layout
         (``bench/exchanges.py``): listed, and converted to Responses."""
-        stream = gen.ensure(kind, n, "chat")
-        for layout in exchanges.LAYOUTS:
+        for layout, (_, _, fmt) in exchanges.LAYOUTS.items():
+            if fmt not in self.formats:
+                continue
+            stream = gen.ensure(kind, n, fmt)
             for name, tail in (("ls", ["ls", "{0}"]),
-                               (f"chat{ARROW}responses", ["convert", "{0}#0", "--to",
+                               (f"{fmt}{ARROW}responses", ["convert", "{0}#0", "--to",
                                                           "responses-event", "-q"])):  # fmt: skip
                 if not self.wanted(f"{name} {layout}"):
                     continue
