@@ -109,36 +109,34 @@ def _json_body(path: Path, body: Path, head: bytes, tail: bytes) -> None:
 
 def _llama_recording(path: Path, body: Path) -> None:
     """Llama Stack's recorder: the chunks the client received, each as the SDK dumps it."""
-    with path.open("wb") as out, body.open("rb") as lines:
-        out.write(b'{"test_id": "bench", "request": {"method": "POST", "url": "' + URL.encode()
-                  + b'", "body": ' + REQUEST + b', "endpoint": "/v1/chat/completions", '
-                  b'"model": "gpt-4o"}, "response": {"body": [')  # fmt: skip
-        first = True
-        for line in lines:
-            if not line.startswith(b"data: {"):
-                continue
-            out.write(b"" if first else b", ")
-            out.write(b'{"__type__": "openai.types.chat.chat_completion_chunk.'
-                      b'ChatCompletionChunk", "__data__": ' + line[6:].rstrip() + b"}")  # fmt: skip
-            first = False
-        out.write(b'], "is_streaming": true}}\n')
+    head = (b'{"test_id": "bench", "request": {"method": "POST", "url": "' + URL.encode()
+            + b'", "body": ' + REQUEST + b', "endpoint": "/v1/chat/completions", '
+            b'"model": "gpt-4o"}, "response": {"body": [')  # fmt: skip
+    _chunks(path, body, head, b'{"__type__": "openai.types.chat.chat_completion_chunk.'
+            b'ChatCompletionChunk", "__data__": ', b'], "is_streaming": true}}\n')  # fmt: skip
 
 
 def _recordable(path: Path, body: Path) -> None:
     """Llama Stack's early recordable mock: one call's chunks, each as the recorder wrapped
     a pydantic model (its own inference events: the stream should be Llama Stack's)."""
     key = json.dumps('["meta-llama/Llama-3.1-8B-Instruct", []]_{"stream": true}').encode()
+    _chunks(path, body, b"{" + key + b': {"type": "generator", "chunks": [',
+            b'{"__pydantic__": "ChatCompletionResponseStreamChunk", "__module__": '
+            b'"llama_stack.apis.inference", "data": ', b"]}}\n")  # fmt: skip
+
+
+def _chunks(path: Path, body: Path, head: bytes, wrap: bytes, tail: bytes) -> None:
+    """A JSON file whose one array, between ``head`` and ``tail``, holds the stream's
+    payloads, each in ``wrap`` (an object it is the last value of)."""
     with path.open("wb") as out, body.open("rb") as lines:
-        out.write(b"{" + key + b': {"type": "generator", "chunks": [')
+        out.write(head)
         first = True
         for line in lines:
             if not line.startswith(b"data: {"):
                 continue
-            out.write(b"" if first else b", ")
-            out.write(b'{"__pydantic__": "ChatCompletionResponseStreamChunk", "__module__": '
-                      b'"llama_stack.apis.inference", "data": ' + line[6:].rstrip() + b"}")  # fmt: skip
+            out.write((b"" if first else b", ") + wrap + line[6:].rstrip() + b"}")
             first = False
-        out.write(b"]}}\n")
+        out.write(tail)
 
 
 def _snapshot(path: Path, body: Path) -> None:

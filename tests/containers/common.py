@@ -3,6 +3,7 @@ bare stream a file of exchanges stands for, as an independent reader finds it.""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,3 +85,29 @@ def commands_alike(
         now = chatx(*args)
         assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
     return cases
+
+
+class Slow(io.BytesIO):
+    """A file whose reads give at most ``block`` bytes (all asked for, when None)."""
+
+    def __init__(self, data: bytes, block: int | None) -> None:
+        super().__init__(data)
+        self.block = block
+
+    def read(self, size: int | None = -1) -> bytes:
+        size = -1 if size is None else size
+        return super().read(size if self.block is None or size < 0 else min(size, self.block))
+
+    read1 = read
+
+
+def outcome(entry: Any) -> tuple[Any, ...]:
+    """What an exchange reads as: its fields and its body's bytes (or why it has none)."""
+    from chatx.containers.bodies import BodyError
+
+    try:
+        body: Any = b"".join(entry.pieces())
+    except BodyError as exc:
+        body = ("BodyError", str(exc))
+    return (entry.index, entry.line, entry.method, entry.url, entry.status,
+            entry.content_type, entry.request, entry.refused, body)  # fmt: skip

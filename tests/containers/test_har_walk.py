@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import io
 import json
 import zlib
 from typing import Any
@@ -21,27 +20,7 @@ from hypothesis import strategies as st
 from chatx.containers import bodies, har, json_walk
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
-
-
-class Slow(io.BytesIO):
-    """A file whose reads give at most ``block`` bytes."""
-
-    def __init__(self, data: bytes, block: int | None) -> None:
-        super().__init__(data)
-        self.block = block
-
-    def read1(self, size: int | None = -1) -> bytes:
-        size = -1 if size is None else size
-        return super().read1(size if self.block is None or size < 0 else min(size, self.block))
-
-
-def outcome(entry: bodies.Entry) -> tuple[Any, ...]:
-    try:
-        body: Any = b"".join(entry.pieces())
-    except bodies.BodyError as exc:
-        body = ("BodyError", str(exc))
-    return (entry.index, entry.line, entry.method, entry.url, entry.status,
-            entry.content_type, entry.request, entry.refused, body)  # fmt: skip
+from tests.containers.common import Slow, outcome
 
 
 def read(data: bytes, big: int | None = None, piece: int | None = None,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,30 +22,7 @@ from chatx.containers import bodies, cassette, json_walk
 from chatx.containers.bounded_yaml import load_yaml
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
-from tests.containers.common import FIXTURES, SAMPLES, chatx
-
-
-class Slow(io.BytesIO):
-    """A file whose reads give at most ``block`` bytes."""
-
-    def __init__(self, data: bytes, block: int | None) -> None:
-        super().__init__(data)
-        self.block = block
-
-    def read(self, size: int | None = -1) -> bytes:
-        size = -1 if size is None else size
-        return super().read(size if self.block is None or size < 0 else min(size, self.block))
-
-    read1 = read
-
-
-def outcome(entry: bodies.Entry) -> tuple[Any, ...]:
-    try:
-        body: Any = b"".join(entry.pieces())
-    except bodies.BodyError as exc:
-        body = ("BodyError", str(exc))
-    return (entry.index, entry.line, entry.method, entry.url, entry.status,
-            entry.content_type, entry.request, entry.refused, body)  # fmt: skip
+from tests.containers.common import FIXTURES, SAMPLES, Slow, chatx, outcome
 
 
 def read(data: bytes, big: int | None = None, piece: int | None = None,
