@@ -118,15 +118,11 @@ def _entry(index: int, line: int, request: bytes, response: bytes | Spool) -> En
     status_head, headers, _ = _message(response if isinstance(response, bytes) else _head(response))
     status = status_head.split(b" ")
     code = int(status[1]) if len(status) > 1 and status[1].isdigit() else None
-    load = lambda: _body(response)  # noqa: E731
-    stream = None
-    if isinstance(response, Spool):
-        spool = response
+    held = response
 
-        def stream() -> Iterator[bytes]:
-            return _body_pieces(spool)
+    def stream() -> Iterator[bytes]:
+        return _body_pieces(held) if isinstance(held, Spool) else iter((_body(held),))
 
-        load = lambda: b"".join(_body_pieces(spool))  # noqa: E731
     return Entry(
         index,
         line,
@@ -135,8 +131,8 @@ def _entry(index: int, line: int, request: bytes, response: bytes | Spool) -> En
         status=code,
         content_type=headers.get("content-type"),
         request=json_object(request_body),
-        load=load,
-        stream=stream,
+        load=lambda: b"".join(stream()),
+        stream=stream if isinstance(response, Spool) else None,
     )
 
 
@@ -161,8 +157,7 @@ def _message(raw: bytes) -> tuple[bytes, dict[str, str], bytes]:
     return lines[0], headers, body
 
 
-def _body(response: bytes | Spool) -> bytes:
-    assert isinstance(response, bytes)
+def _body(response: bytes) -> bytes:
     _, headers, body = _message(response)
     if "chunked" in headers.get("transfer-encoding", "").lower():
         body = _dechunk(body)

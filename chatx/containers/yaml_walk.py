@@ -6,7 +6,7 @@ those are what a cassette's writers use for a text that spans lines. A scalar wh
 is longer than :data:`SPOOLED` is kept in a temporary file (:class:`bodies.Spool`) and a
 placeholder stands in its place; every other byte is kept as written. PyYAML reads that
 skeleton, bounded as any cassette is (:mod:`chatx.containers.bounded_yaml`), and each huge
-scalar is decoded in pieces into a spool of its text:
+scalar is decoded in pieces into a spool of its text (:mod:`chatx.containers.yaml_scalar`):
 
 - a quoted scalar is cut where no line fold and no escape can cross (between two
   characters neither of which is a blank, a line break, a quote or part of an escape),
@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, BinaryIO, NamedTuple
 
-from chatx.containers import bodies
+from chatx.containers import bodies, yaml_scalar
 from chatx.containers.bounded_yaml import load_yaml, load_yaml_documents, safe_loader
+from chatx.containers.yaml_scalar import Unfollowed
 from chatx.errors import InputError
 
 BIG = 8 << 20  # a file larger than this is walked
@@ -63,10 +64,6 @@ class _Key(NamedTuple):
 
     column: int
     body: bool
-
-
-class _Whole(Exception):
-    """This reading does not follow the file: it is read whole."""
 
 
 @dataclass(slots=True)
@@ -132,9 +129,9 @@ def _walked_or_whole(stream: BinaryIO, read: Any) -> Any:
     try:
         walk.scan()
         if not walk.spans:
-            raise _Whole
+            raise Unfollowed
         return walk.document(read)
-    except _Whole:
+    except Unfollowed:
         return read(walk.original())
 
 
@@ -207,7 +204,7 @@ class _YamlWalk:
         """The rest of the line, to ``end`` (from :meth:`_line_end`), kept as written;
         one longer than _LINE is read whole."""
         if end == len(self.buf) and not self.eof:
-            raise _Whole
+            raise Unfollowed
         self._pass(min(end + 1, len(self.buf)))
 
     def original(self) -> bytes:
@@ -266,7 +263,7 @@ class _YamlWalk:
             self._scalar(start, props, at, key, end)
             return
         if char and char in b"[{" and not _EMPTY_FLOW.match(buf, at, end):
-            raise _Whole  # a flow collection, which may go on over lines
+            raise Unfollowed  # a flow collection, which may go on over lines
         self._pass_line(end)
 
     # -- scalars that span lines -------------------------------------------------------
@@ -301,7 +298,7 @@ class _YamlWalk:
                 break
             text.add(self._take(resume))
             if not self._more():
-                raise _Whole  # no closing quote: the whole file says so
+                raise Unfollowed  # no closing quote: the whole file says so
         text.add(self._take(close))
         span.after = text.after = self._take(close + 1)
         self._ahead(_LINE)
@@ -317,7 +314,7 @@ class _YamlWalk:
         block's indentation, or only spaces."""
         header = _BLOCK_HEADER.match(self.buf, at, end)
         if header is None or span.key_column < 0:
-            raise _Whole
+            raise Unfollowed
         span.chomp = header[2]
         span.written = self._take(min(end + 1, len(self.buf)))
         text = self.reading = _Text(span.written)
@@ -360,7 +357,7 @@ class _YamlWalk:
         ahead, widest = 0, 0  # the blank lines before it: bytes from ``pos``
         while True:
             if ahead > _LINE:
-                raise _Whole  # blank lines held while the indentation is looked for
+                raise Unfollowed  # blank lines held while the indentation is looked for
             self._ahead(ahead + _LINE)
             at = self.pos + ahead
             line_end = self.buf.find(b"\n", at)
@@ -370,7 +367,7 @@ class _YamlWalk:
             if content or line_end < 0:
                 # libyaml refuses a tab where the indentation is being found
                 if not content or indent <= key_column or widest > indent or content[:1] == b"\t":
-                    raise _Whole
+                    raise Unfollowed
                 return indent
             widest, ahead = max(widest, indent), line_end + 1 - self.pos
 
@@ -412,9 +409,9 @@ class _YamlWalk:
         try:
             document = read(bytes(skeleton), loader, lambda root: _check(root, spans))
         except InputError:
-            raise _Whole from None  # the whole file says what is wrong, and where
+            raise Unfollowed from None  # the whole file says what is wrong, and where
         if not all(span.found for span in spans.values()):
-            raise _Whole
+            raise Unfollowed
         for span in self.spans:
             span.raw = None  # its written text is no longer needed
         return document
@@ -503,7 +500,7 @@ def _check(root: Any, spans: dict[str, _Span]) -> None:
         elif node.id == "sequence":
             stack += node.value
         elif node.tag != _WALKED and _MARK in node.value:
-            raise _Whole
+            raise Unfollowed
 
 
 def _check_value(key: Any, value: Any, spans: dict[str, _Span]) -> None:
@@ -519,7 +516,7 @@ def _check_value(key: Any, value: Any, spans: dict[str, _Span]) -> None:
         or key.value not in _BODY_KEYS
         or key.start_mark.column != span.key_column
     ):
-        raise _Whole
+        raise Unfollowed
     span.found = True
     value.tag = _WALKED
 
@@ -528,111 +525,11 @@ def _walked(span: _Span) -> bodies.Walked:
     """A huge scalar's text decoded into a spool."""
     assert span.raw is not None
     text = bodies.Spool()
-    pieces = _literal(span) if span.style == b"|" else _quoted_pieces(span)
+    if span.style == b"|":
+        pieces = yaml_scalar.literal(span.text(), span.indent, span.chomp)
+    else:
+        pieces = yaml_scalar.quoted(span.text(), span.style, PIECE, _UNCUT)
     for piece in pieces:
         text.write(piece)
     text.done()
     return bodies.Walked(text, base64=span.binary)
-
-
-# Where a quoted text may be cut: between a character that is no blank, line break, quote
-# (or backslash), dash or dot, and one that is none of those first four nor the inside of
-# a UTF-8 character (nor what may start a line break, NEL, LS or PS). A line fold, a ''
-# and a document marker (---, ... at a line's start, refused in a quoted scalar) stay
-# whole in one piece.
-_CUT = {
-    b"'": re.compile(rb"[^\s'\-.\x85\xa8\xa9](?=[^\s'\x80-\xbf\xc2\xe2])"),
-    b'"': re.compile(rb'[^\s"\\\-.\x85\xa8\xa9](?=[^\s"\\\x80-\xbf\xc2\xe2])'),
-}
-_ESCAPE_SIZE = {ord("x"): 4, ord("u"): 6, ord("U"): 10}
-
-
-def _quoted_pieces(span: _Span) -> Iterator[bytes]:
-    """A quoted scalar's text, read by PyYAML piece by piece."""
-    held = b""
-    for data in span.text():
-        held += data
-        while len(held) >= 2 * PIECE:
-            cut = _cut(held, PIECE, span.style)
-            if cut < 0:
-                if len(held) > _UNCUT:
-                    raise _Whole
-                break
-            yield _read(span.style, held[:cut])
-            held = held[cut:]
-    yield _read(span.style, held)
-
-
-def _cut(text: bytes, at: int, style: bytes) -> int:
-    """The first place from ``at`` where a quoted text may be cut; -1 for none."""
-    while (found := _CUT[style].search(text, at)) is not None:
-        at = found.end()
-        if style == b"'" or _outside_escape(text, at):
-            return at
-    return -1
-
-
-def _outside_escape(text: bytes, at: int) -> bool:
-    """Whether no escape of a double-quoted text goes on past ``at`` (one is at most
-    ten characters, ``\\UXXXXXXXX``; the last backslash before it opens one when an odd
-    run of them ends there)."""
-    last = text.rfind(b"\\", max(0, at - 10), at)
-    if last < 0:
-        return True
-    first = last
-    while first > 0 and text[first - 1] == ord("\\"):
-        first -= 1
-    if (last - first) % 2 == 1:
-        return True  # the run is pairs: \\ each
-    size = _ESCAPE_SIZE.get(text[last + 1], 3 if text[last + 1 : last + 3] == b"\r\n" else 2)
-    return last + size <= at
-
-
-def _read(style: bytes, text: bytes) -> bytes:
-    """A piece of a quoted text read by PyYAML, as a scalar of its own."""
-    try:
-        value = load_yaml(style + text + style)
-    except InputError as exc:
-        raise _Whole from exc  # the whole file says what is wrong, and where
-    return bodies.text_bytes(value)
-
-
-def _literal(span: _Span) -> Iterator[bytes]:
-    """A literal block's text: its lines without their indentation, each line break kept,
-    the last ones chomped (``-`` none, ``+`` all, else one). The lines whole in a piece
-    lose it at once (:func:`_unindent`); a line that goes on past its piece is given out
-    as it comes; line breaks are held back until text follows them, for the chomping."""
-    unindent = _unindent(span.indent)
-    held, breaks, within = b"", 0, False  # within: in a line whose indentation is gone
-    for data in span.text():
-        data, held = held + data, b""
-        if within:
-            end = data.find(b"\n")
-            if end < 0:
-                yield data
-                continue
-            yield data[:end]
-            data, breaks, within = data[end + 1 :], 1, False
-        whole = data.rfind(b"\n") + 1
-        lines, rest = unindent.sub(b"", data[:whole]), data[whole:]
-        text = lines.rstrip(b"\n")
-        if text:
-            yield b"\n" * breaks + text
-            breaks = 0
-        breaks += len(lines) - len(text)
-        if rest.strip(b" ") or len(rest) >= span.indent:  # its indentation is all there
-            yield b"\n" * breaks + unindent.sub(b"", rest)
-            breaks, within = 0, True
-        else:
-            held = rest  # spaces, maybe the start of the next line's indentation
-    if span.chomp == b"+":
-        yield b"\n" * breaks
-    elif span.chomp != b"-" and breaks:
-        yield b"\n"
-
-
-@lru_cache(maxsize=64)
-def _unindent(indent: int) -> re.Pattern[bytes]:
-    """A block's indentation at each line's start; a shorter line is only spaces (the
-    block's lines are so), which all go."""
-    return re.compile(rb"^ {1,%d}" % indent, re.MULTILINE)
