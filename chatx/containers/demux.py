@@ -344,7 +344,7 @@ def entries(kind: str, stream: BinaryIO, path: str | None = None) -> Iterator[En
     if kind == "llama-stack-mock":
         from chatx.containers import recordable
 
-        return recordable.entries(stream.read())
+        return recordable.entries(stream)
     if kind == "mitmproxy":
         from chatx.containers import mitmflow
 

@@ -90,7 +90,7 @@ class _Scanner:
         self.counted -= keep
         self.pos = 0
         self.masked = None
-        chunk = self.read(max(_BLOCK, len(self.buf) - keep))
+        chunk = json_walk.fill(self.read, max(_BLOCK, len(self.buf) - keep))
         if not chunk:
             self.eof = True
             self.buf = self.buf[keep:]

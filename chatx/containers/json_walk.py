@@ -17,6 +17,7 @@ here: :class:`_Stream`), and imports no reader of a container.
 
 from __future__ import annotations
 
+import enum
 import io
 import os
 import re
@@ -77,9 +78,18 @@ _CHECKED = 1 << 20  # the skeleton is first checked at this size (or larger, whe
 # anew in each process), so the parsed value says where each walked string was kept.
 _MARK = f"chatx walked {secrets.token_hex(8)} "
 
+
+class _Any(enum.Enum):
+    KEY = "any key"
+
+
+# In a path of ``arrays``: whatever key an object's member has (Llama Stack's recordable
+# mock keeps each call's chunks under the call's arguments as text).
+ANY = _Any.KEY
+
 # A path to a string to walk: the key each level is under (None: an array's element),
 # then the string's key in the innermost object.
-Path = tuple[str | None, ...]
+Path = tuple[str | None | _Any, ...]
 
 
 def mask(data: bytes) -> bytes:
@@ -151,6 +161,7 @@ class Walk:
         self.line = line
         self.paths = paths
         self.arrays = arrays or {}
+        self.wild = [path for path in self.arrays if ANY in path]
         self.levels = max(len(path) for path in (*paths, *self.arrays))
         self.name = name
         self.piece = max(piece, 16)  # room for the cut to step back (see cut)
@@ -206,8 +217,8 @@ class Walk:
             if self._long():
                 self._string()
                 return True
-        elif char == 0x5B and self.arrays and self._path() in self.arrays:
-            self._array(self.arrays[self._path()]())  # type: ignore[index]
+        elif char == 0x5B and self.arrays and (made := self._sink()) is not None:
+            self._array(made())
             return True
         elif char in OPEN and self.keep >= 0 and self.depth:  # the value itself is walked
             if self._short():
@@ -299,6 +310,21 @@ class Walk:
         if not top[0] or top[1]:
             return None
         return (*(frame[3] for frame in frames[1:]), top[2])
+
+    def _sink(self) -> Callable[[], Elements] | None:
+        """What makes the sink of the array about to be read, when it is at a path of
+        ``arrays`` (or one of :data:`ANY` key)."""
+        path = self._path()
+        if path is None:
+            return None
+        made = self.arrays.get(path)
+        for wild in self.wild if made is None else ():
+            if len(wild) == len(path) and all(
+                step == key or step is ANY and type(key) is str
+                for step, key in zip(wild, path, strict=True)
+            ):
+                return self.arrays[wild]
+        return made
 
     def _array(self, sink: Elements) -> None:
         """The array from its opening bracket at ``pos``, its elements given to ``sink``
@@ -635,13 +661,17 @@ def put(value: Any, path: Path, spools: dict[str, Any], make: Callable[[Any], An
     for step in way:
         if step is None:
             nodes = [item for node in nodes if isinstance(node, list) for item in node]
+        elif step is ANY:
+            nodes = [item for node in nodes if isinstance(node, dict) for item in node.values()]
         else:
             nodes = [node[step] for node in nodes if isinstance(node, dict) and step in node]
     for node in nodes:
-        if isinstance(node, dict):
-            said = node.get(last)
+        if not isinstance(node, dict):
+            continue
+        for key in node if last is ANY else (last,) if last in node else ():
+            said = node[key]
             if isinstance(said, str) and said in spools:
-                node[last] = make(spools[said])
+                node[key] = make(spools[said])
 
 
 _HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
@@ -712,7 +742,7 @@ def document(
         piece=PIECE if piece is None else piece,
         keep=KEEP if keep is None else keep,
         check=big,
-        spool=_Shared().part,
+        spool=Shared().part,
         exact=lambda: source.digits,
         arrays=arrays,
     )
@@ -756,7 +786,7 @@ class _Stream:
         self.line_at(keep)
         self.counted -= keep
         self.pos = 0
-        chunk = self.read(max(_BLOCK, len(self.buf) - keep))
+        chunk = fill(self.read, max(_BLOCK, len(self.buf) - keep))
         if not chunk:
             self.eof = True
             self.buf = self.buf[keep:]
@@ -784,9 +814,25 @@ class _Stream:
                 return found
 
 
-class _Shared:
-    """One temporary file that the spools of a document's walked strings are parts of,
-    one after the other: one file descriptor, however many strings are walked. Made
+def fill(read: Callable[[int], bytes], size: int) -> bytes:
+    """``size`` bytes read (fewer only at the end). A source that reads on by as many
+    bytes again as it holds scans a long value a bounded number of times, linear in
+    it, only if each read gives that many: a pipe gives 64 KiB a read, and a 64 MiB
+    element read so would be scanned a thousand times."""
+    chunk = read(size)
+    if len(chunk) >= size or not chunk:
+        return chunk
+    pieces = [chunk]
+    got = len(chunk)
+    while got < size and (chunk := read(size - got)):
+        pieces.append(chunk)
+        got += len(chunk)
+    return b"".join(pieces)
+
+
+class Shared:
+    """One temporary file that the spools of a document's walked strings (or arrays) are
+    parts of, one after the other: one file descriptor, however many are walked. Made
     with the first part, closed once no part is left (each holds this)."""
 
     def __init__(self) -> None:
@@ -802,7 +848,7 @@ class _Shared:
 class _Part(bodies.Spool):
     """A spool that is the stretch of a shared file written since it was made."""
 
-    def __init__(self, shared: _Shared, file: io.BufferedRandom) -> None:  # no file of its own
+    def __init__(self, shared: Shared, file: io.BufferedRandom) -> None:  # no file of its own
         self.shared = shared
         self.file = file
         self.start = file.tell()

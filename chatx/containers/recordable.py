@@ -12,42 +12,63 @@ pydantic model as ``{"__pydantic__": "ChatCompletionResponseStreamChunk", "__mod
 ``{"__datetime__": "2025-03-…", "__module__", "__class__"}``. Unwrapped, each chunk is
 the ``{"event": {"event_type", "delta", …}}`` Llama Stack's inference API streams, written
 back as JSON lines.
+
+A mock larger than :data:`json_walk.BIG` is read as it comes: each call's ``chunks``
+array element by element (:class:`_Chunks`), each chunk unwrapped and written back at
+once into a temporary file all the calls share, the rest of the file parsed as a small
+one is.
 """
 
 from __future__ import annotations
 
+import io
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
-from chatx.containers import exact
+import orjson
+
+from chatx.containers import bodies, exact, json_walk
 from chatx.containers.bodies import BodyError, Entry, json_object, request_or_refusal
-from chatx.containers.payload import lenient_dumps
+from chatx.containers.payload import TOO_DEEP, lenient_dumps
 from chatx.errors import InputError
 from chatx.limits import MAX_DEPTH
 
 # A Python repr key's first argument, the model: ('meta-llama/Llama-3.1-8B-Instruct', [...
 _REPR_MODEL = re.compile(r"\('([^'\\]+)',")
+_CHUNKS: json_walk.Path = (json_walk.ANY, "chunks")
 
 
-def entries(data: bytes) -> Iterator[Entry]:
-    document = exact.document(data)
+def entries(source: bytes | BinaryIO) -> Iterator[Entry]:
+    """Each call a mock holds (its bytes, or a stream)."""
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
+    shared = json_walk.Shared()
+    document = json_walk.document(
+        stream, frozenset(), _nothing, arrays={_CHUNKS: lambda: _Chunks(shared.part())}
+    )
     if not isinstance(document, dict):
         raise InputError("not a Llama Stack recordable mock: not a JSON object", line=1)
     for index, (key, value) in enumerate(document.items()):
         yield _entry(index, key, value if isinstance(value, dict) else {})
 
 
+def _nothing(spool: bodies.Spool) -> None:
+    """No string of a mock is walked: its chunks are arrays walked."""
+
+
 def _entry(index: int, key: str, value: dict[str, Any]) -> Entry:
     request, refused = request_or_refusal(lambda: json_object(_request(key)))
-    streamed = value.get("type") != "value" and isinstance(value.get("chunks"), list)
+    chunks = value.get("chunks")
+    streamed = value.get("type") != "value" and isinstance(chunks, (list, _Chunks))
+    walked = chunks.pieces() if streamed and isinstance(chunks, _Chunks) else None
     return Entry(
         index,
         None,
         request=request,
         content_type="application/x-ndjson" if streamed else "application/json",
-        load=lambda: _body(value, streamed),
+        load=lambda: b"".join(walked()) if walked else _body(value, streamed),
         refused=refused,
+        stream=walked,
     )
 
 
@@ -116,3 +137,36 @@ def unwrapped(value: Any, depth: int = 0) -> Any:
     if "__datetime__" in value:
         return value["__datetime__"]
     return {k: unwrapped(v, depth + 1) for k, v in value.items()}
+
+
+class _Chunks:
+    """A call's ``chunks`` walked: each chunk unwrapped and written as its line as it is
+    read, as :func:`_body` writes it, into ``lines`` (a part of the file the document's
+    calls share). A chunk that does not write stops the lines: its error is the body's."""
+
+    def __init__(self, lines: bodies.Spool) -> None:
+        self.lines = lines
+        self.failed: str | None = None
+
+    def extend(self, values: list[Any]) -> None:
+        if self.failed is not None:
+            return
+        write = self.lines.write
+        try:
+            for value in values:
+                write(lenient_dumps(unwrapped(value)) + b"\n")
+        except BodyError as exc:
+            self.failed = str(exc)
+        except (orjson.JSONEncodeError, RecursionError):  # as Entry.body says it
+            self.failed = f"its recorded body is {TOO_DEEP}"
+
+    def pieces(self) -> Callable[[], Iterator[bytes]]:
+        """() -> the lines in pieces (BodyError for a chunk that did not write)."""
+        self.lines.done()
+
+        def given() -> Iterator[bytes]:
+            if self.failed is not None:
+                raise BodyError(self.failed)
+            return self.lines.pieces()
+
+        return given

@@ -366,6 +366,7 @@ def test_a_huge_document_that_is_no_json_is_said_early() -> None:
     stream = Slow(data, 1 << 16)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(json_walk, "BIG", 0)
+        patch.setattr(json_walk, "_BLOCK", 1 << 16)  # reads of 64 KiB, the file 1.5 MB
         with pytest.raises(InputError, match="not valid JSON: "):
             list(cassette.entries(stream))
     assert stream.tell() < len(data)

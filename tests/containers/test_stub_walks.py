@@ -62,14 +62,14 @@ def walked_too(kind: str, data: bytes) -> Any:
 def spooled(kind: str, data: bytes) -> int:
     """How many strings a walk with every threshold at 0 spools out of ``data``."""
     made: list[bodies.Spool] = []
-    real = json_walk._Shared.part
+    real = json_walk.Shared.part
 
-    def counted(self: json_walk._Shared) -> bodies.Spool:
+    def counted(self: json_walk.Shared) -> bodies.Spool:
         made.append(real(self))
         return made[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(json_walk._Shared, "part", counted)
+        patch.setattr(json_walk.Shared, "part", counted)
         read(kind, data, 0, 16, 0)
     return len(made)
 
