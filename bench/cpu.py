@@ -29,6 +29,8 @@ def run(argv: list[str]) -> tuple[float, float, float, int]:
     return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, time.perf_counter() - t, status
 
 
+FORMATS = {"chat": "chat-chunk", "responses": "responses-event", "llama": "llama-stack-event",
+           "anthropic": "anthropic-event", "gemini": "gemini-event"}  # fmt: skip
 cases = (
     [
         (
@@ -43,22 +45,9 @@ cases = (
         ),
     ]
     + [
-        (name, f"text-1m.{src}.sse", ["convert", "{}", "--to", dst, "-q"])
-        for name, src, dst in [
-            ("chat→responses", "chat", "responses-event"),
-            ("chat→anthropic", "chat", "anthropic-event"),
-            ("chat→llama", "chat", "llama-stack-event"),
-            ("chat→gemini", "chat", "gemini-event"),
-            ("responses→chat", "responses", "chat-chunk"),
-            ("responses→anthropic", "responses", "anthropic-event"),
-            ("responses→llama", "responses", "llama-stack-event"),
-            ("responses→gemini", "responses", "gemini-event"),
-            ("llama→chat", "llama", "chat-chunk"),
-            ("anthropic→chat", "anthropic", "chat-chunk"),
-            ("gemini→chat", "gemini", "chat-chunk"),
-            ("gemini→gemini", "gemini", "gemini-event"),
-            ("responses→responses", "responses", "responses-event"),
-        ]
+        (f"{src}→{dst}", f"text-1m.{src}.sse", ["convert", "{}", "--to", FORMATS[dst], "-q"])
+        for src in FORMATS
+        for dst in FORMATS  # every direction, each format into itself too
     ]
     + [
         (f"{command} {src}", f"text-1m.{src}.sse", [command, "{}", *tail])

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, Protocol
 
 from chatx import ir
@@ -62,11 +63,18 @@ class DeltaRun:
     before: ir.Meta | None = None  # shared residue events: never mutated
     after: ir.Meta | None = None
     tail: ir.Meta | None = None
-    # Each record's payload bytes, when the codec's hook keeps them (its own format's
-    # encoder may write them as they came), and the bytes before and after the text's
-    # JSON string in each: the same in all, the text being the template's one hole.
-    raws: list[bytes] | None = None
+    # () -> each record's payload bytes, when the codec's hook keeps them (its own
+    # format's encoder may write them as they came: see raws), and the bytes before and
+    # after the text's JSON string in each: the same in all, the text being the
+    # template's one hole.
+    payloads: Callable[[], list[bytes]] | None = None
     around: tuple[bytes, bytes] | None = None
+
+    @property
+    def raws(self) -> list[bytes] | None:
+        """Each record's payload bytes (see ``payloads``), made when asked for: a run
+        into another format, which never asks, costs no slice a record."""
+        return None if self.payloads is None else self.payloads()
 
     @property
     def lane(self) -> int:
@@ -199,14 +207,19 @@ class DeltaTemplate:
             return None
         run = DeltaRun(self.proto, texts, obfuscations, lines, self.before, self.after, self.tail)
         if raws and self.around is not None:
-            # Every record of a run came raw: the template knew its bytes.
+            # Every record of a run came raw: the template knew its bytes. The encoder
+            # takes the run before the records are read on.
             stop = start + len(texts)
             if type(records) is RawRegion:
-                run.raws = records.payloads(start, stop)
+                run.payloads = partial(records.payloads, start, stop)
             else:
-                run.raws = [record.raw for record in records[start:stop]]  # type: ignore[misc]
+                run.payloads = partial(_raw_payloads, records, start, stop)
             run.around = self.around
         return run
+
+
+def _raw_payloads(records: Sequence[Record], start: int, stop: int) -> list[bytes]:
+    return [record.raw for record in records[start:stop]]  # type: ignore[misc]
 
 
 class RunHook(Protocol):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.as_input import AsInput
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.byte_template import Kept
 from chatx.codecs.cited import without_cited_parts
@@ -23,7 +24,6 @@ from chatx.notes import Notes
 from chatx.residue import MetaReport, merge, passthrough_lost, report
 
 from . import records as r
-from .as_input import AsInput
 from .ending import Ending
 from .grounding_write import GroundingWriter
 from .parts import Parts
@@ -63,7 +63,7 @@ class GeminiEncoder:
         self.lost_meta = MetaReport(notes)
         self.ended = False
         # A Gemini source's runs, written as their input bytes where feed would write them.
-        self.inputs = AsInput(written, notes, self.feed)
+        self.inputs = AsInput(notes, self.feed, self._as_input)
         # Another format's plain runs: the byte template of their chunks, kept while the
         # lane, the part's kind and the response's fields stay the same.
         self.kept = Kept()
@@ -108,6 +108,15 @@ class GeminiEncoder:
         thought = type(proto) is ir.ReasoningDelta
         key = (lane, thought, written.id, written.model, written.create)
         return self.kept.records(key, _Chunk(written, lane, thought), run.texts)
+
+    def _as_input(self, run: DeltaRun) -> tuple[Any, ...] | None:
+        """What a chunk written of a Gemini source's run depends on (see :class:`AsInput`):
+        the response's fields. A signature waiting in the lane would change the first
+        record's chunk alone: then the run is replayed."""
+        written = self.written
+        if run.lane in written.signatures:
+            return None
+        return (written.id, written.model, written.create)
 
     def _plain_run(self, run: DeltaRun) -> bool:
         """Whether each record of ``run`` is what :meth:`feed` writes as one chunk of its

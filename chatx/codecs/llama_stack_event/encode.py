@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chatx import ir
+from chatx.codecs.as_input import AsInput
 from chatx.codecs.base import EncodeOptions
 from chatx.codecs.byte_template import Kept
 from chatx.codecs.template import DeltaRun
@@ -62,6 +63,8 @@ class LlamaStackEncoder:
         self.ending = ending = LlamaStackEnding(g, text, calls, notes)
         self.queue = calls.queue
         self.args_kept = Kept()  # the byte template of a run's argument fragments
+        # A Llama Stack source's runs, written as their input bytes where feed would write them.
+        self.inputs = AsInput(notes, self.feed, self._as_input)
         self.handlers: dict[type, Callable[[Any, list[Any]], bool | None]] = {
             ir.TextDelta: text.text,
             ir.Meta: self._meta,
@@ -91,17 +94,20 @@ class LlamaStackEncoder:
 
     def feed_run(self, run: DeltaRun) -> list[Any]:
         """Encode a :class:`~chatx.codecs.template.DeltaRun`: what ``feed`` makes of its
-        batches. Another format's argument fragments, and its text where the special-token
-        scanner lets each through whole (:meth:`.text.Text.plain`), go out from a byte
-        template (:class:`~chatx.codecs.byte_template.Kept`); other text is scanned record by record."""
+        batches. A Llama Stack source's run is written as its input bytes where they are
+        what ``feed`` writes (:class:`~chatx.codecs.as_input.AsInput`). Another format's
+        argument fragments, and its text where the special-token scanner lets each
+        through whole (:meth:`.text.Text.plain`), go out from a byte template
+        (:class:`~chatx.codecs.byte_template.Kept`); other text is scanned record by record."""
+        if self.own:
+            return self.inputs.write(run)
         out: list[Any] = []
         g = self.generation
         proto = run.proto
         kind = type(proto)
         call = g.calls.get(proto.call) if kind is ir.ToolArgsDelta else None  # type: ignore[union-attr]
         if (
-            self.own
-            or self.queue.held is not None
+            self.queue.held is not None
             or run.lane != g.lane
             or proto.extra
             or (kind is ir.ToolArgsDelta and call is None)
@@ -128,6 +134,14 @@ class LlamaStackEncoder:
         for piece in run.texts:
             scan(piece, None, out)
         return out
+
+    def _as_input(self, run: DeltaRun) -> tuple[Any, ...]:
+        """What a record written of a Llama Stack source's run depends on (see
+        :class:`AsInput`): nothing of the encoder's state. From its own source the
+        encoder holds no call open, and writes a text delta as it is, its residue put
+        back: a record of another lane writes nothing and one with residue that holds
+        a record back writes two, which the probe sees (the run is then replayed)."""
+        return ()
 
     def finish(self) -> list[Any]:
         """End of input: write what is pending; ``complete`` only if asked (``--finish``)."""

@@ -25,7 +25,8 @@ def run_hook(decoder: LlamaStackDecoder) -> DeltaHook:
     def plain(out: list[ir.Event], quiet: bool) -> bool:
         return _plain_text(out, read)
 
-    return DeltaHook(decoder.feed, decoder.notes, read, plain, _template)
+    # Runs keep their records' bytes: into Llama Stack they go out as they came.
+    return DeltaHook(decoder.feed, decoder.notes, read, plain, _template, raws=True)
 
 
 def _plain_text(out: list[ir.Event], read: ReadStream) -> bool:

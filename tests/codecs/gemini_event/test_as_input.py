@@ -1,20 +1,12 @@
-"""A Gemini source's runs into Gemini, written as their input bytes
-(``chatx.codecs.gemini_event.as_input.AsInput``): each record of a run goes out as the bytes it came in where those are
-what the encoder writes of it, so the output is byte for byte what replaying each
-record's batch gives (``DeltaRun.replay``, the path before), notes included.
-
-Each case is converted twice, as the CLI does it and with the run's records replayed,
-whole and in small blocks; the encoder counts the records it wrote as their input
-bytes (``AsInput.written_as_input``), so a case says which path it took.
-"""
+"""A Gemini source's runs into Gemini, written as their input bytes: each record of a
+run goes out as the bytes it came in where those are what the encoder writes of it, so
+the output is byte for byte what replaying each record's batch gives, notes included
+(:mod:`tests.as_input` compares the two paths)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import orjson
 import pytest
@@ -23,13 +15,13 @@ from hypothesis import strategies as st
 
 from chatx import ir
 from chatx.codecs.base import EncodeOptions
-from chatx.codecs.gemini_event.as_input import AsInput
 from chatx.codecs.gemini_event.encode import GeminiEncoder
 from chatx.notes import Notes
 from chatx.record import Record
+from tests import as_input
 from tests.captures import capture_params
 from tests.paths import ROOT
-from tests.streams import dumped, fed
+from tests.streams import dumped
 
 from .test_run_hook import chunk, last, primed, sse
 
@@ -37,38 +29,12 @@ GEMINI = "gemini-event"
 FIXTURES = sorted((ROOT / "fixtures" / GEMINI).iterdir())
 
 
-@contextmanager
-def replayed() -> Iterator[None]:
-    """The encoder replays a Gemini source's runs record by record, as before."""
-
-    def replay(self: AsInput, run: Any) -> list[Any]:
-        return run.replay(self.feed, self.notes)
-
-    with mock.patch.object(AsInput, "write", replay):
-        yield
-
-
 def convert(body: bytes, size: int, **setup: Any) -> tuple[bytes, list[str], int]:
-    """The output of ``body`` fed ``size`` bytes at a time, its notes, and how many
-    records the encoder wrote as their input bytes."""
-    out, notes, encoder = fed(body, range(0, len(body), size), setup.pop("dst", GEMINI), **setup)
-    return out, notes, encoder.inputs.written_as_input if isinstance(encoder, GeminiEncoder) else 0
+    return as_input.convert(body, size, setup.pop("dst", GEMINI), **setup)
 
 
 def same_as_replayed(body: bytes, sizes: tuple[int, ...] = (4096, 7, 64), **setup: Any) -> int:
-    """Assert every block size gives the replayed output and notes; the records written
-    as their input bytes, at the last size."""
-    with replayed():
-        expected = convert(body, len(body) or 1, **setup)
-        assert expected[2] == 0
-    copied = 0
-    for size in (len(body) or 1, *sizes):
-        with replayed():
-            before = convert(body, size, **setup)
-        got = convert(body, size, **setup)
-        assert got[:2] == before[:2] == expected[:2], size
-        copied = got[2]
-    return copied
+    return as_input.same_as_replayed(body, setup.pop("dst", GEMINI), sizes, **setup)
 
 
 def text_chunks(texts: list[str], **kwargs: Any) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
-"""A Gemini source's runs into Gemini written as their input bytes, where those are what
-the encoder's ``feed`` would write of each record: a long stream goes out as it came,
-without a dict built and dumped a record (the others of a run are replayed through
-``feed``).
+"""A source's runs into its own format written as their input bytes, where those are
+what the encoder's ``feed`` would write of each record: a long stream goes out as it
+came, without a dict built and dumped a record (the others of a run are replayed through
+``feed``). An encoder that has it (Gemini's, Llama Stack's) says which of its state the
+records' bytes depend on, and when a run cannot go out so (:class:`AsInput`'s ``state``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from chatx.codecs.byte_template import TEXT
 from chatx.codecs.template import DeltaRun
 from chatx.notes import Notes
 from chatx.record import Dumped
-
-from .written import GeminiWritten
 
 _STAND_IN = orjson.dumps(TEXT)  # the JSON string of a text's stand-in
 
@@ -46,22 +45,28 @@ def _escaped(raws: list[bytes], around: tuple[bytes, bytes]) -> list[int]:
 
 
 class AsInput:
-    """Writes a Gemini source's run: ``generation`` is the encoder's written state,
-    ``feed`` the encoder's, which writes a record the long way."""
+    """Writes a source's run into its own format: ``feed`` is the encoder's, which writes
+    a record the long way; ``state(run)`` the encoder's state that what ``feed`` writes
+    of the run's records depends on, each part compared by identity (None: the run
+    cannot go out as its input, and is replayed). ``feed`` must write a record of a run
+    without changing that state, as a probe's record is fed to learn its bytes."""
 
-    __slots__ = ("checked", "feed", "generation", "notes", "written_as_input")
+    __slots__ = ("checked", "feed", "notes", "state", "written_as_input")
 
     def __init__(
-        self, generation: GeminiWritten, notes: Notes, feed: Callable[[list[ir.Event]], list[Any]]
+        self,
+        notes: Notes,
+        feed: Callable[[list[ir.Event]], list[Any]],
+        state: Callable[[DeltaRun], tuple[Any, ...] | None],
     ) -> None:
-        self.generation = generation
         self.notes = notes
         self.feed = feed
+        self.state = state
         self.written_as_input = 0  # records that went out as their input bytes (tests count)
         self.checked: tuple[Any, ...] = ()  # what _writes_around found true last
 
     def write(self, run: DeltaRun) -> list[Any]:
-        """A Gemini source's run: each record as its input bytes (the records between two
+        """A source's run: each record as its input bytes (the records between two
         replayed ones in one :class:`~chatx.record.Dumped`, which the writers frame as
         they are) where those are what ``feed`` writes of it, the others replayed. feed
         writes the bytes around the text's JSON string as they came
@@ -97,18 +102,16 @@ class AsInput:
         """Whether ``feed`` writes each record of ``run`` as one chunk, the bytes
         ``around`` its text's JSON string: what it writes of the record with a stand-in
         for its text, cut there (feed places the text in that chunk and reads nothing
-        else of it). A signature waiting in the lane would change the first record's
-        chunk alone: then not. The last answer is kept for the same run's template and
-        response (a stream read a few records at a time makes many short runs)."""
-        written = self.generation
-        if run.lane in written.signatures:
+        else of it). The last answer is kept for the same run's template and state (a
+        stream read a few records at a time makes many short runs)."""
+        state = self.state(run)
+        if state is None:
             return False
-        key: tuple[Any, ...] = (run.proto, run.before, run.after, run.tail, around)
-        key += (written.id, written.model, written.create)
+        key: tuple[Any, ...] = (run.proto, run.before, run.after, run.tail, around, *state)
         if len(key) == len(self.checked) and all(map(is_, key, self.checked)):
             return True
-        probe = replace(run, texts=[TEXT], obfuscations=[None], lines=run.lines[:1], raws=None)
-        out = self.feed(probe.batch(0))  # in a Gemini source's batch feed says no note
+        probe = replace(run, texts=[TEXT], obfuscations=[None], lines=run.lines[:1], payloads=None)
+        out = self.feed(probe.batch(0))  # of a plain record of its own, feed says no note
         if len(out) != 1:
             return False
         try:

@@ -1,0 +1,53 @@
+"""A source's runs into its own format written as their input bytes
+(``chatx.codecs.as_input.AsInput``), held to the path before: each case converted as the
+CLI does it and with every run's records replayed (``DeltaRun.replay``), whole and in
+small blocks, must give the same bytes and notes. The encoder counts the records it
+wrote as their input bytes (``AsInput.written_as_input``), so a case says which path it
+took."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+from chatx.codecs.as_input import AsInput
+from tests.streams import fed
+
+
+@contextmanager
+def replayed() -> Iterator[None]:
+    """The encoder replays a source's runs record by record, as before."""
+
+    def replay(self: AsInput, run: Any) -> list[Any]:
+        return run.replay(self.feed, self.notes)
+
+    with mock.patch.object(AsInput, "write", replay):
+        yield
+
+
+def convert(body: bytes, size: int, dst: str, **setup: Any) -> tuple[bytes, list[str], int]:
+    """The output of ``body`` into ``dst`` fed ``size`` bytes at a time, its notes, and
+    how many records the encoder wrote as their input bytes."""
+    out, notes, encoder = fed(body, range(0, len(body), size), dst, **setup)
+    inputs = getattr(encoder, "inputs", None)
+    return out, notes, inputs.written_as_input if isinstance(inputs, AsInput) else 0
+
+
+def same_as_replayed(
+    body: bytes, dst: str, sizes: tuple[int, ...] = (4096, 7, 64), **setup: Any
+) -> int:
+    """Assert every block size gives the replayed output and notes; the records written
+    as their input bytes, at the last size."""
+    with replayed():
+        expected = convert(body, len(body) or 1, dst, **setup)
+        assert expected[2] == 0
+    copied = 0
+    for size in (len(body) or 1, *sizes):
+        with replayed():
+            before = convert(body, size, dst, **setup)
+        got = convert(body, size, dst, **setup)
+        assert got[:2] == before[:2] == expected[:2], size
+        copied = got[2]
+    return copied
