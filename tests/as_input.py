@@ -51,3 +51,11 @@ def same_as_replayed(
         assert got[:2] == before[:2] == expected[:2], size
         copied = got[2]
     return copied
+
+
+def escaped(text: str) -> bytes:
+    """``text`` as a JSON string with every character a \\u escape (surrogate pairs for
+    those beyond the BMP): the bytes a provider may write for the same text."""
+    units = text.encode("utf-16-be")
+    pairs = [units[i : i + 2].hex() for i in range(0, len(units), 2)]
+    return b'"' + "".join(f"\\u{unit}" for unit in pairs).encode() + b'"'

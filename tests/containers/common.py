@@ -111,3 +111,23 @@ def outcome(entry: Any) -> tuple[Any, ...]:
         body = ("BodyError", str(exc))
     return (entry.index, entry.line, entry.method, entry.url, entry.status,
             entry.content_type, entry.request, entry.refused, body)  # fmt: skip
+
+
+def arrays_walked(monkeypatch: Any, run: int = 32) -> list[Any]:
+    """Every JSON document walked, its arrays at their paths too (a value shorter than
+    KEEP is read with the rest; ``run``: the most bytes of elements parsed at once):
+    the sinks of the arrays walked from here on, in order."""
+    from chatx.containers import json_walk
+
+    monkeypatch.setattr(json_walk, "BIG", 0)
+    monkeypatch.setattr(json_walk, "KEEP", 0)
+    monkeypatch.setattr(json_walk, "_RUN_BYTES", run)
+    walks: list[Any] = []
+    real = json_walk.Walk._array
+
+    def counted(self: json_walk.Walk, sink: Any) -> None:
+        walks.append(sink)
+        real(self, sink)
+
+    monkeypatch.setattr(json_walk.Walk, "_array", counted)
+    return walks

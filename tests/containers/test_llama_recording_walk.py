@@ -22,7 +22,7 @@ from chatx.containers import json_walk, llama_stack_recording
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
-from tests.containers.common import FIXTURES, ROOT, SAMPLES, chatx
+from tests.containers.common import FIXTURES, ROOT, SAMPLES, arrays_walked, chatx
 from tests.containers.test_big_har import peak_rss
 from tests.containers.test_har_walk_commands import runs
 
@@ -155,12 +155,6 @@ def read(data: bytes, size: int | None = None) -> Any:
         return ("InputError", exc.message, exc.line)
 
 
-def walked(monkeypatch: pytest.MonkeyPatch, run: int = 32) -> None:
-    monkeypatch.setattr(json_walk, "BIG", 0)
-    monkeypatch.setattr(json_walk, "KEEP", 0)
-    monkeypatch.setattr(json_walk, "_RUN_BYTES", run)
-
-
 @pytest.mark.parametrize("size", [None, 1, 7])
 @pytest.mark.parametrize("run", [32, 1 << 20])
 def test_a_recording_walked_reads_as_one_parsed_whole(
@@ -169,15 +163,7 @@ def test_a_recording_walked_reads_as_one_parsed_whole(
     cases = list(documents())
     whole = [read(data) for _, data in cases]
     assert any(isinstance(said, tuple) for said in whole)  # errors are among them
-    walks: list[Any] = []
-    real = json_walk.Walk._array
-
-    def counted(self: json_walk.Walk, sink: Any) -> None:
-        walks.append(sink)
-        real(self, sink)
-
-    monkeypatch.setattr(json_walk.Walk, "_array", counted)
-    walked(monkeypatch, run)
+    walks = arrays_walked(monkeypatch, run)
     for (name, data), was in zip(cases, whole, strict=True):
         assert read(data, size) == was, name
     assert len(walks) > len(MADE)  # the bodies were walked, not parsed with the rest
@@ -222,7 +208,7 @@ def test_every_command_reads_a_walked_recording_as_a_whole_one(
     cases = [args for path in _files(tmp_path) for args in runs(path)]
     assert len(cases) > 20
     before = [chatx(*args) for args in cases]
-    walked(monkeypatch)
+    arrays_walked(monkeypatch)
     monkeypatch.setattr(json_walk, "_BLOCK", 7)
     for args, was in zip(cases, before, strict=True):
         now = chatx(*args)

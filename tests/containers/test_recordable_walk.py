@@ -20,7 +20,7 @@ import pytest
 
 from chatx.containers import json_walk, recordable
 from chatx.errors import InputError
-from tests.containers.common import Slow, commands_alike, outcome
+from tests.containers.common import Slow, arrays_walked, commands_alike, outcome
 from tests.containers.test_big_har import peak_rss
 from tests.containers.test_llama_mock import CALL, JSON_KEY, REPR_KEY, TEXT, TOOL_KEY, recorded
 from tests.containers.test_llama_mock import _chunk as chunk
@@ -93,14 +93,6 @@ def read(data: bytes, block: int | None = None) -> Any:
         return ("InputError", exc.message, exc.line)
 
 
-def walked(monkeypatch: pytest.MonkeyPatch, run: int = 32) -> None:
-    """Every mock walked, every call's chunks too (a call's value shorter than KEEP is
-    read with the rest)."""
-    monkeypatch.setattr(json_walk, "BIG", 0)
-    monkeypatch.setattr(json_walk, "KEEP", 0)
-    monkeypatch.setattr(json_walk, "_RUN_BYTES", run)
-
-
 @pytest.mark.parametrize("block", [None, 1, 7])
 @pytest.mark.parametrize("run", [32, 1 << 20])
 def test_a_mock_walked_reads_as_one_parsed_whole(
@@ -108,15 +100,7 @@ def test_a_mock_walked_reads_as_one_parsed_whole(
 ) -> None:
     cases = list(documents())
     whole = [read(data) for _, data in cases]
-    walks: list[Any] = []
-    real = json_walk.Walk._array
-
-    def counted(self: json_walk.Walk, sink: Any) -> None:
-        walks.append(sink)
-        real(self, sink)
-
-    monkeypatch.setattr(json_walk.Walk, "_array", counted)
-    walked(monkeypatch, run)
+    walks = arrays_walked(monkeypatch, run)
     for (name, data), was in zip(cases, whole, strict=True):
         assert read(data, block) == was, name
     assert all(isinstance(sink, recordable._Chunks) for sink in walks)
@@ -148,7 +132,7 @@ def test_many_calls_share_one_file(monkeypatch: pytest.MonkeyPatch) -> None:
     walked calls are parts of one temporary file."""
     if not Path("/proc/self/fd").is_dir():
         pytest.skip("needs Linux /proc to count open files")
-    walked(monkeypatch)
+    arrays_walked(monkeypatch)
     data = mock(_many(3000), indent=False)
     before = len(os.listdir("/proc/self/fd"))
     calls = list(recordable.entries(io.BytesIO(data)))
@@ -221,7 +205,7 @@ def test_a_long_element_piped_in_is_scanned_a_bounded_number_of_times(
     monkeypatch.setattr(json_walk, "_BLOCK", 1024)
     monkeypatch.setattr(har, "_BLOCK", 1024)
     if reader == "mock":
-        walked(monkeypatch)
+        arrays_walked(monkeypatch)
         data = b'{"[1]": {"chunks": [{"t": "' + text + b'"}]}}'
         (call,) = recordable.entries(Slow(data, 4096))
         assert b"".join(call.pieces()) == b'{"t":"' + text + b'"}\n'

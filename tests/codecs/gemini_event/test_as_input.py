@@ -190,17 +190,10 @@ def test_any_text_written_any_way_goes_out_as_replayed(texts):
     chunks = [orjson.dumps(chunk(f" w{n}")) for n in range(30)]
     for text, escaped in texts:
         payload = orjson.dumps(chunk("\x00"))
-        written = orjson.dumps(text) if not escaped else _escaped(text)
+        written = orjson.dumps(text) if not escaped else as_input.escaped(text)
         chunks.append(payload.replace(b'"\\u0000"', written))
     body = b"".join(b"data: " + c + b"\n\n" for c in [*chunks, orjson.dumps(last())])
     same_as_replayed(body, (64,))
-
-
-def _escaped(text: str) -> bytes:
-    """``text`` as a JSON string with every character a \\u escape."""
-    units = text.encode("utf-16-be")
-    pairs = [units[i : i + 2].hex() for i in range(0, len(units), 2)]
-    return b'"' + "".join(f"\\u{unit}" for unit in pairs).encode() + b'"'
 
 
 def test_a_signature_waiting_in_the_lane_is_replayed():

@@ -162,14 +162,7 @@ def test_captures(path: Path) -> None:
 def test_any_text_written_any_way_goes_out_as_replayed(pieces: list[tuple[str, bool]]) -> None:
     chunks = [orjson.dumps(p) for p in [START, *texts("w", 30)]]
     for piece, escaped in pieces:
-        written = orjson.dumps(piece) if not escaped else _escaped(piece)
+        written = orjson.dumps(piece) if not escaped else as_input.escaped(piece)
         chunks.append(orjson.dumps(text("\x00")).replace(b'"\\u0000"', written))
     body = b"".join(b"data: " + c + b"\n\n" for c in [*chunks, orjson.dumps(COMPLETE)])
     same_as_replayed(body, (64,))
-
-
-def _escaped(piece: str) -> bytes:
-    """``piece`` as a JSON string with every character a \\u escape."""
-    units = piece.encode("utf-16-be")
-    pairs = [units[i : i + 2].hex() for i in range(0, len(units), 2)]
-    return b'"' + "".join(f"\\u{unit}" for unit in pairs).encode() + b'"'
