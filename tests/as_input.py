@@ -12,6 +12,9 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
+import orjson
+from hypothesis import strategies as st
+
 from chatx.codecs.as_input import AsInput
 from tests.streams import fed
 
@@ -59,3 +62,11 @@ def escaped(text: str) -> bytes:
     units = text.encode("utf-16-be")
     pairs = [units[i : i + 2].hex() for i in range(0, len(units), 2)]
     return b'"' + "".join(f"\\u{unit}" for unit in pairs).encode() + b'"'
+
+
+def strings_written(alphabet: str) -> st.SearchStrategy[list[bytes]]:
+    """JSON strings of texts of ``alphabet``, each written as orjson writes it or with
+    every character a \\u escape (:func:`escaped`)."""
+    text = st.text(alphabet=alphabet, min_size=1)
+    one = st.one_of(text.map(orjson.dumps), text.map(escaped))
+    return st.lists(one, min_size=1, max_size=30)

@@ -668,8 +668,8 @@ def put(value: Any, path: Path, spools: dict[str, Any], make: Callable[[Any], An
     for node in nodes:
         if not isinstance(node, dict):
             continue
-        for key in node if last is ANY else (last,) if last in node else ():
-            said = node[key]
+        for key in list(node) if last is ANY else [last]:
+            said = node.get(key)
             if isinstance(said, str) and said in spools:
                 node[key] = make(spools[said])
 
@@ -712,8 +712,8 @@ def opens_escape(buf: bytes, start: int, at: int) -> bool:
 
 def document(
     stream: BinaryIO,
-    paths: frozenset[Path],
-    make: Callable[[bodies.Spool], Any],
+    paths: frozenset[Path] = frozenset(),
+    make: Callable[[bodies.Spool], Any] = bodies.Walked,
     big: int | None = None,
     piece: int | None = None,
     keep: int | None = None,
@@ -723,7 +723,8 @@ def document(
     """A file that is one JSON document (a cassette), read as :func:`exact.document`
     reads its bytes: one longer than ``big`` bytes (:data:`BIG`) is walked, each string
     at one of ``paths`` longer than ``keep`` bytes (:data:`KEEP`) decoded into a spool in
-    pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` where it stood;
+    pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` (a
+    :class:`bodies.Walked`, unless said) where it stood;
     an array at one of ``arrays`` read element by element (see :class:`Walk`). Tests make
     all three small. ``head`` is what the caller read of the stream already."""
     big = BIG if big is None else big

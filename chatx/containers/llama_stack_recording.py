@@ -34,7 +34,7 @@ _KEYS = orjson.OPT_NON_STR_KEYS  # as lenient_dumps writes
 def entries(source: bytes | BinaryIO) -> Iterator[Entry]:
     """The one call a recording holds (its bytes, or a stream)."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
-    document = json_walk.document(stream, frozenset(), _nothing, arrays={_BODY: _Walked})
+    document = json_walk.document(stream, arrays={_BODY: _Walked})
     request = document.get("request") if isinstance(document, dict) else None
     response = document.get("response") if isinstance(document, dict) else None
     if not isinstance(request, dict) or not isinstance(response, dict):
@@ -52,10 +52,6 @@ def entries(source: bytes | BinaryIO) -> Iterator[Entry]:
         load=lambda: b"".join(walked()) if walked else _bytes(body, streaming),
         stream=walked,
     )
-
-
-def _nothing(spool: bodies.Spool) -> None:
-    """No string of a recording is walked: its body is an array walked."""
 
 
 def _bytes(body: Any, streaming: bool) -> bytes:

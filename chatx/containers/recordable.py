@@ -43,17 +43,11 @@ def entries(source: bytes | BinaryIO) -> Iterator[Entry]:
     """Each call a mock holds (its bytes, or a stream)."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
     shared = json_walk.Shared()
-    document = json_walk.document(
-        stream, frozenset(), _nothing, arrays={_CHUNKS: lambda: _Chunks(shared.part())}
-    )
+    document = json_walk.document(stream, arrays={_CHUNKS: lambda: _Chunks(shared.part())})
     if not isinstance(document, dict):
         raise InputError("not a Llama Stack recordable mock: not a JSON object", line=1)
     for index, (key, value) in enumerate(document.items()):
         yield _entry(index, key, value if isinstance(value, dict) else {})
-
-
-def _nothing(spool: bodies.Spool) -> None:
-    """No string of a mock is walked: its chunks are arrays walked."""
 
 
 def _entry(index: int, key: str, value: dict[str, Any]) -> Entry:

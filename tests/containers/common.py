@@ -131,3 +131,16 @@ def arrays_walked(monkeypatch: Any, run: int = 32) -> list[Any]:
 
     monkeypatch.setattr(json_walk.Walk, "_array", counted)
     return walks
+
+
+def walked_as_whole(
+    monkeypatch: Any, cases: list[tuple[str, bytes]], read: Any, size: int | None, run: int
+) -> tuple[list[Any], list[Any]]:
+    """Each of ``cases`` (name, bytes) read by ``read(data, size)`` with every array
+    walked (:func:`arrays_walked`) gives what ``read(data)`` gives read whole: what the
+    whole reads gave, and the sinks of the arrays walked."""
+    whole = [read(data) for _, data in cases]
+    walks = arrays_walked(monkeypatch, run)
+    for (name, data), was in zip(cases, whole, strict=True):
+        assert read(data, size) == was, name
+    return whole, walks

@@ -22,7 +22,7 @@ from chatx.containers import json_walk, llama_stack_recording
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
-from tests.containers.common import FIXTURES, ROOT, SAMPLES, arrays_walked, chatx
+from tests.containers.common import FIXTURES, ROOT, SAMPLES, arrays_walked, chatx, walked_as_whole
 from tests.containers.test_big_har import peak_rss
 from tests.containers.test_har_walk_commands import runs
 
@@ -160,12 +160,8 @@ def read(data: bytes, size: int | None = None) -> Any:
 def test_a_recording_walked_reads_as_one_parsed_whole(
     monkeypatch: pytest.MonkeyPatch, size: int | None, run: int
 ) -> None:
-    cases = list(documents())
-    whole = [read(data) for _, data in cases]
+    whole, walks = walked_as_whole(monkeypatch, list(documents()), read, size, run)
     assert any(isinstance(said, tuple) for said in whole)  # errors are among them
-    walks = arrays_walked(monkeypatch, run)
-    for (name, data), was in zip(cases, whole, strict=True):
-        assert read(data, size) == was, name
     assert len(walks) > len(MADE)  # the bodies were walked, not parsed with the rest
 
 

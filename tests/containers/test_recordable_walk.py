@@ -20,7 +20,7 @@ import pytest
 
 from chatx.containers import json_walk, recordable
 from chatx.errors import InputError
-from tests.containers.common import Slow, arrays_walked, commands_alike, outcome
+from tests.containers.common import Slow, arrays_walked, commands_alike, outcome, walked_as_whole
 from tests.containers.test_big_har import peak_rss
 from tests.containers.test_llama_mock import CALL, JSON_KEY, REPR_KEY, TEXT, TOOL_KEY, recorded
 from tests.containers.test_llama_mock import _chunk as chunk
@@ -98,11 +98,7 @@ def read(data: bytes, block: int | None = None) -> Any:
 def test_a_mock_walked_reads_as_one_parsed_whole(
     monkeypatch: pytest.MonkeyPatch, block: int | None, run: int
 ) -> None:
-    cases = list(documents())
-    whole = [read(data) for _, data in cases]
-    walks = arrays_walked(monkeypatch, run)
-    for (name, data), was in zip(cases, whole, strict=True):
-        assert read(data, block) == was, name
+    _, walks = walked_as_whole(monkeypatch, list(documents()), read, block, run)
     assert all(isinstance(sink, recordable._Chunks) for sink in walks)
     assert len(walks) > 40 + len(MADE)  # the chunks were walked, not parsed with the rest
 
