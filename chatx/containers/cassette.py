@@ -18,7 +18,7 @@ import io
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-from chatx.containers import bodies, json_walk, yaml_walk
+from chatx.containers import bodies, json_document, yaml_walk
 from chatx.containers.bounded_yaml import Undecodable, as_json
 from chatx.containers.lines import BOM
 from chatx.containers.payload import lenient_dumps
@@ -58,7 +58,7 @@ def _load_yaml(stream: BinaryIO) -> Any:
 
 
 # Where a JSON cassette's response bodies are: a string, or a string under ``string`` or
-# Ruby's ``base64_string``. One longer than json_walk.KEEP in a file larger than
+# Ruby's ``base64_string``. One longer than json_document.KEEP in a file larger than
 # json_walk.BIG is walked into a spool, and stands there as a bodies.Walked.
 _BODIES = frozenset(
     (name, None, "response", *keys)
@@ -69,8 +69,8 @@ _BODIES = frozenset(
 
 def _load_json(stream: BinaryIO) -> Any:
     """A JSON cassette; integers beyond 64 bits read exactly, as a stream's are. One
-    too big to hold is walked (see :func:`json_walk.document`), read as it comes."""
-    return json_walk.document(stream, _BODIES, bodies.Walked)
+    too big to hold is walked (see :func:`json_document.document`), read as it comes."""
+    return json_document.document(stream, _BODIES, bodies.Walked)
 
 
 def _entry(index: int, item: dict[str, Any], path: str) -> bodies.Entry:

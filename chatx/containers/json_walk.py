@@ -1,6 +1,6 @@
 """One JSON value too big to hold, walked as it is read: a HAR entry whose body is one
-huge string (:mod:`chatx.containers.har`), or a whole JSON cassette
-(:mod:`chatx.containers.cassette`).
+huge string (:mod:`chatx.containers.har`), or a whole JSON file of exchanges
+(:mod:`chatx.containers.json_document`).
 
 The value's tokens are found with a regular expression in the bytes held; every byte but
 the strings to walk is copied as it passes into a *skeleton* that orjson parses once the
@@ -11,21 +11,18 @@ orjson as a JSON string of its own, exactly as the whole would decode, and kept 
 temporary file (``bodies.Spool``); the skeleton holds a marker string in its place, and
 the parsed value holds the spool (or what the caller makes of it) there instead.
 
-The walk reads its bytes through a :class:`ByteSource` (the HAR scanner, or a stream read
-here: :class:`_Stream`), and imports no reader of a container.
+The walk reads its bytes through a :class:`ByteSource` (the HAR scanner, or a file's
+stream: :class:`chatx.containers.json_document._Stream`), and imports no reader of a
+container.
 """
 
 from __future__ import annotations
 
 import enum
-import io
-import os
 import re
 import secrets
-import tempfile
-import weakref
-from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO, NoReturn, Protocol
+from collections.abc import Callable
+from typing import Any, NoReturn, Protocol
 
 import orjson
 
@@ -37,10 +34,6 @@ from chatx.limits import MAX_LINE, size
 # decoded) whole, several copies of a body of hundreds of MB.
 BIG = 8 << 20
 PIECE = 64 << 10  # the pieces a string is decoded in (larger ones cost page faults)
-# A JSON document walked keeps a string to walk in its skeleton when it is no longer than
-# this (most bodies of a cassette are small: a spool for each would cost more than it saves).
-KEEP = 64 << 10
-_BLOCK = 1 << 22  # the reads of a document walked
 
 # A whole string, or a lone quote when it does not end in the bytes read; or a bracket,
 # a colon, a comma.
@@ -707,114 +700,6 @@ def opens_escape(buf: bytes, start: int, at: int) -> bool:
     return run % 2 == 1
 
 
-# -- a whole document -------------------------------------------------------------------
-
-
-def document(
-    stream: BinaryIO,
-    paths: frozenset[Path] = frozenset(),
-    make: Callable[[bodies.Spool], Any] = bodies.Walked,
-    big: int | None = None,
-    piece: int | None = None,
-    keep: int | None = None,
-    head: bytes = b"",
-    arrays: dict[Path, Callable[[], Elements]] | None = None,
-) -> Any:
-    """A file that is one JSON document (a cassette), read as :func:`exact.document`
-    reads its bytes: one longer than ``big`` bytes (:data:`BIG`) is walked, each string
-    at one of ``paths`` longer than ``keep`` bytes (:data:`KEEP`) decoded into a spool in
-    pieces of ``piece`` bytes (:data:`PIECE`) and given as ``make(spool)`` (a
-    :class:`bodies.Walked`, unless said) where it stood;
-    an array at one of ``arrays`` read element by element (see :class:`Walk`). Tests make
-    all three small. ``head`` is what the caller read of the stream already."""
-    big = BIG if big is None else big
-    data = head
-    while len(data) <= big:
-        read = stream.read(big + 1 - len(data))
-        if not read:
-            return exact.document(data)
-        data += read
-    source = _Stream(stream, data)
-    walk = Walk(
-        source,
-        1,
-        paths,
-        name="not valid JSON",
-        piece=PIECE if piece is None else piece,
-        keep=KEEP if keep is None else keep,
-        check=big,
-        spool=Shared().part,
-        exact=lambda: source.digits,
-        arrays=arrays,
-    )
-    value, spools = walk.value()
-    after = source.after()  # the rest is blanks; read to the end, 19 digits or not
-    if after is not None:
-        walk.fail("unexpected content after document", after)
-    for path in paths:
-        put(value, path, spools, make)
-    for path in arrays or ():
-        put(value, path, walk.sinks, lambda sink: sink)
-    return value
-
-
-class _Stream:
-    """A stream's bytes as a walk reads them; each byte read is also looked at for a run
-    of 19 digits (see :func:`exact.may_hold_big_int`), as the whole file would be."""
-
-    def __init__(self, stream: BinaryIO, data: bytes) -> None:
-        self.read = getattr(stream, "read1", stream.read)
-        self.buf = data
-        self.pos = 0
-        self.lines = 1  # the line at buf[counted]
-        self.counted = 0
-        self.eof = False
-        self.tail = b""  # the last digits read, as translated
-        self.digits = False
-        self._look(data)
-
-    def _look(self, data: bytes) -> None:
-        if not self.digits:
-            told = data.translate(exact.DIGITS)
-            run = len(exact.LONG_RUN)
-            self.digits = exact.LONG_RUN in told or exact.LONG_RUN in self.tail + told[:run]
-            self.tail = (self.tail + told[-run:])[-run:]
-
-    def more(self) -> bool:
-        if self.eof:
-            return False
-        keep = self.pos
-        self.line_at(keep)
-        self.counted -= keep
-        self.pos = 0
-        chunk = fill(self.read, max(_BLOCK, len(self.buf) - keep))
-        if not chunk:
-            self.eof = True
-            self.buf = self.buf[keep:]
-            return False
-        self._look(chunk)
-        self.buf = self.buf[keep:] + chunk
-        return True
-
-    def line_at(self, at: int) -> int:
-        if self.counted < at:
-            self.lines += self.buf.count(b"\n", self.counted, at)
-            self.counted = at
-        return self.lines
-
-    def after(self) -> int | None:
-        """The line of the first byte after the value that is no blank, if any; the
-        stream is read to its end."""
-        found = None
-        while True:
-            rest = self.buf[self.pos :]
-            if found is None and rest.strip():
-                found = self.line_at(self.pos + len(rest) - len(rest.lstrip()))
-            self.pos = len(self.buf)
-            if not self.more():
-                return found
-
-
 def fill(read: Callable[[int], bytes], size: int) -> bytes:
     """``size`` bytes read (fewer only at the end). A source that reads on by as many
     bytes again as it holds scans a long value a bounded number of times, linear in
@@ -829,39 +714,3 @@ def fill(read: Callable[[int], bytes], size: int) -> bytes:
         pieces.append(chunk)
         got += len(chunk)
     return b"".join(pieces)
-
-
-class Shared:
-    """One temporary file that the spools of a document's walked strings (or arrays) are
-    parts of, one after the other: one file descriptor, however many are walked. Made
-    with the first part, closed once no part is left (each holds this)."""
-
-    def __init__(self) -> None:
-        self.file: io.BufferedRandom | None = None
-
-    def part(self) -> bodies.Spool:
-        if self.file is None:
-            self.file = tempfile.TemporaryFile()  # noqa: SIM115  # closed with the last part
-            weakref.finalize(self, self.file.close)
-        return _Part(self, self.file)
-
-
-class _Part(bodies.Spool):
-    """A spool that is the stretch of a shared file written since it was made."""
-
-    def __init__(self, shared: Shared, file: io.BufferedRandom) -> None:  # no file of its own
-        self.shared = shared
-        self.file = file
-        self.start = file.tell()
-        self.close = weakref.finalize(self, _nothing)  # the file closes with its last part
-        self.size = 0
-        self.ascii = True
-
-    def pieces(self, size: int = PIECE) -> Iterator[bytes]:
-        fd = self.file.fileno()
-        for at in range(0, self.size, size):
-            yield os.pread(fd, min(size, self.size - at), self.start + at)
-
-
-def _nothing() -> None:
-    """A part has nothing to close of its own."""

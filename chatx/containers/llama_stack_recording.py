@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from chatx.containers import bodies, exact, json_walk
+from chatx.containers import bodies, exact, json_document, json_walk
 from chatx.containers.bodies import BodyError, Entry, json_object
 from chatx.containers.payload import TOO_DEEP, lenient_dumps
 from chatx.errors import InputError
@@ -34,7 +34,7 @@ _KEYS = orjson.OPT_NON_STR_KEYS  # as lenient_dumps writes
 def entries(source: bytes | BinaryIO) -> Iterator[Entry]:
     """The one call a recording holds (its bytes, or a stream)."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
-    document = json_walk.document(stream, arrays={_BODY: _Walked})
+    document = json_document.document(stream, arrays={_BODY: _Walked})
     request = document.get("request") if isinstance(document, dict) else None
     response = document.get("response") if isinstance(document, dict) else None
     if not isinstance(request, dict) or not isinstance(response, dict):

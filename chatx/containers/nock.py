@@ -9,7 +9,7 @@ hex strings, one per chunk received. ``rawHeaders`` is the flat ``[name, value, 
 list Node gives (newer nock: an object), so a recorded ``content-encoding`` is undone
 through the bounded decompression every body goes through.
 
-A recording too big to hold is walked as it is read (:func:`json_walk.document`): a
+A recording too big to hold is walked as it is read (:func:`json_document.document`): a
 ``response`` that is a string there is decoded in pieces into a temporary file.
 """
 
@@ -19,17 +19,17 @@ import io
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from chatx.containers import bodies, json_walk
+from chatx.containers import bodies, json_document
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
-# A response kept as text, walked out of a file too big to hold (see json_walk.document).
+# A response kept as text, walked out of a file too big to hold (see json_document.document).
 _BODIES = frozenset({(None, "response")})
 
 
 def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
-    document = json_walk.document(stream, _BODIES, bodies.Walked)
+    document = json_document.document(stream, _BODIES, bodies.Walked)
     if not isinstance(document, list):
         raise InputError("not a nock recording: not a JSON array", line=1)
     for index, item in enumerate(document):

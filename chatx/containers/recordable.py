@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from chatx.containers import bodies, exact, json_walk
+from chatx.containers import bodies, exact, json_document, json_walk
 from chatx.containers.bodies import BodyError, Entry, json_object, request_or_refusal
 from chatx.containers.payload import TOO_DEEP, lenient_dumps
 from chatx.errors import InputError
@@ -42,8 +42,8 @@ _CHUNKS: json_walk.Path = (json_walk.ANY, "chunks")
 def entries(source: bytes | BinaryIO) -> Iterator[Entry]:
     """Each call a mock holds (its bytes, or a stream)."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
-    shared = json_walk.Shared()
-    document = json_walk.document(stream, arrays={_CHUNKS: lambda: _Chunks(shared.part())})
+    shared = json_document.Shared()
+    document = json_document.document(stream, arrays={_CHUNKS: lambda: _Chunks(shared.part())})
     if not isinstance(document, dict):
         raise InputError("not a Llama Stack recordable mock: not a JSON object", line=1)
     for index, (key, value) in enumerate(document.items()):

@@ -6,7 +6,7 @@ tests keep recorded HTTP in them:
 - an ``http_snapshot``: a JSON array of ``{request: {method, url, headers, body},
   response: {status_code, headers, body}}``, one exchange each.
 
-A file too big to hold is walked as it is read (:func:`json_walk.document`): an
+A file too big to hold is walked as it is read (:func:`json_document.document`): an
 ``http_snapshot``'s response body strings are decoded in pieces into a temporary file.
 An array of strings is read whole still: its body is many small strings, none worth
 walking out, and a walk of them token by token would take twice the time.
@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from chatx.containers import bodies, exact, json_walk, string_array
+from chatx.containers import bodies, exact, json_document, string_array
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
@@ -43,7 +43,7 @@ def entries(source: bytes | BinaryIO) -> Iterator[bodies.Entry]:
             return
         document = exact.document(joined)
     else:
-        document = json_walk.document(stream, _BODIES, bodies.Walked, head=head)
+        document = json_document.document(stream, _BODIES, bodies.Walked, head=head)
     if not isinstance(document, list):
         raise InputError("not an inline-snapshot file: not a JSON array", line=1)
     if all(isinstance(item, str) for item in document):

@@ -19,7 +19,7 @@ A body kept as text is the bytes the server sent (an SSE stream, JSON); WireMock
 ``__files`` beside the ``mappings`` folder (:mod:`chatx.containers.bodyfile`). A recorded ``Content-Encoding`` is
 undone through the bounded decompression every body goes through.
 
-A file too big to hold is walked as it is read (:func:`json_walk.document`): a response
+A file too big to hold is walked as it is read (:func:`json_document.document`): a response
 body's string there (text or base64) is decoded in pieces into a temporary file.
 """
 
@@ -29,12 +29,12 @@ import io
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-from chatx.containers import bodies, bodyfile, json_walk
+from chatx.containers import bodies, bodyfile, json_document
 from chatx.containers.payload import lenient_dumps
 from chatx.errors import InputError
 
 # Where each kind keeps its response bodies' strings: those walked out of a file too big
-# to hold (see json_walk.document), standing there as a bodies.Walked.
+# to hold (see json_document.document), standing there as a bodies.Walked.
 _RESPONSE = (("response", "body"), ("response", "base64Body"))
 _BODIES = {
     "exchange": frozenset(_RESPONSE),
@@ -47,7 +47,7 @@ def entries(kind: str, source: bytes | BinaryIO, path: str | None = None) -> Ite
     """The exchanges of a file of ``kind`` (``exchange``, ``wiremock``, ``hoverfly``);
     ``path`` is where the file is (None for stdin), for WireMock's ``bodyFileName``."""
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
-    document = _document(json_walk.document(stream, _BODIES[kind], bodies.Walked))
+    document = _document(json_document.document(stream, _BODIES[kind], bodies.Walked))
     if kind == "exchange":
         items: Any = [document]
     elif kind == "wiremock":

@@ -117,10 +117,10 @@ def arrays_walked(monkeypatch: Any, run: int = 32) -> list[Any]:
     """Every JSON document walked, its arrays at their paths too (a value shorter than
     KEEP is read with the rest; ``run``: the most bytes of elements parsed at once):
     the sinks of the arrays walked from here on, in order."""
-    from chatx.containers import json_walk
+    from chatx.containers import json_document, json_walk
 
     monkeypatch.setattr(json_walk, "BIG", 0)
-    monkeypatch.setattr(json_walk, "KEEP", 0)
+    monkeypatch.setattr(json_document, "KEEP", 0)
     monkeypatch.setattr(json_walk, "_RUN_BYTES", run)
     walks: list[Any] = []
     real = json_walk.Walk._array
@@ -144,3 +144,28 @@ def walked_as_whole(
     for (name, data), was in zip(cases, whole, strict=True):
         assert read(data, size) == was, name
     return whole, walks
+
+
+def read_walked(
+    entries: Any,
+    data: bytes,
+    big: int | None = None,
+    piece: int | None = None,
+    keep: int | None = None,
+    block: int | None = None,
+) -> Any:
+    """The outcomes of ``entries`` (a reader) of ``data`` read ``block`` bytes at a time
+    (None: all asked for), or the error, with the JSON walk's thresholds given (None: as
+    they are)."""
+    from chatx.containers import json_document, json_walk
+    from chatx.errors import InputError
+
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name, value in ((json_walk, "BIG", big), (json_walk, "PIECE", piece),
+                                    (json_document, "KEEP", keep)):  # fmt: skip
+            if value is not None:
+                patch.setattr(module, name, value)
+        try:
+            return [outcome(entry) for entry in entries(Slow(data, block))]
+        except InputError as exc:
+            return ("InputError", exc.message, exc.line)

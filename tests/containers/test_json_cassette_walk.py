@@ -1,4 +1,4 @@
-"""A JSON cassette too big to hold is walked (chatx/containers/json_walk.py, ``document``):
+"""A JSON cassette too big to hold is walked (chatx/containers/json_document.py):
 its response bodies' strings decoded in pieces into a spool and given as
 ``bodies.Walked``, the rest parsed as the whole file is (integers beyond 64 bits exact).
 Walked with every threshold forced small, a cassette must read as the one read whole:
@@ -18,24 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatx.containers import bodies, cassette, json_walk
+from chatx.containers import bodies, cassette, json_document, json_walk
 from chatx.containers.bounded_yaml import load_yaml
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
-from tests.containers.common import FIXTURES, SAMPLES, Slow, chatx, outcome
+from tests.containers.common import FIXTURES, SAMPLES, Slow, chatx, read_walked
 
 
 def read(data: bytes, big: int | None = None, piece: int | None = None,
          keep: int | None = None, block: int | None = None) -> Any:  # fmt: skip
-    """The entries' outcomes, or the error, with the thresholds given (None: as they are)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in (("BIG", big), ("PIECE", piece), ("KEEP", keep)):
-            if value is not None:
-                patch.setattr(json_walk, name, value)
-        try:
-            return [outcome(entry) for entry in cassette.entries(Slow(data, block))]
-        except InputError as exc:
-            return ("InputError", exc.message, exc.line)
+    return read_walked(cassette.entries, data, big, piece, keep, block)
 
 
 def walked_too(data: bytes, pieces: tuple[int, ...] = (16, 17, 23, 64)) -> Any:
@@ -180,7 +172,7 @@ def test_every_command_reads_a_walked_cassette_as_one_read_whole(
     for keep in (0, 1 << 20):
         monkeypatch.setattr(json_walk, "BIG", 0)
         monkeypatch.setattr(json_walk, "PIECE", 16)
-        monkeypatch.setattr(json_walk, "KEEP", keep)
+        monkeypatch.setattr(json_document, "KEEP", keep)
         for args, was in zip(cases, before, strict=True):
             now = chatx(*args)
             assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args
@@ -366,7 +358,7 @@ def test_a_huge_document_that_is_no_json_is_said_early() -> None:
     stream = Slow(data, 1 << 16)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(json_walk, "BIG", 0)
-        patch.setattr(json_walk, "_BLOCK", 1 << 16)  # reads of 64 KiB, the file 1.5 MB
+        patch.setattr(json_document, "_BLOCK", 1 << 16)  # reads of 64 KiB, the file 1.5 MB
         with pytest.raises(InputError, match="not valid JSON: "):
             list(cassette.entries(stream))
     assert stream.tell() < len(data)

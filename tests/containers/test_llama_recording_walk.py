@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from chatx.containers import json_walk, llama_stack_recording
+from chatx.containers import json_document, llama_stack_recording
 from chatx.containers.bodies import BodyError
 from chatx.errors import InputError
 from tests.containers import make_fixtures as made
@@ -205,7 +205,7 @@ def test_every_command_reads_a_walked_recording_as_a_whole_one(
     assert len(cases) > 20
     before = [chatx(*args) for args in cases]
     arrays_walked(monkeypatch)
-    monkeypatch.setattr(json_walk, "_BLOCK", 7)
+    monkeypatch.setattr(json_document, "_BLOCK", 7)
     for args, was in zip(cases, before, strict=True):
         now = chatx(*args)
         assert (now.code, now.stdout, now.err) == (was.code, was.stdout, was.err), args

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from chatx.containers import json_walk, recordable
+from chatx.containers import json_document, json_walk, recordable
 from chatx.errors import InputError
 from tests.containers.common import Slow, arrays_walked, commands_alike, outcome, walked_as_whole
 from tests.containers.test_big_har import peak_rss
@@ -150,7 +150,9 @@ def _files(folder: Path) -> Iterator[str]:
 def test_every_command_reads_a_walked_mock_as_a_whole_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cases = commands_alike(list(_files(tmp_path)), monkeypatch, json_walk, BIG=0, KEEP=0, _BLOCK=7)
+    monkeypatch.setattr(json_document, "_BLOCK", 7)  # these two matter only once walked
+    monkeypatch.setattr(json_document, "KEEP", 0)
+    cases = commands_alike(list(_files(tmp_path)), monkeypatch, json_walk, BIG=0)
     assert len(cases) > 100
 
 
@@ -198,7 +200,7 @@ def test_a_long_element_piped_in_is_scanned_a_bounded_number_of_times(
         return got
 
     monkeypatch.setattr(json_walk, "fill", counted)
-    monkeypatch.setattr(json_walk, "_BLOCK", 1024)
+    monkeypatch.setattr(json_document, "_BLOCK", 1024)
     monkeypatch.setattr(har, "_BLOCK", 1024)
     if reader == "mock":
         arrays_walked(monkeypatch)

@@ -1,6 +1,6 @@
 """A stub server's file (Datadog exchange, WireMock mapping or mappings, Hoverfly
 simulation), an inline-snapshot ``http_snapshot`` and a nock recording too big to hold
-are walked (json_walk.document): their response bodies' strings, text or base64, are
+are walked (json_document.document): their response bodies' strings, text or base64, are
 decoded in pieces into a spool. Walked with every threshold forced small, each file must
 read as the one read whole: the same entries, body bytes or body errors, and the same
 error for a file that is no JSON."""
@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 
-from chatx.containers import bodies, demux, exact, json_walk, nock, snapshot, stubs
-from chatx.errors import InputError
+from chatx.containers import bodies, demux, exact, json_document, nock, snapshot, stubs
 from tests.containers import test_stub_layouts as layouts
+from tests.containers.common import read_walked
 from tests.containers.test_big_har import peak_rss
-from tests.containers.test_json_cassette_walk import Slow, outcome
 
 Reader = Callable[[io.BytesIO], Iterator[bodies.Entry]]
 READERS: dict[str, Reader] = {
@@ -35,15 +34,7 @@ READERS: dict[str, Reader] = {
 
 def read(kind: str, data: bytes, big: int | None = None, piece: int | None = None,
          keep: int | None = None, block: int | None = None) -> Any:  # fmt: skip
-    """The entries' outcomes, or the error, with the thresholds given (None: as they are)."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in (("BIG", big), ("PIECE", piece), ("KEEP", keep)):
-            if value is not None:
-                patch.setattr(json_walk, name, value)
-        try:
-            return [outcome(entry) for entry in READERS[kind](Slow(data, block))]
-        except InputError as exc:
-            return ("InputError", exc.message, exc.line)
+    return read_walked(READERS[kind], data, big, piece, keep, block)
 
 
 def walked_too(kind: str, data: bytes) -> Any:
@@ -62,14 +53,14 @@ def walked_too(kind: str, data: bytes) -> Any:
 def spooled(kind: str, data: bytes) -> int:
     """How many strings a walk with every threshold at 0 spools out of ``data``."""
     made: list[bodies.Spool] = []
-    real = json_walk.Shared.part
+    real = json_document.Shared.part
 
-    def counted(self: json_walk.Shared) -> bodies.Spool:
+    def counted(self: json_document.Shared) -> bodies.Spool:
         made.append(real(self))
         return made[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(json_walk.Shared, "part", counted)
+        patch.setattr(json_document.Shared, "part", counted)
         read(kind, data, 0, 16, 0)
     return len(made)
 
